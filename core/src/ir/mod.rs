@@ -1,0 +1,843 @@
+//! Tile IR: the program representation every part of tilec shares.
+//!
+//! # Shape
+//! A [`Module`] holds [`Function`]s. A function owns four arenas — scalar
+//! variables ([`Var`]), buffers ([`Buffer`]), expressions ([`Expr`]) — and a
+//! body, a [`Block`] of [`Stmt`]s. Nodes refer to each other through
+//! [`Handle`]s into those arenas.
+//!
+//! # Evaluation order
+//! Statements carry every side effect and run in order. Expressions are pure
+//! except for reading memory ([`Expr::Load`]); they form a DAG and may be
+//! shared. A load observes every store made by earlier statements. Reordering
+//! passes therefore only need to reason about statement order.
+//!
+//! # Memory scopes
+//! - `global`: function parameters (and `T.empty` outputs), device memory.
+//! - `shared`: one copy per thread block, visible to all its threads.
+//! - `fragment`: a block-wide logical tile whose elements are distributed over
+//!   the block's threads by a layout inferred later; at tile level it is read
+//!   and written whole by tile ops, or element-wise inside `parallel` loops.
+//! - `local`: a small per-thread array.
+//! - `var`: a per-thread scalar (a `local` buffer of shape `[1]`).
+//!
+//! # Levels
+//! The front end produces *tile level* IR: tile ops (`copy`, `gemm`, `fill`,
+//! `reduce`, `atomic_add`) on buffer regions, inside `kernel` scopes. At tile
+//! level the code of a kernel scope outside `parallel` loops describes what
+//! the block does as a whole; `parallel` loops are element-wise nests whose
+//! iterations are later mapped onto threads.
+//!
+//! # Out-of-bounds rule
+//! Tile ops follow TileLang: an element of a region that falls outside its
+//! buffer reads as zero and is not written. Scalar loads and stores must be
+//! in bounds (the interpreter reports a violation as an error).
+//!
+//! # Invariants
+//! Checked by [`verify::verify_function`]: see that module.
+
+mod arena;
+mod dtype;
+pub mod verify;
+
+pub use arena::{Arena, Handle};
+pub use dtype::{DType, DTypeKind};
+
+use std::collections::BTreeMap;
+
+/// A byte range in the source file a node came from. `0..0` is "unknown".
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub const UNKNOWN: Span = Span { start: 0, end: 0 };
+
+    pub fn new(start: u32, end: u32) -> Self {
+        Span { start, end }
+    }
+
+    pub fn is_unknown(self) -> bool {
+        self == Span::UNKNOWN
+    }
+}
+
+/// A compile-time scalar constant of a given type.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Literal {
+    Bool(bool),
+    /// An integer of an integer type; the value is already wrapped to the type.
+    Int(i64, DType),
+    /// A float of a floating type; the value is already rounded to the type.
+    Float(f64, DType),
+}
+
+impl Literal {
+    pub fn dtype(self) -> DType {
+        match self {
+            Literal::Bool(_) => DType::Bool,
+            Literal::Int(_, d) | Literal::Float(_, d) => d,
+        }
+    }
+
+    /// The literal `value` of type `dtype`, converted as a cast would.
+    pub fn of(dtype: DType, value: f64) -> Literal {
+        match dtype.kind() {
+            DTypeKind::Bool => Literal::Bool(value != 0.0),
+            DTypeKind::Float => Literal::Float(dtype.round_f64(value), dtype),
+            _ => Literal::Int(dtype.round_f64(value) as i64, dtype),
+        }
+    }
+
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Literal::Bool(b) => f64::from(u8::from(b)),
+            Literal::Int(v, DType::U64) => v as u64 as f64,
+            Literal::Int(v, _) => v as f64,
+            Literal::Float(v, _) => v,
+        }
+    }
+
+    pub fn as_i64(self) -> Option<i64> {
+        match self {
+            Literal::Int(v, _) => Some(v),
+            Literal::Bool(b) => Some(i64::from(b)),
+            Literal::Float(..) => None,
+        }
+    }
+}
+
+/// A scalar variable: loop index, `let` binding, block index, thread index or
+/// symbolic size. Variables are immutable once bound; mutable scalars are
+/// `var`-scope buffers.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Var {
+    /// Unique within the function (the front end and the parser enforce it).
+    pub name: String,
+    pub dtype: DType,
+    pub kind: VarKind,
+}
+
+/// What binds a [`Var`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum VarKind {
+    /// A size known only at launch time (`T.dynamic`, `T.symbolic`, or an
+    /// unbound `T.const`); bound from the shapes of the arguments.
+    Symbolic,
+    /// Index of a `for` loop.
+    Loop,
+    /// Bound by [`Stmt::Let`].
+    Let,
+    /// Block index along an axis, bound by [`Stmt::Kernel`].
+    BlockIdx,
+    /// Thread index within the block, bound by [`Stmt::Kernel`].
+    ThreadIdx,
+}
+
+/// Memory scope of a [`Buffer`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Scope {
+    Global,
+    Shared,
+    Fragment,
+    Local,
+    Var,
+}
+
+impl Scope {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Global => "global",
+            Scope::Shared => "shared",
+            Scope::Fragment => "fragment",
+            Scope::Local => "local",
+            Scope::Var => "var",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Scope> {
+        Some(match name {
+            "global" => Scope::Global,
+            "shared" => Scope::Shared,
+            "fragment" => Scope::Fragment,
+            "local" => Scope::Local,
+            "var" => Scope::Var,
+            _ => return None,
+        })
+    }
+}
+
+/// A multi-dimensional array in one memory scope, row-major (the last
+/// dimension is contiguous) unless a later pass gives it a layout.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Buffer {
+    /// Unique within the function.
+    pub name: String,
+    pub dtype: DType,
+    /// One extent per dimension; integer expressions over constants and
+    /// symbolic variables.
+    pub shape: Vec<Handle<Expr>>,
+    pub scope: Scope,
+}
+
+/// Arithmetic, comparison and logic operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    /// Float division, or integer division truncating toward zero.
+    Div,
+    /// Division rounding toward negative infinity (`//`, `T.floordiv`).
+    FloorDiv,
+    /// Remainder with the sign of the divisor (`%`, `T.floormod`).
+    FloorMod,
+    Min,
+    Max,
+    Pow,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// Logical and (operands bool).
+    And,
+    /// Logical or (operands bool).
+    Or,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+}
+
+impl BinaryOp {
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+        )
+    }
+
+    pub fn is_logical(self) -> bool {
+        matches!(self, BinaryOp::And | BinaryOp::Or)
+    }
+
+    pub fn is_bitwise(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor | BinaryOp::Shl | BinaryOp::Shr
+        )
+    }
+}
+
+/// One-operand operators and math functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum UnaryOp {
+    Neg,
+    /// Logical not (bool).
+    Not,
+    /// Bitwise not (integers).
+    BitNot,
+    Abs,
+    Exp,
+    Exp2,
+    Log,
+    Log2,
+    Sqrt,
+    Rsqrt,
+    Sigmoid,
+    Tanh,
+    Sin,
+    Cos,
+    Floor,
+    Ceil,
+    Round,
+    /// Whether a float is NaN (result bool).
+    IsNan,
+    /// Whether a float is infinite (result bool).
+    IsInf,
+}
+
+impl UnaryOp {
+    /// Name used by the text format for function-style operators.
+    pub fn name(self) -> &'static str {
+        match self {
+            UnaryOp::Neg => "neg",
+            UnaryOp::Not => "not",
+            UnaryOp::BitNot => "bitnot",
+            UnaryOp::Abs => "abs",
+            UnaryOp::Exp => "exp",
+            UnaryOp::Exp2 => "exp2",
+            UnaryOp::Log => "log",
+            UnaryOp::Log2 => "log2",
+            UnaryOp::Sqrt => "sqrt",
+            UnaryOp::Rsqrt => "rsqrt",
+            UnaryOp::Sigmoid => "sigmoid",
+            UnaryOp::Tanh => "tanh",
+            UnaryOp::Sin => "sin",
+            UnaryOp::Cos => "cos",
+            UnaryOp::Floor => "floor",
+            UnaryOp::Ceil => "ceil",
+            UnaryOp::Round => "round",
+            UnaryOp::IsNan => "isnan",
+            UnaryOp::IsInf => "isinf",
+        }
+    }
+
+    pub const ALL: [UnaryOp; 19] = [
+        UnaryOp::Neg,
+        UnaryOp::Not,
+        UnaryOp::BitNot,
+        UnaryOp::Abs,
+        UnaryOp::Exp,
+        UnaryOp::Exp2,
+        UnaryOp::Log,
+        UnaryOp::Log2,
+        UnaryOp::Sqrt,
+        UnaryOp::Rsqrt,
+        UnaryOp::Sigmoid,
+        UnaryOp::Tanh,
+        UnaryOp::Sin,
+        UnaryOp::Cos,
+        UnaryOp::Floor,
+        UnaryOp::Ceil,
+        UnaryOp::Round,
+        UnaryOp::IsNan,
+        UnaryOp::IsInf,
+    ];
+
+    pub fn from_name(name: &str) -> Option<UnaryOp> {
+        UnaryOp::ALL.into_iter().find(|op| op.name() == name)
+    }
+
+    /// Whether the operator is a floating-point math function (operand must
+    /// be a float).
+    pub fn is_float_math(self) -> bool {
+        !matches!(
+            self,
+            UnaryOp::Neg | UnaryOp::Not | UnaryOp::BitNot | UnaryOp::Abs
+        )
+    }
+}
+
+/// A pure scalar expression. Every expression has a type, recorded beside it
+/// in [`Function::expr_types`] when it is added.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Expr {
+    Literal(Literal),
+    Var(Handle<Var>),
+    Unary {
+        op: UnaryOp,
+        arg: Handle<Expr>,
+    },
+    /// Operands have the same type (the front end inserts casts); the result
+    /// has that type, or bool for comparisons.
+    Binary {
+        op: BinaryOp,
+        lhs: Handle<Expr>,
+        rhs: Handle<Expr>,
+    },
+    /// `cond ? then : otherwise`; both arms have the same type.
+    Select {
+        cond: Handle<Expr>,
+        then: Handle<Expr>,
+        otherwise: Handle<Expr>,
+    },
+    Cast {
+        dtype: DType,
+        arg: Handle<Expr>,
+    },
+    /// Reads one element. Indices are integers, one per dimension.
+    Load {
+        buffer: Handle<Buffer>,
+        indices: Vec<Handle<Expr>>,
+    },
+}
+
+/// A half-open box of a buffer: per dimension, a start and an extent.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Region {
+    pub buffer: Handle<Buffer>,
+    pub ranges: Vec<Range>,
+}
+
+/// `start .. start + extent` along one dimension.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Range {
+    pub start: Handle<Expr>,
+    pub extent: Handle<Expr>,
+}
+
+/// How a `for` loop's iterations are executed.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum LoopKind {
+    Serial,
+    /// Fully unrolled by code generation.
+    Unroll,
+    /// Vectorized by code generation (innermost, constant extent).
+    Vectorized,
+    /// A software-pipelined serial loop (`T.Pipelined`). Semantically a serial
+    /// loop; `num_stages` is the depth of the pipeline (0 = none). `order` and
+    /// `stage`, when given, assign each top-level statement of the body an
+    /// issue order and a pipeline stage.
+    Pipelined {
+        num_stages: u32,
+        order: Option<Vec<i64>>,
+        stage: Option<Vec<i64>>,
+    },
+}
+
+/// Reduction operators of [`Stmt::Reduce`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum ReduceKind {
+    Sum,
+    Max,
+    Min,
+    AbsSum,
+    AbsMax,
+}
+
+impl ReduceKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceKind::Sum => "sum",
+            ReduceKind::Max => "max",
+            ReduceKind::Min => "min",
+            ReduceKind::AbsSum => "abssum",
+            ReduceKind::AbsMax => "absmax",
+        }
+    }
+
+    pub const ALL: [ReduceKind; 5] = [
+        ReduceKind::Sum,
+        ReduceKind::Max,
+        ReduceKind::Min,
+        ReduceKind::AbsSum,
+        ReduceKind::AbsMax,
+    ];
+
+    pub fn from_name(name: &str) -> Option<ReduceKind> {
+        ReduceKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+/// How `gemm` spreads warps over the output tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum GemmPolicy {
+    Square,
+    FullRow,
+    FullCol,
+}
+
+impl GemmPolicy {
+    pub fn name(self) -> &'static str {
+        match self {
+            GemmPolicy::Square => "square",
+            GemmPolicy::FullRow => "full_row",
+            GemmPolicy::FullCol => "full_col",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<GemmPolicy> {
+        Some(match name {
+            "square" => GemmPolicy::Square,
+            "full_row" => GemmPolicy::FullRow,
+            "full_col" => GemmPolicy::FullCol,
+            _ => return None,
+        })
+    }
+}
+
+/// The value `atomic_add` adds: one scalar for every element, or a region of
+/// the same shape.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum AtomicValue {
+    Scalar(Handle<Expr>),
+    Region(Region),
+}
+
+/// A statement. Statements run in order and carry every side effect.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Stmt {
+    /// A kernel launch: `grid` blocks (1 to 3 dimensions, x first), each of
+    /// `threads` threads, runs `body`. `block_vars[i]` is the block index
+    /// along `grid[i]`; `thread_var` the thread index. Kernels of one function
+    /// run one after another.
+    Kernel {
+        grid: Vec<Handle<Expr>>,
+        threads: u32,
+        block_vars: Vec<Handle<Var>>,
+        thread_var: Handle<Var>,
+        body: Block,
+    },
+    /// Declares a buffer of a non-global scope (or a `T.empty` / global
+    /// scratch buffer at function level). Its contents start undefined,
+    /// except for `var` buffers with an `init` value.
+    Alloc {
+        buffer: Handle<Buffer>,
+        init: Option<Handle<Expr>>,
+    },
+    /// `for var in start .. start + extent`.
+    For {
+        var: Handle<Var>,
+        start: Handle<Expr>,
+        extent: Handle<Expr>,
+        kind: LoopKind,
+        body: Block,
+    },
+    /// An element-wise parallel nest (`T.Parallel`). `vars[i]` ranges over
+    /// `0 .. extents[i]`. Iterations must not depend on each other.
+    Parallel {
+        vars: Vec<Handle<Var>>,
+        extents: Vec<Handle<Expr>>,
+        body: Block,
+    },
+    If {
+        cond: Handle<Expr>,
+        then: Block,
+        otherwise: Block,
+    },
+    /// Binds `var` to `value` for the rest of the enclosing block.
+    Let {
+        var: Handle<Var>,
+        value: Handle<Expr>,
+    },
+    /// Writes one element; `value` has the buffer's type.
+    Store {
+        buffer: Handle<Buffer>,
+        indices: Vec<Handle<Expr>>,
+        value: Handle<Expr>,
+    },
+    /// Copies `src` to `dst` (equal extents after dropping unit dimensions),
+    /// converting element types as a cast does.
+    Copy {
+        src: Region,
+        dst: Region,
+    },
+    /// `c += op(a) · op(b)`, or `c = ...` when `clear_accum` is true.
+    Gemm {
+        a: Region,
+        b: Region,
+        c: Region,
+        transpose_a: bool,
+        transpose_b: bool,
+        policy: GemmPolicy,
+        clear_accum: Handle<Expr>,
+    },
+    /// Sets every element of `dst` to `value` (converted to its type).
+    Fill {
+        dst: Region,
+        value: Handle<Expr>,
+    },
+    /// Reduces `src` along `dim` into `dst`, whose shape is `src`'s with
+    /// `dim` removed. With `clear`, `dst` starts at the identity; otherwise
+    /// the reduction combines with what `dst` holds.
+    Reduce {
+        kind: ReduceKind,
+        src: Handle<Buffer>,
+        dst: Handle<Buffer>,
+        dim: u32,
+        clear: bool,
+    },
+    /// Inclusive (or exclusive with `reverse`) prefix sum along `dim`.
+    Cumsum {
+        src: Handle<Buffer>,
+        dst: Handle<Buffer>,
+        dim: u32,
+        reverse: bool,
+    },
+    /// Atomically adds `value` to every element of `dst`.
+    AtomicAdd {
+        dst: Region,
+        value: AtomicValue,
+    },
+    /// A block-wide barrier (`T.sync_threads`).
+    Barrier,
+    /// A fact the compiler may assume (`T.assume`).
+    Assume {
+        cond: Handle<Expr>,
+    },
+}
+
+/// A sequence of statements with the source span of each.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub spans: Vec<Span>,
+}
+
+impl Block {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn push(&mut self, stmt: Stmt, span: Span) {
+        self.stmts.push(stmt);
+        self.spans.push(span);
+    }
+
+    pub fn len(&self) -> usize {
+        self.stmts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.stmts.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&Stmt, Span)> {
+        self.stmts
+            .iter()
+            .zip(self.spans.iter().copied().chain(std::iter::repeat(Span::UNKNOWN)))
+    }
+}
+
+/// A parameter of a function: a global buffer the caller passes.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Param {
+    pub buffer: Handle<Buffer>,
+}
+
+/// Function-level attributes carried from the source (`out_idx`,
+/// `pass_configs`).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Attrs {
+    /// Parameters the runtime allocates and returns (non-negative indices
+    /// into `params`, normalized by the front end).
+    pub out_idx: Vec<u32>,
+    /// `pass_configs` entries, values printed as text (`true`, `4`, `"x"`).
+    pub pass_configs: BTreeMap<String, String>,
+}
+
+/// One kernel function (a TileLang `prim_func`).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Function {
+    pub name: String,
+    pub params: Vec<Param>,
+    pub attrs: Attrs,
+    pub vars: Arena<Var>,
+    pub buffers: Arena<Buffer>,
+    pub exprs: Arena<Expr>,
+    /// Type of each expression, indexed like `exprs`.
+    pub expr_types: Vec<DType>,
+    /// Symbolic size variables, in order of first appearance.
+    pub symbols: Vec<Handle<Var>>,
+    pub body: Block,
+    /// Span of each buffer's declaration, indexed like `buffers`.
+    pub buffer_spans: Vec<Span>,
+}
+
+/// A translation unit: the functions compiled together.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Module {
+    pub functions: Vec<Function>,
+}
+
+/// Why an expression could not be built: a type rule was broken.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum TypeError {
+    #[error("operands of `{op:?}` have different types {lhs} and {rhs}")]
+    Mismatch { op: BinaryOp, lhs: DType, rhs: DType },
+    #[error("`{op:?}` needs {expected} operands, got {found}")]
+    Operand {
+        op: String,
+        expected: &'static str,
+        found: DType,
+    },
+    #[error("select arms have different types {then} and {otherwise}")]
+    SelectArms { then: DType, otherwise: DType },
+    #[error("condition has type {0}, expected bool")]
+    Condition(DType),
+    #[error("buffer `{buffer}` has {rank} dimensions but {found} indices were given")]
+    Rank {
+        buffer: String,
+        rank: usize,
+        found: usize,
+    },
+    #[error("index has type {0}, expected an integer")]
+    Index(DType),
+}
+
+impl Function {
+    pub fn new(name: impl Into<String>) -> Self {
+        Function {
+            name: name.into(),
+            ..Function::default()
+        }
+    }
+
+    /// Type of an expression.
+    pub fn ty(&self, expr: Handle<Expr>) -> DType {
+        self.expr_types[expr.index()]
+    }
+
+    /// Adds an expression after checking its operand types, and records its
+    /// type.
+    pub fn add_expr(&mut self, expr: Expr) -> Result<Handle<Expr>, TypeError> {
+        let dtype = self.infer_type(&expr)?;
+        self.expr_types.push(dtype);
+        Ok(self.exprs.append(expr))
+    }
+
+    /// Adds a literal.
+    pub fn lit(&mut self, literal: Literal) -> Handle<Expr> {
+        self.expr_types.push(literal.dtype());
+        self.exprs.append(Expr::Literal(literal))
+    }
+
+    /// Adds an `int32` literal.
+    pub fn int(&mut self, value: i64) -> Handle<Expr> {
+        self.lit(Literal::Int(DType::I32.wrap_i64(value), DType::I32))
+    }
+
+    /// Adds a reference to a variable.
+    pub fn var_expr(&mut self, var: Handle<Var>) -> Handle<Expr> {
+        self.expr_types.push(self.vars[var].dtype);
+        self.exprs.append(Expr::Var(var))
+    }
+
+    /// Adds a variable.
+    pub fn add_var(&mut self, name: impl Into<String>, dtype: DType, kind: VarKind) -> Handle<Var> {
+        self.vars.append(Var {
+            name: name.into(),
+            dtype,
+            kind,
+        })
+    }
+
+    /// Adds a buffer declared at `span`.
+    pub fn add_buffer(&mut self, buffer: Buffer, span: Span) -> Handle<Buffer> {
+        self.buffer_spans.push(span);
+        self.buffers.append(buffer)
+    }
+
+    /// The literal value of an expression, when it is one.
+    pub fn as_literal(&self, expr: Handle<Expr>) -> Option<Literal> {
+        match self.exprs[expr] {
+            Expr::Literal(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// The integer value of an expression, when it is an integer literal.
+    pub fn as_const_int(&self, expr: Handle<Expr>) -> Option<i64> {
+        self.as_literal(expr).and_then(Literal::as_i64)
+    }
+
+    /// The buffer's extents when all are integer literals.
+    pub fn const_shape(&self, buffer: Handle<Buffer>) -> Option<Vec<i64>> {
+        self.buffers[buffer]
+            .shape
+            .iter()
+            .map(|&e| self.as_const_int(e))
+            .collect()
+    }
+
+    /// Buffers passed as parameters.
+    pub fn param_buffers(&self) -> impl Iterator<Item = Handle<Buffer>> + '_ {
+        self.params.iter().map(|p| p.buffer)
+    }
+
+    fn infer_type(&self, expr: &Expr) -> Result<DType, TypeError> {
+        Ok(match *expr {
+            Expr::Literal(l) => l.dtype(),
+            Expr::Var(v) => self.vars[v].dtype,
+            Expr::Cast { dtype, .. } => dtype,
+            Expr::Load {
+                buffer,
+                ref indices,
+            } => {
+                let b = &self.buffers[buffer];
+                if b.shape.len() != indices.len() {
+                    return Err(TypeError::Rank {
+                        buffer: b.name.clone(),
+                        rank: b.shape.len(),
+                        found: indices.len(),
+                    });
+                }
+                for &i in indices {
+                    if !self.ty(i).is_int() {
+                        return Err(TypeError::Index(self.ty(i)));
+                    }
+                }
+                b.dtype
+            }
+            Expr::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
+                if self.ty(cond) != DType::Bool {
+                    return Err(TypeError::Condition(self.ty(cond)));
+                }
+                if self.ty(then) != self.ty(otherwise) {
+                    return Err(TypeError::SelectArms {
+                        then: self.ty(then),
+                        otherwise: self.ty(otherwise),
+                    });
+                }
+                self.ty(then)
+            }
+            Expr::Unary { op, arg } => {
+                let t = self.ty(arg);
+                let ok = match op {
+                    UnaryOp::Not => t.is_bool(),
+                    UnaryOp::BitNot => t.is_int(),
+                    UnaryOp::Neg | UnaryOp::Abs => t.is_int() || t.is_float(),
+                    _ => t.is_float(),
+                };
+                if !ok {
+                    let expected = match op {
+                        UnaryOp::Not => "bool",
+                        UnaryOp::BitNot => "integer",
+                        UnaryOp::Neg | UnaryOp::Abs => "numeric",
+                        _ => "floating-point",
+                    };
+                    return Err(TypeError::Operand {
+                        op: op.name().to_string(),
+                        expected,
+                        found: t,
+                    });
+                }
+                if matches!(op, UnaryOp::IsNan | UnaryOp::IsInf) {
+                    DType::Bool
+                } else {
+                    t
+                }
+            }
+            Expr::Binary { op, lhs, rhs } => {
+                let (l, r) = (self.ty(lhs), self.ty(rhs));
+                if l != r {
+                    return Err(TypeError::Mismatch { op, lhs: l, rhs: r });
+                }
+                let ok = if op.is_logical() {
+                    l.is_bool()
+                } else if op.is_bitwise() {
+                    l.is_int() || (l.is_bool() && !matches!(op, BinaryOp::Shl | BinaryOp::Shr))
+                } else if op.is_comparison() {
+                    true
+                } else {
+                    !l.is_bool()
+                };
+                if !ok {
+                    let expected = if op.is_logical() {
+                        "bool"
+                    } else if op.is_bitwise() {
+                        "integer"
+                    } else {
+                        "numeric"
+                    };
+                    return Err(TypeError::Operand {
+                        op: format!("{op:?}"),
+                        expected,
+                        found: l,
+                    });
+                }
+                if op.is_comparison() { DType::Bool } else { l }
+            }
+        })
+    }
+}

@@ -1,0 +1,1 @@
+//! The Tile IR verifier (placeholder replaced below).

@@ -1,0 +1,1 @@
+//! The textual form of Tile IR (implementation in progress).
