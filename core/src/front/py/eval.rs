@@ -1,0 +1,2135 @@
+//! The partial evaluator: runs compile-time Python and stages kernel code.
+//!
+//! # How it works
+//! Module code runs as Python would, with a small standard library (`range`,
+//! `len`, `min`, `math`, `itertools.product`, ...). Applying `@T.prim_func`
+//! to a function *stages* it: its parameters become IR buffers and its body
+//! is evaluated in a staged frame, where TileLang constructs (`T.Kernel`,
+//! `T.copy`, loops over `T.Pipelined`, ...) append IR statements to the
+//! [`Stager`]. Inside a staged frame, plain Python values are still computed
+//! at compile time: `if is_causal:` on a Python bool picks a branch, while an
+//! `if` on an IR condition becomes an IR `if`. Helper functions called from
+//! kernel code run as ordinary Python and may return IR expressions;
+//! `@T.macro` functions are inlined as staged code.
+//!
+//! # Errors
+//! Errors are [`Diagnostic`]s. In staged code each failing statement is
+//! reported and evaluation continues with the next statement (names it would
+//! have bound are poisoned so that follow-on errors stay quiet), so one run
+//! reports every independent error. At module level a failing statement
+//! poisons the names it binds; the error surfaces only if such a name is
+//! used, which is how test harness code that needs `torch` is skipped.
+
+use super::codes;
+use super::stage::{self, EagerState, KernelCx, Stager};
+use super::value::{
+    py_binop, py_cmp, py_eq, Access, AutotuneValue, Closure, EResult, FunctionBody, IndexItem,
+    JitValue, KernelValue, LoopSpecKind, PyBinOp, Scope, Value,
+};
+use crate::front::Diagnostic;
+use crate::ir::{self, BinaryOp, DType, Handle, Span, Stmt, UnaryOp, VarKind};
+use rustpython_ruff_python_ast as ast;
+use rustpython_ruff_text_size::Ranged;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// Control flow out of a statement.
+pub(crate) enum Flow<'a> {
+    Normal,
+    Return(Value<'a>),
+    Break,
+    Continue,
+}
+
+/// Limits that turn runaway compile-time programs into diagnostics.
+const MAX_DEPTH: u32 = 200;
+const MAX_STEPS: u64 = 50_000_000;
+
+pub(crate) fn span_of(node: &impl Ranged) -> Span {
+    let r = node.range();
+    Span::new(r.start().to_u32(), r.end().to_u32())
+}
+
+pub(crate) fn err(code: &'static str, msg: impl Into<String>, span: Span) -> Box<Diagnostic> {
+    Box::new(Diagnostic::error(code, msg, span))
+}
+
+pub(crate) struct Evaluator<'a> {
+    pub diags: Vec<Diagnostic>,
+    pub stagers: Vec<Stager>,
+    pub globals: Rc<Scope<'a>>,
+    /// `-D NAME=VALUE` bindings.
+    pub defines: BTreeMap<String, Value<'a>>,
+    /// Whether each active frame is staged (prim_func body or macro) or
+    /// plain Python (helper functions).
+    frames: Vec<bool>,
+    depth: u32,
+    steps: u64,
+}
+
+impl<'a> Evaluator<'a> {
+    pub fn new(defines: BTreeMap<String, Value<'a>>) -> Self {
+        let globals = Rc::new(Scope::default());
+        globals.set("__name__", Value::str("__tilec__"));
+        Evaluator {
+            diags: Vec::new(),
+            stagers: Vec::new(),
+            globals,
+            defines,
+            frames: vec![false],
+            depth: 0,
+            steps: 0,
+        }
+    }
+
+    pub fn report(&mut self, d: Box<Diagnostic>) {
+        if d.code != stage::CASCADE && !self.diags.contains(&d) {
+            self.diags.push(*d);
+        }
+    }
+
+    fn staged_frame(&self) -> bool {
+        self.frames.last().copied().unwrap_or(false) && !self.stagers.is_empty()
+    }
+
+    /// The stager of the kernel being built; an error outside one.
+    pub fn stager(&mut self, what: &str, span: Span) -> EResult<&mut Stager> {
+        match self.stagers.last_mut() {
+            Some(s) => Ok(s),
+            None => Err(Box::new(
+                Diagnostic::error(
+                    codes::PLACEMENT,
+                    format!("{what} can only be used inside a kernel function"),
+                    span,
+                )
+                .with_label("used outside a `@T.prim_func`")
+                .with_note("put this inside the body of a function decorated with `@T.prim_func` (or an eager `@tilelang.jit` kernel)"),
+            )),
+        }
+    }
+
+    /// The stager, additionally requiring an open `T.Kernel`.
+    pub fn kernel_stager(&mut self, what: &str, span: Span) -> EResult<&mut Stager> {
+        let s = self.stager(what, span)?;
+        if s.kernel.is_none() {
+            return Err(Box::new(
+                Diagnostic::error(codes::PLACEMENT, format!("{what} must be inside a `T.Kernel` scope"), span)
+                    .with_label("outside any kernel launch")
+                    .with_note("wrap the code in `with T.Kernel(grid..., threads=N) as (bx, ...):`"),
+            ));
+        }
+        Ok(s)
+    }
+
+    fn tick(&mut self, span: Span) -> EResult<()> {
+        self.steps += 1;
+        if self.steps > MAX_STEPS {
+            return Err(err(
+                codes::EVAL_LIMIT,
+                "compile-time evaluation takes too long (more than 50 million steps)",
+                span,
+            ));
+        }
+        Ok(())
+    }
+
+    // ----------------------------------------------------------------
+    // Module level
+    // ----------------------------------------------------------------
+
+    /// Runs module-level statements. Failures poison what they bind.
+    pub fn exec_module(&mut self, body: &'a [ast::Stmt]) {
+        let globals = self.globals.clone();
+        for stmt in body {
+            if let Err(d) = self.exec_stmt(stmt, &globals) {
+                if d.code == stage::CASCADE {
+                    continue;
+                }
+                let poison = Value::Poison(Some(Rc::new(*d)));
+                for name in bound_names(stmt) {
+                    globals.set(&name, poison.clone());
+                }
+            }
+        }
+    }
+
+    // ----------------------------------------------------------------
+    // Statements
+    // ----------------------------------------------------------------
+
+    /// Runs a block. In a staged frame every statement error is reported
+    /// and the block goes on; otherwise the first error propagates.
+    pub fn exec_block(&mut self, stmts: &'a [ast::Stmt], scope: &Rc<Scope<'a>>) -> EResult<Flow<'a>> {
+        for stmt in stmts {
+            match self.exec_stmt(stmt, scope) {
+                Ok(Flow::Normal) => {}
+                Ok(flow) => return Ok(flow),
+                Err(d) => {
+                    if self.staged_frame() {
+                        self.report(d);
+                        for name in bound_names(stmt) {
+                            scope.set(&name, Value::Poison(None));
+                        }
+                    } else {
+                        return Err(d);
+                    }
+                }
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn exec_stmt(&mut self, stmt: &'a ast::Stmt, scope: &Rc<Scope<'a>>) -> EResult<Flow<'a>> {
+        let span = span_of(stmt);
+        self.tick(span)?;
+        match stmt {
+            ast::Stmt::Expr(s) => {
+                self.eval(&s.value, scope)?;
+            }
+            ast::Stmt::Pass(_) => {}
+            ast::Stmt::Import(s) => {
+                for alias in &s.names {
+                    let full = alias.name.id.as_str();
+                    match &alias.asname {
+                        Some(asname) => scope.set(asname.id.as_str(), module_value(full)),
+                        None => {
+                            let top = full.split('.').next().unwrap_or(full);
+                            scope.set(top, module_value(top));
+                        }
+                    }
+                }
+            }
+            ast::Stmt::ImportFrom(s) => {
+                let module = s.module.as_ref().map_or("", |m| m.id.as_str());
+                let base = module_value(module);
+                for alias in &s.names {
+                    let name = alias.name.id.as_str();
+                    if name == "*" {
+                        continue;
+                    }
+                    let value = self
+                        .get_attr(&base, name, span_of(alias))
+                        .unwrap_or_else(|_| Value::Opaque(Rc::from(format!("{module}.{name}"))));
+                    let bind = alias.asname.as_ref().map_or(name, |a| a.id.as_str());
+                    scope.set(bind, value);
+                }
+            }
+            ast::Stmt::FunctionDef(def) => {
+                let value = self.define_function(def, scope)?;
+                scope.set(def.name.id.as_str(), value);
+            }
+            ast::Stmt::Return(r) => {
+                let value = match &r.value {
+                    Some(v) => self.eval(v, scope)?,
+                    None => Value::None,
+                };
+                return Ok(Flow::Return(value));
+            }
+            ast::Stmt::Assign(s) => {
+                let value = self.eval(&s.value, scope)?;
+                for target in &s.targets {
+                    self.assign(target, value.clone(), scope, span)?;
+                }
+            }
+            ast::Stmt::AugAssign(s) => self.aug_assign(s, scope)?,
+            ast::Stmt::AnnAssign(s) => self.ann_assign(s, scope)?,
+            ast::Stmt::If(s) => return self.exec_if(s, scope),
+            ast::Stmt::For(s) => return self.exec_for(s, scope),
+            ast::Stmt::While(s) => return self.exec_while(s, scope),
+            ast::Stmt::With(s) => return self.exec_with(s, scope),
+            ast::Stmt::Break(_) => return Ok(Flow::Break),
+            ast::Stmt::Continue(_) => return Ok(Flow::Continue),
+            ast::Stmt::Assert(s) => {
+                let cond = self.eval(&s.test, scope)?;
+                match cond.truthy() {
+                    Some(true) => {}
+                    Some(false) => {
+                        let mut d = Diagnostic::error(codes::ASSERTION_FAILED, "assertion failed at compile time", span)
+                            .with_label("this condition is false for the values given");
+                        if let Some(msg) = &s.msg {
+                            if let Ok(m) = self.eval(msg, scope) {
+                                d = d.with_note(m.to_py_str());
+                            }
+                        }
+                        return Err(Box::new(d));
+                    }
+                    None => {
+                        let c = self.stager("a run-time `assert`", span)?.to_bool(&cond, span)?;
+                        self.stager("assert", span)?.emit(Stmt::Assume { cond: c }, span);
+                    }
+                }
+            }
+            ast::Stmt::Raise(s) => {
+                let msg = match &s.exc {
+                    Some(e) => self.eval(e, scope).map(|v| v.repr()).unwrap_or_default(),
+                    None => String::new(),
+                };
+                return Err(Box::new(
+                    Diagnostic::error(codes::ASSERTION_FAILED, format!("`raise` reached at compile time: {msg}"), span)
+                        .with_label("raised here"),
+                ));
+            }
+            ast::Stmt::Delete(s) => {
+                for t in &s.targets {
+                    if let ast::Expr::Name(n) = t {
+                        scope.vars.borrow_mut().remove(n.id.as_str());
+                    }
+                }
+            }
+            ast::Stmt::Global(_) | ast::Stmt::Nonlocal(_) => {
+                return Err(unsupported_python("`global` and `nonlocal`", span));
+            }
+            ast::Stmt::ClassDef(_) => return Err(unsupported_python("class definitions", span)),
+            ast::Stmt::Try(_) => return Err(unsupported_python("`try` statements", span)),
+            ast::Stmt::Match(_) => return Err(unsupported_python("`match` statements", span)),
+            ast::Stmt::TypeAlias(_) => return Err(unsupported_python("`type` aliases", span)),
+            ast::Stmt::IpyEscapeCommand(_) => return Err(unsupported_python("IPython escapes", span)),
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn define_function(&mut self, def: &'a ast::StmtFunctionDef, scope: &Rc<Scope<'a>>) -> EResult<Value<'a>> {
+        let span = span_of(def);
+        if def.is_async {
+            return Err(unsupported_python("`async def`", span));
+        }
+        let defaults = self.eval_defaults(&def.parameters, scope)?;
+        let closure = Rc::new(Closure {
+            name: def.name.id.to_string(),
+            params: &def.parameters,
+            body: FunctionBody::Def(def),
+            defaults,
+            scope: scope.clone(),
+            span,
+        });
+        let mut value = Value::Function(closure);
+        for dec in def.decorator_list.iter().rev() {
+            let d = self.eval(&dec.expression, scope)?;
+            value = self.apply_decorator(d, value, span_of(dec))?;
+        }
+        Ok(value)
+    }
+
+    fn eval_defaults(&mut self, params: &'a ast::Parameters, scope: &Rc<Scope<'a>>) -> EResult<Vec<(String, Value<'a>)>> {
+        let mut out = Vec::new();
+        for p in params
+            .posonlyargs
+            .iter()
+            .chain(params.args.iter())
+            .chain(params.kwonlyargs.iter())
+        {
+            if let Some(d) = &p.default {
+                out.push((p.parameter.name.id.to_string(), self.eval(d, scope)?));
+            }
+        }
+        Ok(out)
+    }
+
+    fn apply_decorator(&mut self, decorator: Value<'a>, func: Value<'a>, span: Span) -> EResult<Value<'a>> {
+        match decorator {
+            Value::Builtin("T.prim_func") => match func {
+                Value::Function(c) => self.stage_prim_func(&c),
+                other => Err(err(codes::TYPE_ERROR, format!("`T.prim_func` applied to a {}", other.type_name()), span)),
+            },
+            Value::Builtin("T.macro") => match func {
+                Value::Function(c) => Ok(Value::Macro(c)),
+                other => Err(err(codes::TYPE_ERROR, format!("`T.macro` applied to a {}", other.type_name()), span)),
+            },
+            Value::Builtin("tilelang.jit") => self.apply_jit(
+                JitValue {
+                    inner: Value::None,
+                    out_idx: None,
+                    pass_configs: BTreeMap::new(),
+                    span,
+                },
+                func,
+            ),
+            Value::Jit(j) if matches!(j.inner, Value::None) => self.apply_jit(
+                JitValue {
+                    inner: Value::None,
+                    out_idx: j.out_idx.clone(),
+                    pass_configs: j.pass_configs.clone(),
+                    span: j.span,
+                },
+                func,
+            ),
+            Value::Builtin("tilelang.autotune") => Ok(Value::Autotune(Rc::new(AutotuneValue {
+                inner: func,
+                configs: Value::None,
+            }))),
+            Value::Autotune(a) if matches!(a.inner, Value::None) => Ok(Value::Autotune(Rc::new(AutotuneValue {
+                inner: func,
+                configs: a.configs.clone(),
+            }))),
+            Value::Function(_) => self.call(decorator, vec![func], vec![], span),
+            // Decorators we do not model (`functools.lru_cache`,
+            // `torch.no_grad()`, ...) leave the function as it is.
+            _ => Ok(func),
+        }
+    }
+
+    fn apply_jit(&mut self, mut jit: JitValue<'a>, func: Value<'a>) -> EResult<Value<'a>> {
+        if let Value::Kernel(k) = &func {
+            // `@tilelang.jit` directly on a prim_func.
+            let mut f = k.function.clone();
+            apply_jit_attrs(&mut f, &jit, jit.span)?;
+            return Ok(Value::Kernel(Rc::new(KernelValue { function: f })));
+        }
+        jit.inner = func;
+        Ok(Value::Jit(Rc::new(jit)))
+    }
+
+    fn exec_if(&mut self, s: &'a ast::StmtIf, scope: &Rc<Scope<'a>>) -> EResult<Flow<'a>> {
+        // Build the chain of (condition, body) pairs.
+        let mut clauses: Vec<(Option<&'a ast::Expr>, &'a [ast::Stmt])> = vec![(Some(&s.test), &s.body)];
+        for c in &s.elif_else_clauses {
+            clauses.push((c.test.as_ref(), &c.body));
+        }
+        self.exec_if_chain(&clauses, scope, span_of(s))
+    }
+
+    fn exec_if_chain(
+        &mut self,
+        clauses: &[(Option<&'a ast::Expr>, &'a [ast::Stmt])],
+        scope: &Rc<Scope<'a>>,
+        span: Span,
+    ) -> EResult<Flow<'a>> {
+        let Some(&(test, body)) = clauses.first() else {
+            return Ok(Flow::Normal);
+        };
+        let Some(test) = test else {
+            return self.exec_block(body, scope);
+        };
+        let cond = self.eval(test, scope)?;
+        match cond.truthy() {
+            Some(true) => self.exec_block(body, scope),
+            Some(false) => self.exec_if_chain(&clauses[1..], scope, span),
+            None => {
+                let tspan = span_of(test);
+                let c = self.stager("a run-time `if`", tspan)?.to_bool(&cond, tspan)?;
+                self.stager("if", span)?.push_block();
+                let then_flow = self.exec_block(body, scope);
+                let then = self.stager("if", span)?.pop_block();
+                self.check_no_escape(then_flow?, span)?;
+                self.stager("if", span)?.push_block();
+                let else_flow = self.exec_if_chain(&clauses[1..], scope, span);
+                let otherwise = self.stager("if", span)?.pop_block();
+                self.check_no_escape(else_flow?, span)?;
+                self.stager("if", span)?.emit(Stmt::If { cond: c, then, otherwise }, span);
+                Ok(Flow::Normal)
+            }
+        }
+    }
+
+    /// `return`/`break`/`continue` cannot leave a staged (run-time) construct.
+    fn check_no_escape(&self, flow: Flow<'a>, span: Span) -> EResult<()> {
+        match flow {
+            Flow::Normal => Ok(()),
+            _ => Err(Box::new(
+                Diagnostic::error(
+                    codes::UNSUPPORTED_TILELANG,
+                    "`return`, `break` and `continue` cannot leave a run-time `if` or loop",
+                    span,
+                )
+                .with_label("this construct depends on run-time values")
+                .with_note("restructure the code so that control flow does not escape run-time branches"),
+            )),
+        }
+    }
+
+    fn exec_for(&mut self, s: &'a ast::StmtFor, scope: &Rc<Scope<'a>>) -> EResult<Flow<'a>> {
+        let span = span_of(s);
+        if s.is_async {
+            return Err(unsupported_python("`async for`", span));
+        }
+        let iter_span = span_of(&*s.iter);
+        let iterable = self.eval_iterable(&s.iter, scope)?;
+        if let Value::Loop(spec) = &iterable {
+            if !s.orelse.is_empty() {
+                return Err(unsupported_python("`for ... else` on a kernel loop", span));
+            }
+            return self.stage_loop(s, spec, scope);
+        }
+        let items = self.iterate(&iterable, iter_span)?;
+        for item in items {
+            self.tick(span)?;
+            self.assign(&s.target, item, scope, span)?;
+            match self.exec_block(&s.body, scope)? {
+                Flow::Break => return Ok(Flow::Normal),
+                Flow::Return(v) => return Ok(Flow::Return(v)),
+                Flow::Normal | Flow::Continue => {}
+            }
+        }
+        self.exec_block(&s.orelse, scope)
+    }
+
+    /// Evaluates a `for` iterable; `range(...)` in staged code makes a
+    /// serial kernel loop, as in TileLang.
+    fn eval_iterable(&mut self, iter: &'a ast::Expr, scope: &Rc<Scope<'a>>) -> EResult<Value<'a>> {
+        if self.staged_frame() {
+            if let ast::Expr::Call(call) = iter {
+                let callee = self.eval(&call.func, scope)?;
+                if matches!(callee, Value::Builtin("range")) {
+                    let (args, kwargs) = self.eval_args(&call.arguments, scope)?;
+                    return self.call_builtin("T.serial", args, kwargs, span_of(iter));
+                }
+                let (args, kwargs) = self.eval_args(&call.arguments, scope)?;
+                return self.call(callee, args, kwargs, span_of(iter));
+            }
+        }
+        self.eval(iter, scope)
+    }
+
+    fn stage_loop(
+        &mut self,
+        s: &'a ast::StmtFor,
+        spec: &super::value::LoopSpec,
+        scope: &Rc<Scope<'a>>,
+    ) -> EResult<Flow<'a>> {
+        let span = span_of(s);
+        let names: Vec<(String, Span)> = match &*s.target {
+            ast::Expr::Name(n) => vec![(n.id.to_string(), span_of(n))],
+            ast::Expr::Tuple(t) => t
+                .elts
+                .iter()
+                .map(|e| match e {
+                    ast::Expr::Name(n) => Ok((n.id.to_string(), span_of(n))),
+                    other => Err(err(codes::BAD_ASSIGNMENT, "loop variables must be plain names", span_of(other))),
+                })
+                .collect::<EResult<_>>()?,
+            other => return Err(err(codes::BAD_ASSIGNMENT, "loop variables must be plain names", span_of(other))),
+        };
+        if names.len() != spec.ranges.len() {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::BAD_TILELANG_ARGUMENT,
+                    format!("the loop has {} extents but {} loop variables", spec.ranges.len(), names.len()),
+                    span_of(&*s.target),
+                )
+                .with_label("loop variables here"),
+            ));
+        }
+        let loop_scope = scope;
+        let stager = self.kernel_stager("a kernel loop", span)?;
+        let mut vars = Vec::new();
+        for (name, _) in &names {
+            let v = stager.add_var(name, DType::I32, VarKind::Loop);
+            vars.push(v);
+        }
+        for ((name, _), v) in names.iter().zip(&vars) {
+            let e = stager.var(*v);
+            loop_scope.set(name, Value::Expr(e));
+        }
+        let is_parallel = matches!(spec.kind, LoopSpecKind::Parallel);
+        stager.push_block();
+        if is_parallel {
+            stager.parallel_depth += 1;
+        }
+        let flow = self.exec_block(&s.body, loop_scope);
+        let stager = self.stager("loop", span)?;
+        if is_parallel {
+            stager.parallel_depth -= 1;
+        }
+        let body = stager.pop_block();
+        let stmt = match &spec.kind {
+            LoopSpecKind::Parallel => Stmt::Parallel {
+                vars,
+                extents: spec.ranges.iter().map(|r| r.1).collect(),
+                body,
+            },
+            LoopSpecKind::Serial(kind) => Stmt::For {
+                var: vars[0],
+                start: spec.ranges[0].0,
+                extent: spec.ranges[0].1,
+                kind: kind.clone(),
+                body,
+            },
+        };
+        stager.emit(stmt, span);
+        self.check_no_escape(flow?, span)?;
+        Ok(Flow::Normal)
+    }
+
+    fn exec_while(&mut self, s: &'a ast::StmtWhile, scope: &Rc<Scope<'a>>) -> EResult<Flow<'a>> {
+        let span = span_of(s);
+        loop {
+            self.tick(span)?;
+            let cond = self.eval(&s.test, scope)?;
+            match cond.truthy() {
+                Some(true) => match self.exec_block(&s.body, scope)? {
+                    Flow::Break => return Ok(Flow::Normal),
+                    Flow::Return(v) => return Ok(Flow::Return(v)),
+                    _ => {}
+                },
+                Some(false) => return self.exec_block(&s.orelse, scope),
+                None => {
+                    return Err(Box::new(
+                        Diagnostic::error(
+                            codes::UNSUPPORTED_TILELANG,
+                            "`while` with a run-time condition is not supported",
+                            span_of(&*s.test),
+                        )
+                        .with_label("this condition depends on run-time values")
+                        .with_note("use a `for` loop over `T.serial(n)` with an `if` inside"),
+                    ));
+                }
+            }
+        }
+    }
+
+    fn exec_with(&mut self, s: &'a ast::StmtWith, scope: &Rc<Scope<'a>>) -> EResult<Flow<'a>> {
+        let span = span_of(s);
+        let [item] = s.items.as_slice() else {
+            return Err(unsupported_python("`with` with several context managers", span));
+        };
+        let ctx = self.eval(&item.context_expr, scope)?;
+        let Value::Launch(launch) = ctx else {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::UNSUPPORTED_TILELANG,
+                    format!("`with` over a {} is not supported", ctx.type_name()),
+                    span_of(&item.context_expr),
+                )
+                .with_label("expected `T.Kernel(...)`"),
+            ));
+        };
+        let stager = self.stager("`T.Kernel`", span)?;
+        if stager.kernel.is_some() || stager.block_depth() > 1 {
+            return Err(Box::new(
+                Diagnostic::error(codes::PLACEMENT, "`T.Kernel` must be at the top level of the kernel function", span)
+                    .with_label("nested inside another construct")
+                    .with_note("several `T.Kernel` scopes may follow one another, but they cannot nest"),
+            ));
+        }
+        let axis_names = ["bx", "by", "bz"];
+        let target_names: Vec<String> = match item.optional_vars.as_deref() {
+            None => vec![],
+            Some(ast::Expr::Name(n)) => vec![n.id.to_string()],
+            Some(ast::Expr::Tuple(t)) => t
+                .elts
+                .iter()
+                .map(|e| match e {
+                    ast::Expr::Name(n) => Ok(n.id.to_string()),
+                    other => Err(err(codes::BAD_ASSIGNMENT, "kernel indices must be bound to plain names", span_of(other))),
+                })
+                .collect::<EResult<_>>()?,
+            Some(other) => return Err(err(codes::BAD_ASSIGNMENT, "kernel indices must be bound to plain names", span_of(other))),
+        };
+        let dims = launch.grid.len();
+        if target_names.len() > 1 && target_names.len() != dims {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::BAD_TILELANG_ARGUMENT,
+                    format!("the grid has {dims} dimensions but {} names are bound", target_names.len()),
+                    item.optional_vars.as_deref().map_or(span, span_of),
+                )
+                .with_label("bound here"),
+            ));
+        }
+        let mut block_vars = Vec::new();
+        for (i, _) in launch.grid.iter().enumerate() {
+            let name = if target_names.len() == dims {
+                target_names[i].clone()
+            } else {
+                axis_names[i].to_string()
+            };
+            block_vars.push(stager.add_var(&name, DType::I32, VarKind::BlockIdx));
+        }
+        let thread_var = stager.add_var("tx", DType::I32, VarKind::ThreadIdx);
+        let exprs: Vec<Value<'a>> = block_vars.iter().map(|v| Value::Expr(stager.var(*v))).collect();
+        match target_names.len() {
+            0 => {}
+            1 if dims == 1 => scope.set(&target_names[0], exprs[0].clone()),
+            1 => scope.set(&target_names[0], Value::tuple(exprs)),
+            _ => {
+                for (n, e) in target_names.iter().zip(exprs) {
+                    scope.set(n, e);
+                }
+            }
+        }
+        stager.kernel = Some(KernelCx { thread_var });
+        stager.push_block();
+        let flow = self.exec_block(&s.body, scope);
+        let stager = self.stager("`T.Kernel`", span)?;
+        let body = stager.pop_block();
+        stager.kernel = None;
+        stager.emit(
+            Stmt::Kernel {
+                grid: launch.grid.clone(),
+                threads: launch.threads,
+                block_vars,
+                thread_var,
+                body,
+            },
+            span,
+        );
+        match flow? {
+            Flow::Return(v) => Ok(Flow::Return(v)),
+            _ => Ok(Flow::Normal),
+        }
+    }
+
+    // ----------------------------------------------------------------
+    // Assignment
+    // ----------------------------------------------------------------
+
+    pub fn assign(&mut self, target: &'a ast::Expr, value: Value<'a>, scope: &Rc<Scope<'a>>, span: Span) -> EResult<()> {
+        match target {
+            ast::Expr::Name(n) => self.assign_name(n.id.as_str(), value, scope, span_of(n)),
+            ast::Expr::Tuple(ast::ExprTuple { elts, .. }) | ast::Expr::List(ast::ExprList { elts, .. }) => {
+                let items = match &value {
+                    Value::Tuple(_) | Value::List(_) => value.as_sequence().unwrap_or_default(),
+                    Value::Poison(_) => {
+                        for e in elts {
+                            self.assign(e, value.clone(), scope, span)?;
+                        }
+                        return Ok(());
+                    }
+                    other => self.iterate(other, span)?,
+                };
+                if let Some(star) = elts.iter().position(|e| matches!(e, ast::Expr::Starred(_))) {
+                    let after = elts.len() - star - 1;
+                    if items.len() < elts.len() - 1 {
+                        return Err(err(codes::BAD_ASSIGNMENT, "not enough values to unpack", span));
+                    }
+                    for (e, v) in elts[..star].iter().zip(&items) {
+                        self.assign(e, v.clone(), scope, span)?;
+                    }
+                    let middle = items[star..items.len() - after].to_vec();
+                    if let ast::Expr::Starred(st) = &elts[star] {
+                        self.assign(&st.value, Value::list(middle), scope, span)?;
+                    }
+                    for (e, v) in elts[star + 1..].iter().zip(&items[items.len() - after..]) {
+                        self.assign(e, v.clone(), scope, span)?;
+                    }
+                    return Ok(());
+                }
+                if items.len() != elts.len() {
+                    return Err(Box::new(
+                        Diagnostic::error(
+                            codes::BAD_ASSIGNMENT,
+                            format!("cannot unpack {} values into {} names", items.len(), elts.len()),
+                            span_of(target),
+                        )
+                        .with_label("assignment target"),
+                    ));
+                }
+                for (e, v) in elts.iter().zip(items) {
+                    self.assign(e, v, scope, span)?;
+                }
+                Ok(())
+            }
+            ast::Expr::Subscript(sub) => {
+                let base = self.eval(&sub.value, scope)?;
+                match base {
+                    Value::Buffer(b) => {
+                        let items = self.eval_subscript_items(b, &sub.slice, scope)?;
+                        self.store(b, items, value, span_of(target), span)
+                    }
+                    Value::List(l) => {
+                        let idx = self.eval(&sub.slice, scope)?;
+                        let len = l.borrow().len();
+                        let i = seq_index(&idx, len, span_of(&*sub.slice))?;
+                        l.borrow_mut()[i] = value;
+                        Ok(())
+                    }
+                    Value::Dict(d) => {
+                        let key = self.eval(&sub.slice, scope)?;
+                        let mut d = d.borrow_mut();
+                        if let Some(entry) = d.iter_mut().find(|(k, _)| py_eq(k, &key)) {
+                            entry.1 = value;
+                        } else {
+                            d.push((key, value));
+                        }
+                        Ok(())
+                    }
+                    Value::Poison(_) => Err(stage::cascade()),
+                    other => Err(Box::new(
+                        Diagnostic::error(
+                            codes::BAD_ASSIGNMENT,
+                            format!("cannot assign to an element of a {}", other.type_name()),
+                            span_of(target),
+                        )
+                        .with_label("not a buffer, list or dict"),
+                    )),
+                }
+            }
+            ast::Expr::Starred(_) => Err(err(codes::BAD_ASSIGNMENT, "starred assignment target outside a tuple", span)),
+            other => Err(Box::new(
+                Diagnostic::error(codes::BAD_ASSIGNMENT, "this assignment target is not supported", span_of(other))
+                    .with_label("cannot assign here"),
+            )),
+        }
+    }
+
+    fn assign_name(&mut self, name: &str, value: Value<'a>, scope: &Rc<Scope<'a>>, span: Span) -> EResult<()> {
+        if self.staged_frame() {
+            // Writing to a `T.alloc_var` scalar stores into it.
+            if let Some(Value::Buffer(b)) = scope.vars.borrow().get(name).cloned() {
+                let is_var = self
+                    .stagers
+                    .last()
+                    .is_some_and(|s| s.func.buffers[b].scope == ir::Scope::Var && !s.unnamed.contains(&b));
+                let fresh = matches!(value, Value::Buffer(v) if v == b);
+                if is_var && !fresh {
+                    let stager = self.kernel_stager("assignment to a `T.alloc_var`", span)?;
+                    let zero = stager.int(0);
+                    return self.store(b, vec![IndexItem::Point(zero)], value, span, span);
+                }
+            }
+            match &value {
+                Value::Buffer(b) => {
+                    if let Some(s) = self.stagers.last_mut() {
+                        s.name_buffer(*b, name);
+                    }
+                }
+                Value::Expr(e) => {
+                    let s = self.stager("assignment", span)?;
+                    let trivially_pure = matches!(s.func.exprs[*e], ir::Expr::Literal(_) | ir::Expr::Var(_));
+                    if !trivially_pure {
+                        let dtype = s.ty(*e);
+                        let var = s.add_var(name, dtype, VarKind::Let);
+                        s.emit(Stmt::Let { var, value: *e }, span);
+                        let ve = s.var(var);
+                        scope.set(name, Value::Expr(ve));
+                        return Ok(());
+                    }
+                }
+                Value::Access(a) if a.items.iter().all(|i| matches!(i, IndexItem::Point(_))) => {
+                    let s = self.stager("assignment", span)?;
+                    let rank = s.func.buffers[a.buffer].shape.len();
+                    if a.items.len() == rank {
+                        let e = s.to_expr(&value, None, span)?;
+                        return self.assign_name(name, Value::Expr(e), scope, span);
+                    }
+                }
+                _ => {}
+            }
+        }
+        scope.set(name, value);
+        Ok(())
+    }
+
+    /// Stores `value` into `buffer[items]` (every item a point).
+    pub fn store(&mut self, buffer: Handle<ir::Buffer>, items: Vec<IndexItem>, value: Value<'a>, target_span: Span, span: Span) -> EResult<()> {
+        let stager = self.kernel_stager("a buffer store", span)?;
+        let mut indices = Vec::new();
+        for item in items {
+            match item {
+                IndexItem::Point(e) => indices.push(e),
+                IndexItem::Slice { .. } => {
+                    return Err(Box::new(
+                        Diagnostic::error(codes::BAD_SUBSCRIPT, "cannot assign to a buffer region", target_span)
+                            .with_label("this subscript has a slice")
+                            .with_note("use `T.fill(region, value)` or `T.copy(src, region)` for whole regions"),
+                    ));
+                }
+            }
+        }
+        let b = &stager.func.buffers[buffer];
+        if indices.len() != b.shape.len() {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::BAD_SUBSCRIPT,
+                    format!("`{}` has {} dimensions but {} indices were given", b.name, b.shape.len(), indices.len()),
+                    target_span,
+                )
+                .with_label("store target"),
+            ));
+        }
+        let dtype = b.dtype;
+        let v = stager.to_expr(&value, Some(dtype), span)?;
+        let v = stager.cast(v, dtype, span)?;
+        stager.emit(Stmt::Store { buffer, indices, value: v }, span);
+        Ok(())
+    }
+
+    fn aug_assign(&mut self, s: &'a ast::StmtAugAssign, scope: &Rc<Scope<'a>>) -> EResult<()> {
+        let span = span_of(s);
+        let op = PyBinOp::from_ast(s.op);
+        let rhs = self.eval(&s.value, scope)?;
+        match &*s.target {
+            ast::Expr::Name(n) => {
+                let current = self.lookup(n.id.as_str(), scope, span_of(n))?;
+                // In-place list extension.
+                if let (Value::List(l), PyBinOp::Add) = (&current, op) {
+                    let extra = self.iterate(&rhs, span)?;
+                    l.borrow_mut().extend(extra);
+                    return Ok(());
+                }
+                let new = self.binop(op, &current, &rhs, span)?;
+                self.assign_name(n.id.as_str(), new, scope, span_of(n))
+            }
+            ast::Expr::Subscript(sub) => {
+                let base = self.eval(&sub.value, scope)?;
+                let current = self.subscript(&base, &sub.slice, scope, span_of(&*s.target))?;
+                let new = self.binop(op, &current, &rhs, span)?;
+                self.assign(&s.target, new, scope, span)
+            }
+            other => Err(err(codes::BAD_ASSIGNMENT, "this augmented assignment target is not supported", span_of(other))),
+        }
+    }
+
+    fn ann_assign(&mut self, s: &'a ast::StmtAnnAssign, scope: &Rc<Scope<'a>>) -> EResult<()> {
+        let span = span_of(s);
+        if let Some(v) = &s.value {
+            let value = self.eval(v, scope)?;
+            return self.assign(&s.target, value, scope, span);
+        }
+        // `A: T.Tensor((M, K), dtype)` in an eager kernel declares parameter A.
+        let ast::Expr::Name(n) = &*s.target else {
+            return Ok(());
+        };
+        let ann = self.eval(&s.annotation, scope)?;
+        let Value::TensorType(tt) = ann else {
+            return Ok(());
+        };
+        let name = n.id.to_string();
+        let in_eager = self.stagers.last().is_some_and(|st| st.eager.is_some());
+        if !in_eager {
+            return Err(Box::new(
+                Diagnostic::error(codes::PLACEMENT, "a tensor annotation without a value declares a parameter only in an eager `@tilelang.jit` kernel", span)
+                    .with_label("annotation without a value"),
+            ));
+        }
+        let shape = self.shape_exprs(&tt.shape, span)?;
+        let stager = self.stager("a parameter annotation", span)?;
+        let b = stager.add_buffer(&name, tt.dtype, shape, ir::Scope::Global, span);
+        if let Some(e) = stager.eager.as_mut() {
+            e.declared.insert(name.clone(), b);
+        }
+        scope.set(&name, Value::Buffer(b));
+        Ok(())
+    }
+
+    // ----------------------------------------------------------------
+    // Expressions
+    // ----------------------------------------------------------------
+
+    pub fn lookup(&mut self, name: &str, scope: &Rc<Scope<'a>>, span: Span) -> EResult<Value<'a>> {
+        let v = scope
+            .lookup(name)
+            .or_else(|| super::builtins::builtin_name(name))
+            .ok_or_else(|| {
+                Box::new(
+                    Diagnostic::error(codes::UNDEFINED_NAME, format!("name `{name}` is not defined"), span)
+                        .with_label("not defined"),
+                )
+            })?;
+        if let Value::Poison(cause) = &v {
+            return Err(match cause {
+                None => stage::cascade(),
+                Some(d) => {
+                    let mut out = Diagnostic::error(
+                        codes::POISONED_NAME,
+                        format!("`{name}` could not be evaluated"),
+                        span,
+                    )
+                    .with_label("used here")
+                    .with_secondary(d.primary.span, format!("its definition failed: {}", d.message));
+                    out.notes.push(format!("the definition failed with {}: {}", d.code, d.message));
+                    Box::new(out)
+                }
+            });
+        }
+        Ok(v)
+    }
+
+    pub fn eval(&mut self, expr: &'a ast::Expr, scope: &Rc<Scope<'a>>) -> EResult<Value<'a>> {
+        let span = span_of(expr);
+        self.tick(span)?;
+        match expr {
+            ast::Expr::Name(n) => self.lookup(n.id.as_str(), scope, span),
+            ast::Expr::NumberLiteral(n) => match &n.value {
+                ast::Number::Int(i) => i.as_i64().map(Value::Int).ok_or_else(|| {
+                    err(codes::COMPILE_TIME_ARITHMETIC, "integer literal does not fit in 64 bits", span)
+                }),
+                ast::Number::Float(f) => Ok(Value::Float(*f)),
+                ast::Number::Complex { .. } => Err(unsupported_python("complex numbers", span)),
+            },
+            ast::Expr::StringLiteral(s) => Ok(Value::str(s.value.to_str())),
+            ast::Expr::BooleanLiteral(b) => Ok(Value::Bool(b.value)),
+            ast::Expr::NoneLiteral(_) => Ok(Value::None),
+            ast::Expr::EllipsisLiteral(_) => Ok(Value::Opaque(Rc::from("Ellipsis"))),
+            ast::Expr::BytesLiteral(_) => Err(unsupported_python("bytes literals", span)),
+            ast::Expr::FString(f) => self.eval_fstring(f, scope),
+            ast::Expr::TString(_) => Err(unsupported_python("template strings", span)),
+            ast::Expr::Tuple(t) => Ok(Value::tuple(self.eval_elements(&t.elts, scope)?)),
+            ast::Expr::List(l) => Ok(Value::list(self.eval_elements(&l.elts, scope)?)),
+            ast::Expr::Set(_) | ast::Expr::SetComp(_) => Err(unsupported_python("sets", span)),
+            ast::Expr::Dict(d) => {
+                let mut items = Vec::new();
+                for item in &d.items {
+                    let v = self.eval(&item.value, scope)?;
+                    match &item.key {
+                        Some(k) => {
+                            let k = self.eval(k, scope)?;
+                            items.retain(|(old, _): &(Value<'a>, Value<'a>)| !py_eq(old, &k));
+                            items.push((k, v));
+                        }
+                        None => match v {
+                            Value::Dict(other) => items.extend(other.borrow().iter().cloned()),
+                            other => return Err(err(codes::TYPE_ERROR, format!("cannot unpack a {} into a dict", other.type_name()), span)),
+                        },
+                    }
+                }
+                Ok(Value::Dict(Rc::new(std::cell::RefCell::new(items))))
+            }
+            ast::Expr::Attribute(a) => {
+                let base = self.eval(&a.value, scope)?;
+                self.get_attr(&base, a.attr.id.as_str(), span)
+            }
+            ast::Expr::Subscript(s) => {
+                let base = self.eval(&s.value, scope)?;
+                self.subscript(&base, &s.slice, scope, span)
+            }
+            ast::Expr::Call(c) => {
+                let callee = self.eval(&c.func, scope)?;
+                let (args, kwargs) = self.eval_args(&c.arguments, scope)?;
+                self.call(callee, args, kwargs, span)
+            }
+            ast::Expr::BinOp(b) => {
+                let l = self.eval(&b.left, scope)?;
+                let r = self.eval(&b.right, scope)?;
+                self.binop(PyBinOp::from_ast(b.op), &l, &r, span)
+            }
+            ast::Expr::UnaryOp(u) => {
+                let v = self.eval(&u.operand, scope)?;
+                self.unaryop(u.op, v, span)
+            }
+            ast::Expr::BoolOp(b) => self.eval_boolop(b, scope),
+            ast::Expr::Compare(c) => self.eval_compare(c, scope),
+            ast::Expr::If(i) => {
+                let cond = self.eval(&i.test, scope)?;
+                match cond.truthy() {
+                    Some(true) => self.eval(&i.body, scope),
+                    Some(false) => self.eval(&i.orelse, scope),
+                    None => {
+                        let a = self.eval(&i.body, scope)?;
+                        let b = self.eval(&i.orelse, scope)?;
+                        self.select(&cond, &a, &b, span)
+                    }
+                }
+            }
+            ast::Expr::Lambda(l) => {
+                let params: &'a ast::Parameters = match &l.parameters {
+                    Some(p) => p,
+                    None => empty_parameters(),
+                };
+                let defaults = self.eval_defaults(params, scope)?;
+                Ok(Value::Function(Rc::new(Closure {
+                    name: "<lambda>".into(),
+                    params,
+                    body: FunctionBody::Lambda(&l.body),
+                    defaults,
+                    scope: scope.clone(),
+                    span,
+                })))
+            }
+            ast::Expr::ListComp(c) => Ok(Value::list(self.eval_comprehension(&c.elt, None, &c.generators, scope)?)),
+            ast::Expr::Generator(c) => Ok(Value::list(self.eval_comprehension(&c.elt, None, &c.generators, scope)?)),
+            ast::Expr::DictComp(c) => {
+                let pairs = self.eval_comprehension(&c.key, Some(&c.value), &c.generators, scope)?;
+                let items = pairs
+                    .into_iter()
+                    .filter_map(|p| match p {
+                        Value::Tuple(t) if t.len() == 2 => Some((t[0].clone(), t[1].clone())),
+                        _ => None,
+                    })
+                    .collect();
+                Ok(Value::Dict(Rc::new(std::cell::RefCell::new(items))))
+            }
+            ast::Expr::Named(n) => {
+                let v = self.eval(&n.value, scope)?;
+                self.assign(&n.target, v.clone(), scope, span)?;
+                Ok(v)
+            }
+            ast::Expr::Starred(_) => Err(err(codes::TYPE_ERROR, "`*` unpacking is only allowed in calls and sequence literals", span)),
+            ast::Expr::Slice(_) => Err(err(codes::TYPE_ERROR, "a slice is only allowed inside a subscript", span)),
+            ast::Expr::Await(_) | ast::Expr::Yield(_) | ast::Expr::YieldFrom(_) => {
+                Err(unsupported_python("generators and `await`", span))
+            }
+            ast::Expr::IpyEscapeCommand(_) => Err(unsupported_python("IPython escapes", span)),
+        }
+    }
+
+    fn eval_fstring(&mut self, f: &'a ast::ExprFString, scope: &Rc<Scope<'a>>) -> EResult<Value<'a>> {
+        let mut out = String::new();
+        for part in f.value.iter() {
+            match part {
+                ast::FStringPart::Literal(l) => out.push_str(l.as_str()),
+                ast::FStringPart::FString(fs) => {
+                    for el in fs.elements.iter() {
+                        match el {
+                            ast::InterpolatedStringElement::Literal(l) => out.push_str(&l.value),
+                            ast::InterpolatedStringElement::Interpolation(i) => {
+                                let v = self.eval(&i.expression, scope)?;
+                                out.push_str(&v.to_py_str());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(Value::str(&out))
+    }
+
+    fn eval_elements(&mut self, elts: &'a [ast::Expr], scope: &Rc<Scope<'a>>) -> EResult<Vec<Value<'a>>> {
+        let mut out = Vec::with_capacity(elts.len());
+        for e in elts {
+            if let ast::Expr::Starred(s) = e {
+                let v = self.eval(&s.value, scope)?;
+                out.extend(self.iterate(&v, span_of(e))?);
+            } else {
+                out.push(self.eval(e, scope)?);
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn eval_args(
+        &mut self,
+        arguments: &'a ast::Arguments,
+        scope: &Rc<Scope<'a>>,
+    ) -> EResult<(Vec<Value<'a>>, Vec<(String, Value<'a>)>)> {
+        let args = self.eval_elements(&arguments.args, scope)?;
+        let mut kwargs = Vec::new();
+        for kw in arguments.keywords.iter() {
+            let v = self.eval(&kw.value, scope)?;
+            match &kw.arg {
+                Some(name) => kwargs.push((name.id.to_string(), v)),
+                None => match v {
+                    Value::Dict(d) => {
+                        for (k, v) in d.borrow().iter() {
+                            match k {
+                                Value::Str(s) => kwargs.push((s.to_string(), v.clone())),
+                                _ => return Err(err(codes::BAD_ARGUMENTS, "keywords must be strings", span_of(kw))),
+                            }
+                        }
+                    }
+                    other => return Err(err(codes::BAD_ARGUMENTS, format!("`**` needs a dict, got a {}", other.type_name()), span_of(kw))),
+                },
+            }
+        }
+        Ok((args, kwargs))
+    }
+
+    fn eval_comprehension(
+        &mut self,
+        elt: &'a ast::Expr,
+        value: Option<&'a ast::Expr>,
+        generators: &'a [ast::Comprehension],
+        scope: &Rc<Scope<'a>>,
+    ) -> EResult<Vec<Value<'a>>> {
+        let inner = Scope::child(scope);
+        let mut out = Vec::new();
+        self.comprehension_level(elt, value, generators, &inner, &mut out)?;
+        Ok(out)
+    }
+
+    fn comprehension_level(
+        &mut self,
+        elt: &'a ast::Expr,
+        value: Option<&'a ast::Expr>,
+        generators: &'a [ast::Comprehension],
+        scope: &Rc<Scope<'a>>,
+        out: &mut Vec<Value<'a>>,
+    ) -> EResult<()> {
+        let Some((first, rest)) = generators.split_first() else {
+            let k = self.eval(elt, scope)?;
+            match value {
+                Some(v) => {
+                    let v = self.eval(v, scope)?;
+                    out.push(Value::tuple(vec![k, v]));
+                }
+                None => out.push(k),
+            }
+            return Ok(());
+        };
+        let iterable = self.eval(&first.iter, scope)?;
+        for item in self.iterate(&iterable, span_of(&first.iter))? {
+            self.tick(span_of(first))?;
+            self.assign(&first.target, item, scope, span_of(first))?;
+            let mut keep = true;
+            for cond in &first.ifs {
+                let c = self.eval(cond, scope)?;
+                match c.truthy() {
+                    Some(b) => keep &= b,
+                    None => return Err(err(codes::NOT_CONSTANT, "comprehension conditions must be compile-time values", span_of(cond))),
+                }
+            }
+            if keep {
+                self.comprehension_level(elt, value, rest, scope, out)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn eval_boolop(&mut self, b: &'a ast::ExprBoolOp, scope: &Rc<Scope<'a>>) -> EResult<Value<'a>> {
+        let span = span_of(b);
+        let is_and = matches!(b.op, ast::BoolOp::And);
+        let mut acc: Option<Value<'a>> = None;
+        for e in &b.values {
+            // Python short-circuit while everything is a compile-time value.
+            if let Some(prev) = &acc {
+                match prev.truthy() {
+                    Some(t) if t != is_and => return Ok(prev.clone()),
+                    Some(_) => {
+                        acc = Some(self.eval(e, scope)?);
+                        continue;
+                    }
+                    None => {}
+                }
+            }
+            let v = self.eval(e, scope)?;
+            acc = Some(match acc {
+                None => v,
+                Some(prev) => {
+                    // At least one side is staged: build a logical IR op.
+                    if let Some(t) = v.truthy() {
+                        // `x and True` is x; `x and False` is False.
+                        if t == is_and { prev } else { v }
+                    } else {
+                        let st = self.stager("a run-time `and`/`or`", span)?;
+                        let l = st.to_bool(&prev, span)?;
+                        let r = st.to_bool(&v, span)?;
+                        let op = if is_and { BinaryOp::And } else { BinaryOp::Or };
+                        Value::Expr(st.binary(op, l, r, span)?)
+                    }
+                }
+            });
+        }
+        Ok(acc.unwrap_or(Value::None))
+    }
+
+    fn eval_compare(&mut self, c: &'a ast::ExprCompare, scope: &Rc<Scope<'a>>) -> EResult<Value<'a>> {
+        let span = span_of(c);
+        let mut left = self.eval(&c.left, scope)?;
+        let mut result: Option<Value<'a>> = None;
+        for (op, right_expr) in c.ops.iter().zip(c.comparators.iter()) {
+            let right = self.eval(right_expr, scope)?;
+            let r = self.compare(*op, &left, &right, span)?;
+            result = Some(match result {
+                None => r,
+                Some(prev) => match (prev.truthy(), r.truthy()) {
+                    (Some(false), _) => return Ok(prev),
+                    (Some(true), _) => r,
+                    _ => {
+                        let st = self.stager("a chained comparison", span)?;
+                        let a = st.to_bool(&prev, span)?;
+                        let b = st.to_bool(&r, span)?;
+                        Value::Expr(st.binary(BinaryOp::And, a, b, span)?)
+                    }
+                },
+            });
+            left = right;
+        }
+        Ok(result.unwrap_or(Value::Bool(true)))
+    }
+
+    pub fn compare(&mut self, op: ast::CmpOp, a: &Value<'a>, b: &Value<'a>, span: Span) -> EResult<Value<'a>> {
+        if a.is_staged() || b.is_staged() || is_var_buffer(a) || is_var_buffer(b) {
+            let ir_op = match op {
+                ast::CmpOp::Eq => BinaryOp::Eq,
+                ast::CmpOp::NotEq => BinaryOp::Ne,
+                ast::CmpOp::Lt => BinaryOp::Lt,
+                ast::CmpOp::LtE => BinaryOp::Le,
+                ast::CmpOp::Gt => BinaryOp::Gt,
+                ast::CmpOp::GtE => BinaryOp::Ge,
+                _ => {
+                    return Err(err(codes::TYPE_ERROR, format!("`{}` cannot compare run-time values", op.as_str()), span));
+                }
+            };
+            let st = self.stager("a run-time comparison", span)?;
+            return Ok(Value::Expr(st.compare(ir_op, a, b, span)?));
+        }
+        let res = match op {
+            ast::CmpOp::Eq => py_eq(a, b),
+            ast::CmpOp::NotEq => !py_eq(a, b),
+            ast::CmpOp::Is => match (a, b) {
+                (Value::None, Value::None) => true,
+                (Value::Bool(x), Value::Bool(y)) => x == y,
+                _ => py_eq(a, b) && matches!((a, b), (Value::Builtin(_), _) | (Value::DType(_), _) | (Value::Module(_), _)),
+            },
+            ast::CmpOp::IsNot => !matches!((a, b), (Value::None, Value::None)) && !matches!((a, b), (Value::Bool(x), Value::Bool(y)) if x == y),
+            ast::CmpOp::In | ast::CmpOp::NotIn => {
+                let found = match b {
+                    Value::Str(s) => match a {
+                        Value::Str(needle) => s.contains(&**needle),
+                        _ => false,
+                    },
+                    Value::Dict(d) => d.borrow().iter().any(|(k, _)| py_eq(k, a)),
+                    other => self.iterate(other, span)?.iter().any(|x| py_eq(x, a)),
+                };
+                found == matches!(op, ast::CmpOp::In)
+            }
+            _ => {
+                let ord = py_cmp(a, b).ok_or_else(|| {
+                    err(
+                        codes::TYPE_ERROR,
+                        format!("`{}` is not supported between a {} and a {}", op.as_str(), a.type_name(), b.type_name()),
+                        span,
+                    )
+                })?;
+                match op {
+                    ast::CmpOp::Lt => ord.is_lt(),
+                    ast::CmpOp::LtE => ord.is_le(),
+                    ast::CmpOp::Gt => ord.is_gt(),
+                    _ => ord.is_ge(),
+                }
+            }
+        };
+        Ok(Value::Bool(res))
+    }
+
+    pub fn binop(&mut self, op: PyBinOp, a: &Value<'a>, b: &Value<'a>, span: Span) -> EResult<Value<'a>> {
+        if matches!(a, Value::Poison(_)) || matches!(b, Value::Poison(_)) {
+            return Err(stage::cascade());
+        }
+        if a.is_staged() || b.is_staged() || is_var_buffer(a) || is_var_buffer(b) {
+            let st = self.stager("a run-time arithmetic expression", span)?;
+            return Ok(Value::Expr(st.binop(op, a, b, span)?));
+        }
+        match py_binop(op, a, b, span)? {
+            Some(v) => Ok(v),
+            None => Err(Box::new(
+                Diagnostic::error(
+                    codes::TYPE_ERROR,
+                    format!("`{}` is not supported between a {} and a {}", op.symbol(), a.type_name(), b.type_name()),
+                    span,
+                )
+                .with_label(format!("{} {} {}", a.type_name(), op.symbol(), b.type_name())),
+            )),
+        }
+    }
+
+    fn unaryop(&mut self, op: ast::UnaryOp, v: Value<'a>, span: Span) -> EResult<Value<'a>> {
+        if v.is_staged() || is_var_buffer(&v) {
+            let st = self.stager("a run-time expression", span)?;
+            let e = st.to_expr(&v, None, span)?;
+            let t = st.ty(e);
+            let r = match op {
+                ast::UnaryOp::UAdd => e,
+                ast::UnaryOp::USub => {
+                    if t.is_bool() {
+                        let e = st.cast(e, DType::I32, span)?;
+                        st.unary(UnaryOp::Neg, e, span)?
+                    } else {
+                        st.unary(UnaryOp::Neg, e, span)?
+                    }
+                }
+                ast::UnaryOp::Not => {
+                    let b = st.to_bool(&Value::Expr(e), span)?;
+                    st.unary(UnaryOp::Not, b, span)?
+                }
+                ast::UnaryOp::Invert => st.unary(UnaryOp::BitNot, e, span)?,
+            };
+            return Ok(Value::Expr(r));
+        }
+        Ok(match (op, &v) {
+            (ast::UnaryOp::Not, _) => Value::Bool(!v.truthy().ok_or_else(stage::cascade)?),
+            (ast::UnaryOp::USub, Value::Int(i)) => Value::Int(i.checked_neg().ok_or_else(|| err(codes::COMPILE_TIME_ARITHMETIC, "integer overflow", span))?),
+            (ast::UnaryOp::USub, Value::Bool(b)) => Value::Int(-i64::from(*b)),
+            (ast::UnaryOp::USub, Value::Float(f)) => Value::Float(-f),
+            (ast::UnaryOp::UAdd, Value::Int(_) | Value::Float(_)) => v,
+            (ast::UnaryOp::UAdd, Value::Bool(b)) => Value::Int(i64::from(*b)),
+            (ast::UnaryOp::Invert, Value::Int(i)) => Value::Int(!i),
+            (ast::UnaryOp::Invert, Value::Bool(b)) => Value::Int(!i64::from(*b)),
+            _ => {
+                return Err(err(
+                    codes::TYPE_ERROR,
+                    format!("unary `{}` is not supported on a {}", op.as_str(), v.type_name()),
+                    span,
+                ));
+            }
+        })
+    }
+
+    /// `cond ? a : b` with a run-time condition.
+    pub fn select(&mut self, cond: &Value<'a>, a: &Value<'a>, b: &Value<'a>, span: Span) -> EResult<Value<'a>> {
+        if let Some(t) = cond.truthy() {
+            return Ok(if t { a.clone() } else { b.clone() });
+        }
+        let st = self.stager("a run-time conditional expression", span)?;
+        let c = st.to_bool(cond, span)?;
+        // Reuse binop's operand reconciliation by building `a + 0`-free pairs.
+        let (ea, eb) = {
+            let ea = st.to_expr(a, None, span);
+            let eb = st.to_expr(b, None, span);
+            match (ea, eb) {
+                (Ok(x), Ok(y)) => {
+                    let (tx, ty) = (st.ty(x), st.ty(y));
+                    let t = if a.is_staged() && !b.is_staged() {
+                        tx
+                    } else if b.is_staged() && !a.is_staged() {
+                        ty
+                    } else if tx.is_float() || ty.is_float() {
+                        if tx.is_float() && (!ty.is_float() || tx.bits() >= ty.bits()) { tx } else { ty }
+                    } else if tx.bits() >= ty.bits() {
+                        tx
+                    } else {
+                        ty
+                    };
+                    let x = st.to_expr(a, Some(t), span)?;
+                    let y = st.to_expr(b, Some(t), span)?;
+                    (st.cast(x, t, span)?, st.cast(y, t, span)?)
+                }
+                (Err(e), _) | (_, Err(e)) => return Err(e),
+            }
+        };
+        Ok(Value::Expr(st.expr(ir::Expr::Select { cond: c, then: ea, otherwise: eb }, span)?))
+    }
+
+    // ----------------------------------------------------------------
+    // Subscripts
+    // ----------------------------------------------------------------
+
+    fn subscript(&mut self, base: &Value<'a>, slice: &'a ast::Expr, scope: &Rc<Scope<'a>>, span: Span) -> EResult<Value<'a>> {
+        match base {
+            Value::Buffer(b) => {
+                let items = self.eval_subscript_items(*b, slice, scope)?;
+                Ok(Value::Access(Rc::new(Access { buffer: *b, items, span })))
+            }
+            Value::Poison(_) => Err(stage::cascade()),
+            _ => {
+                let key = self.eval(slice, scope)?;
+                self.index_value(base, &key, span)
+            }
+        }
+    }
+
+    /// Python indexing of a plain value.
+    pub fn index_value(&mut self, base: &Value<'a>, key: &Value<'a>, span: Span) -> EResult<Value<'a>> {
+        match (base, key) {
+            (Value::Tuple(_) | Value::List(_) | Value::Str(_), Value::Slice(parts)) => {
+                let items: Vec<Value<'a>> = match base {
+                    Value::Str(s) => s.chars().map(|c| Value::str(&c.to_string())).collect(),
+                    other => other.as_sequence().unwrap_or_default(),
+                };
+                let len = items.len() as i64;
+                let get = |v: &Option<Value<'a>>| -> EResult<Option<i64>> {
+                    match v {
+                        None | Some(Value::None) => Ok(None),
+                        Some(x) => x.as_int().map(Some).ok_or_else(|| err(codes::TYPE_ERROR, "slice bounds must be integers", span)),
+                    }
+                };
+                let step = get(&parts[2])?.unwrap_or(1);
+                if step == 0 {
+                    return Err(err(codes::INDEX_ERROR, "slice step cannot be zero", span));
+                }
+                let norm = |i: i64, default: i64| -> i64 {
+                    let i = if i < 0 { i + len } else { i };
+                    if step > 0 { i.clamp(0, len) } else { i.clamp(-1, len - 1) }.min(if default > len { len } else { i64::MAX })
+                };
+                let start = match get(&parts[0])? {
+                    Some(i) => norm(i, 0),
+                    None => if step > 0 { 0 } else { len - 1 },
+                };
+                let stop = match get(&parts[1])? {
+                    Some(i) => norm(i, 0),
+                    None => if step > 0 { len } else { -1 },
+                };
+                let mut out = Vec::new();
+                let mut i = start;
+                while (step > 0 && i < stop) || (step < 0 && i > stop) {
+                    if let Some(v) = usize::try_from(i).ok().and_then(|i| items.get(i)) {
+                        out.push(v.clone());
+                    }
+                    i += step;
+                }
+                Ok(match base {
+                    Value::Tuple(_) => Value::tuple(out),
+                    Value::Str(_) => Value::str(&out.iter().map(Value::to_py_str).collect::<String>()),
+                    _ => Value::list(out),
+                })
+            }
+            (Value::Tuple(_) | Value::List(_), _) => {
+                let items = base.as_sequence().unwrap_or_default();
+                let i = seq_index(key, items.len(), span)?;
+                Ok(items[i].clone())
+            }
+            (Value::Str(s), _) => {
+                let chars: Vec<char> = s.chars().collect();
+                let i = seq_index(key, chars.len(), span)?;
+                Ok(Value::str(&chars[i].to_string()))
+            }
+            (Value::Dict(d), _) => d
+                .borrow()
+                .iter()
+                .find(|(k, _)| py_eq(k, key))
+                .map(|(_, v)| v.clone())
+                .ok_or_else(|| err(codes::INDEX_ERROR, format!("key {} is not in the dict", key.repr()), span)),
+            (Value::Module("T"), _) | (Value::Builtin(_), _) => {
+                // `T.Tensor[(M, K), dtype]` style annotations.
+                let args = key.as_sequence().unwrap_or_else(|| vec![key.clone()]);
+                self.call(base.clone(), args, vec![], span)
+            }
+            _ => Err(err(codes::TYPE_ERROR, format!("a {} cannot be indexed", base.type_name()), span)),
+        }
+    }
+
+    /// Evaluates the items of `buffer[...]`.
+    pub fn eval_subscript_items(&mut self, buffer: Handle<ir::Buffer>, slice: &'a ast::Expr, scope: &Rc<Scope<'a>>) -> EResult<Vec<IndexItem>> {
+        let parts: Vec<&'a ast::Expr> = match slice {
+            ast::Expr::Tuple(t) => t.elts.iter().collect(),
+            other => vec![other],
+        };
+        let mut items = Vec::new();
+        for p in parts {
+            let pspan = span_of(p);
+            match p {
+                ast::Expr::Slice(s) => {
+                    if let Some(step) = &s.step {
+                        let v = self.eval(step, scope)?;
+                        if v.as_int() != Some(1) {
+                            return Err(Box::new(
+                                Diagnostic::error(codes::BAD_SUBSCRIPT, "buffer slices with a step are not supported", span_of(&**step))
+                                    .with_label("step here"),
+                            ));
+                        }
+                    }
+                    let start = match &s.lower {
+                        Some(e) => Some(self.index_expr(e, scope)?),
+                        None => None,
+                    };
+                    let stop = match &s.upper {
+                        Some(e) => Some(self.index_expr(e, scope)?),
+                        None => None,
+                    };
+                    items.push(IndexItem::Slice { start, stop });
+                }
+                ast::Expr::Starred(_) => {
+                    let v = self.eval(p, scope)?;
+                    let _ = v;
+                }
+                _ => {
+                    let v = self.eval(p, scope)?;
+                    match v {
+                        Value::Tuple(_) | Value::List(_) => {
+                            // `A[idx]` with a tuple built elsewhere.
+                            for x in v.as_sequence().unwrap_or_default() {
+                                let e = self.to_index(&x, pspan)?;
+                                items.push(IndexItem::Point(e));
+                            }
+                        }
+                        other => {
+                            let e = self.to_index(&other, pspan)?;
+                            items.push(IndexItem::Point(e));
+                        }
+                    }
+                }
+            }
+        }
+        let st = self.stager("a buffer subscript", span_of(slice))?;
+        let b = &st.func.buffers[buffer];
+        if items.len() > b.shape.len() {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::BAD_SUBSCRIPT,
+                    format!("`{}` has {} dimensions but {} indices were given", b.name, b.shape.len(), items.len()),
+                    span_of(slice),
+                )
+                .with_label("too many indices"),
+            ));
+        }
+        Ok(items)
+    }
+
+    fn index_expr(&mut self, e: &'a ast::Expr, scope: &Rc<Scope<'a>>) -> EResult<Handle<ir::Expr>> {
+        let v = self.eval(e, scope)?;
+        self.to_index(&v, span_of(e))
+    }
+
+    /// Converts a value to an integer index expression.
+    pub fn to_index(&mut self, v: &Value<'a>, span: Span) -> EResult<Handle<ir::Expr>> {
+        if matches!(v, Value::Float(_)) {
+            return Err(Box::new(
+                Diagnostic::error(codes::TYPE_ERROR, "buffer indices must be integers", span).with_label("this is a float"),
+            ));
+        }
+        let st = self.stager("a buffer index", span)?;
+        let e = st.to_expr(v, None, span)?;
+        let t = st.ty(e);
+        if !t.is_int() {
+            return Err(Box::new(
+                Diagnostic::error(codes::TYPE_ERROR, format!("buffer indices must be integers, this has type {t}"), span)
+                    .with_label("not an integer"),
+            ));
+        }
+        Ok(e)
+    }
+
+    /// Buffer shape values → IR extents.
+    pub fn shape_exprs(&mut self, shape: &[Value<'a>], span: Span) -> EResult<Vec<Handle<ir::Expr>>> {
+        let mut out = Vec::new();
+        for v in shape {
+            if let Some(i) = v.as_int() {
+                if i <= 0 {
+                    return Err(Box::new(
+                        Diagnostic::error(codes::BAD_TILELANG_ARGUMENT, format!("buffer extents must be positive, got {i}"), span)
+                            .with_label("in this shape"),
+                    ));
+                }
+            }
+            out.push(self.to_index(v, span)?);
+        }
+        Ok(out)
+    }
+
+    /// Iterates a plain value.
+    pub fn iterate(&mut self, v: &Value<'a>, span: Span) -> EResult<Vec<Value<'a>>> {
+        match v {
+            Value::Tuple(_) | Value::List(_) => Ok(v.as_sequence().unwrap_or_default()),
+            Value::Str(s) => Ok(s.chars().map(|c| Value::str(&c.to_string())).collect()),
+            Value::Dict(d) => Ok(d.borrow().iter().map(|(k, _)| k.clone()).collect()),
+            Value::Poison(_) => Err(stage::cascade()),
+            Value::Loop(_) => Err(Box::new(
+                Diagnostic::error(codes::PLACEMENT, "a kernel loop range can only be iterated by a `for` statement in kernel code", span)
+                    .with_label("iterated here"),
+            )),
+            other => Err(Box::new(
+                Diagnostic::error(codes::TYPE_ERROR, format!("a {} is not iterable", other.type_name()), span)
+                    .with_label("not iterable at compile time"),
+            )),
+        }
+    }
+
+    // ----------------------------------------------------------------
+    // Calls
+    // ----------------------------------------------------------------
+
+    pub fn call(&mut self, callee: Value<'a>, args: Vec<Value<'a>>, kwargs: Vec<(String, Value<'a>)>, span: Span) -> EResult<Value<'a>> {
+        match callee {
+            Value::Function(c) => self.call_closure(&c, args, kwargs, span, false),
+            Value::Macro(c) => {
+                if self.stagers.is_empty() {
+                    return Err(Box::new(
+                        Diagnostic::error(codes::PLACEMENT, format!("macro `{}` can only be called from kernel code", c.name), span)
+                            .with_label("called outside a kernel"),
+                    ));
+                }
+                self.call_closure(&c, args, kwargs, span, true)
+            }
+            Value::Builtin(name) => self.call_builtin(name, args, kwargs, span),
+            Value::Method(recv, name) => super::builtins::call_method(self, &recv, name, args, kwargs, span),
+            Value::DType(d) => super::tl::dtype_call(self, d, args, span),
+            Value::Jit(j) => self.call_jit(&j, args, kwargs, span),
+            Value::Autotune(a) => self.call_autotune(&a, args, kwargs, span),
+            Value::Kernel(k) => Err(Box::new(
+                Diagnostic::error(
+                    codes::UNSUPPORTED_TILELANG,
+                    format!("calling the kernel `{}` runs it on a device, which does not happen at compile time", k.function.name),
+                    span,
+                )
+                .with_label("run-time call")
+                .with_note("use `tilec run FILE --kernel '...'` to run a kernel"),
+            )),
+            Value::Poison(_) => Err(stage::cascade()),
+            Value::Opaque(what) => Err(Box::new(
+                Diagnostic::error(codes::UNSUPPORTED_TILELANG, format!("`{what}` is not supported by tilec"), span)
+                    .with_label("not available at compile time"),
+            )),
+            other => Err(Box::new(
+                Diagnostic::error(codes::NOT_CALLABLE, format!("a {} is not callable", other.type_name()), span)
+                    .with_label("called here"),
+            )),
+        }
+    }
+
+    pub fn call_builtin(&mut self, name: &'static str, args: Vec<Value<'a>>, kwargs: Vec<(String, Value<'a>)>, span: Span) -> EResult<Value<'a>> {
+        if let Some(rest) = name.strip_prefix("T.") {
+            super::tl::call(self, rest, args, kwargs, span)
+        } else {
+            super::builtins::call(self, name, args, kwargs, span)
+        }
+    }
+
+    /// Binds call arguments to a closure's parameters (defaults included).
+    pub fn bind_params(&mut self, c: &Closure<'a>, mut args: Vec<Value<'a>>, kwargs: Vec<(String, Value<'a>)>, span: Span, allow_missing: bool) -> EResult<Vec<(String, Option<Value<'a>>)>> {
+        let positional: Vec<&ast::ParameterWithDefault> = c.params.posonlyargs.iter().chain(c.params.args.iter()).collect();
+        let mut bound: Vec<(String, Option<Value<'a>>)> = positional
+            .iter()
+            .chain(c.params.kwonlyargs.iter().collect::<Vec<_>>().iter())
+            .map(|p| (p.parameter.name.id.to_string(), None))
+            .collect();
+        let mut extra_positional = Vec::new();
+        if args.len() > positional.len() {
+            extra_positional = args.split_off(positional.len());
+        }
+        for (slot, v) in bound.iter_mut().zip(args) {
+            slot.1 = Some(v);
+        }
+        if !extra_positional.is_empty() && c.params.vararg.is_none() {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::BAD_ARGUMENTS,
+                    format!("`{}` takes {} positional arguments but {} were given", c.name, positional.len(), positional.len() + extra_positional.len()),
+                    span,
+                )
+                .with_label("too many arguments")
+                .with_secondary(c.span, "defined here"),
+            ));
+        }
+        let mut extra_kw = Vec::new();
+        for (k, v) in kwargs {
+            match bound.iter_mut().find(|(n, _)| *n == k) {
+                Some(slot) if slot.1.is_some() => {
+                    return Err(Box::new(
+                        Diagnostic::error(codes::BAD_ARGUMENTS, format!("`{}` got several values for argument `{k}`", c.name), span)
+                            .with_label("duplicate argument"),
+                    ));
+                }
+                Some(slot) => slot.1 = Some(v),
+                None if c.params.kwarg.is_some() => extra_kw.push((Value::str(&k), v)),
+                None => {
+                    return Err(Box::new(
+                        Diagnostic::error(codes::BAD_ARGUMENTS, format!("`{}` has no parameter named `{k}`", c.name), span)
+                            .with_label("unknown keyword argument")
+                            .with_secondary(c.span, "defined here")
+                            .with_note(format!("its parameters are: {}", c.param_names().join(", "))),
+                    ));
+                }
+            }
+        }
+        for slot in bound.iter_mut() {
+            if slot.1.is_none() {
+                if let Some((_, d)) = c.defaults.iter().find(|(n, _)| *n == slot.0) {
+                    slot.1 = Some(d.clone());
+                }
+            }
+        }
+        if !allow_missing {
+            if let Some((missing, _)) = bound.iter().find(|(_, v)| v.is_none()) {
+                return Err(Box::new(
+                    Diagnostic::error(codes::BAD_ARGUMENTS, format!("`{}` is missing a value for parameter `{missing}`", c.name), span)
+                        .with_label("in this call")
+                        .with_secondary(c.span, "defined here"),
+                ));
+            }
+        }
+        if let Some(va) = &c.params.vararg {
+            bound.push((va.name.id.to_string(), Some(Value::tuple(extra_positional))));
+        }
+        if let Some(kw) = &c.params.kwarg {
+            bound.push((kw.name.id.to_string(), Some(Value::Dict(Rc::new(std::cell::RefCell::new(extra_kw))))));
+        }
+        Ok(bound)
+    }
+
+    pub fn call_closure(&mut self, c: &Rc<Closure<'a>>, args: Vec<Value<'a>>, kwargs: Vec<(String, Value<'a>)>, span: Span, staged: bool) -> EResult<Value<'a>> {
+        if self.depth >= MAX_DEPTH {
+            return Err(err(codes::EVAL_LIMIT, "compile-time recursion is too deep", span));
+        }
+        let bound = self.bind_params(c, args, kwargs, span, false)?;
+        let scope = Scope::child(&c.scope);
+        for (n, v) in bound {
+            scope.set(&n, v.unwrap_or(Value::None));
+        }
+        self.depth += 1;
+        self.frames.push(staged);
+        let result = match c.body {
+            FunctionBody::Def(def) => self.exec_block(&def.body, &scope).map(|flow| match flow {
+                Flow::Return(v) => v,
+                _ => Value::None,
+            }),
+            FunctionBody::Lambda(body) => self.eval(body, &scope),
+        };
+        self.frames.pop();
+        self.depth -= 1;
+        result
+    }
+
+    fn call_jit(&mut self, j: &JitValue<'a>, args: Vec<Value<'a>>, kwargs: Vec<(String, Value<'a>)>, span: Span) -> EResult<Value<'a>> {
+        let result = match &j.inner {
+            Value::Function(c) if is_eager(c) => self.stage_eager(c, args, kwargs, span)?,
+            Value::None => {
+                // `tilelang.jit(func)` called as a function rather than a decorator.
+                let [f] = args.as_slice() else {
+                    return Err(err(codes::BAD_ARGUMENTS, "`tilelang.jit(...)` needs the function to wrap", span));
+                };
+                return self.apply_jit(
+                    JitValue {
+                        inner: Value::None,
+                        out_idx: j.out_idx.clone(),
+                        pass_configs: j.pass_configs.clone(),
+                        span: j.span,
+                    },
+                    f.clone(),
+                );
+            }
+            inner => self.call(inner.clone(), args, kwargs, span)?,
+        };
+        match result {
+            Value::Kernel(k) => {
+                let mut f = k.function.clone();
+                apply_jit_attrs(&mut f, j, span)?;
+                Ok(Value::Kernel(Rc::new(KernelValue { function: f })))
+            }
+            other => Err(Box::new(
+                Diagnostic::error(
+                    codes::NO_KERNEL,
+                    format!("the `@tilelang.jit` builder returned a {} instead of a `@T.prim_func`", other.type_name()),
+                    span,
+                )
+                .with_label("in this call")
+                .with_secondary(j.span, "jit applied here"),
+            )),
+        }
+    }
+
+    fn call_autotune(&mut self, a: &AutotuneValue<'a>, args: Vec<Value<'a>>, mut kwargs: Vec<(String, Value<'a>)>, span: Span) -> EResult<Value<'a>> {
+        // tilec does not search: parameters the call leaves open are taken
+        // from the first configuration.
+        let configs = match &a.configs {
+            Value::Function(_) | Value::Builtin(_) => self.call(a.configs.clone(), vec![], vec![], span)?,
+            other => other.clone(),
+        };
+        let first = configs.as_sequence().and_then(|v| v.into_iter().next());
+        if let Some(Value::Dict(d)) = first {
+            let closure = match &a.inner {
+                Value::Jit(j) => match &j.inner {
+                    Value::Function(c) => Some(c.clone()),
+                    _ => None,
+                },
+                Value::Function(c) => Some(c.clone()),
+                _ => None,
+            };
+            if let Some(c) = closure {
+                let bound = self.bind_params(&c, args.clone(), kwargs.clone(), span, true)?;
+                for (k, v) in d.borrow().iter() {
+                    let Value::Str(k) = k else { continue };
+                    let open = bound
+                        .iter()
+                        .any(|(n, val)| n == &**k && matches!(val, None | Some(Value::None)));
+                    let given = kwargs.iter().any(|(n, _)| n == &**k);
+                    if open && !given {
+                        kwargs.retain(|(n, _)| n != &**k);
+                        kwargs.push((k.to_string(), v.clone()));
+                    }
+                }
+            }
+        }
+        self.call(a.inner.clone(), args, kwargs, span)
+    }
+
+    // ----------------------------------------------------------------
+    // Staging kernels
+    // ----------------------------------------------------------------
+
+    /// Stages a `@T.prim_func` body into an IR function.
+    fn stage_prim_func(&mut self, c: &Rc<Closure<'a>>) -> EResult<Value<'a>> {
+        let FunctionBody::Def(def) = c.body else {
+            return Err(err(codes::TYPE_ERROR, "`T.prim_func` needs a `def`", c.span));
+        };
+        let scope = Scope::child(&c.scope);
+        self.stagers.push(Stager::new(&c.name));
+        let result = self.stage_params(def, &c.scope, &scope);
+        if let Err(d) = result {
+            self.stagers.pop();
+            return Err(d);
+        }
+        self.frames.push(true);
+        self.depth += 1;
+        let flow = self.exec_block(&def.body, &scope);
+        self.depth -= 1;
+        self.frames.pop();
+        let stager = self.stagers.pop();
+        if let Err(d) = flow {
+            self.report(d);
+        }
+        let Some(stager) = stager else {
+            return Err(stage::cascade());
+        };
+        Ok(Value::Kernel(Rc::new(KernelValue { function: stager.finish() })))
+    }
+
+    fn stage_params(&mut self, def: &'a ast::StmtFunctionDef, outer: &Rc<Scope<'a>>, scope: &Rc<Scope<'a>>) -> EResult<()> {
+        for p in def.parameters.iter_non_variadic_params() {
+            let pspan = span_of(p);
+            let name = p.parameter.name.id.as_str();
+            let Some(ann) = &p.parameter.annotation else {
+                return Err(Box::new(
+                    Diagnostic::error(codes::BAD_TILELANG_ARGUMENT, format!("kernel parameter `{name}` needs a type annotation"), pspan)
+                        .with_label("no annotation")
+                        .with_note("write `name: T.Tensor((M, N), dtype)`"),
+                ));
+            };
+            let t = self.eval(ann, outer)?;
+            match t {
+                Value::TensorType(tt) => {
+                    let shape = self.shape_exprs(&tt.shape, span_of(&**ann))?;
+                    let st = self.stager("a kernel parameter", pspan)?;
+                    let b = st.add_buffer(name, tt.dtype, shape, ir::Scope::Global, pspan);
+                    st.func.params.push(ir::Param { buffer: b });
+                    scope.set(name, Value::Buffer(b));
+                }
+                other => {
+                    return Err(Box::new(
+                        Diagnostic::error(
+                            codes::UNSUPPORTED_TILELANG,
+                            format!("kernel parameters of type {} are not supported", other.type_name()),
+                            span_of(&**ann),
+                        )
+                        .with_label("annotation")
+                        .with_note("tilec supports tensor parameters (`T.Tensor`, `T.Buffer`); pass scalars as compile-time builder arguments"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Stages an eager `@tilelang.jit` kernel: tensor parameters are declared
+    /// by annotations in the body, outputs by `T.empty` and `return`.
+    fn stage_eager(&mut self, c: &Rc<Closure<'a>>, args: Vec<Value<'a>>, kwargs: Vec<(String, Value<'a>)>, span: Span) -> EResult<Value<'a>> {
+        let FunctionBody::Def(def) = c.body else {
+            return Err(err(codes::TYPE_ERROR, "an eager kernel needs a `def`", c.span));
+        };
+        let bound = self.bind_params(c, args, kwargs, span, true)?;
+        let scope = Scope::child(&c.scope);
+        let mut signature = Vec::new();
+        for (n, v) in bound {
+            match v {
+                Some(v) => scope.set(&n, v),
+                None => {
+                    signature.push(n.clone());
+                    scope.set(
+                        &n,
+                        Value::Opaque(Rc::from(format!("tensor parameter `{n}` before its `{n}: T.Tensor(...)` annotation"))),
+                    );
+                }
+            }
+        }
+        let mut stager = Stager::new(&c.name);
+        stager.eager = Some(EagerState {
+            signature,
+            ..EagerState::default()
+        });
+        self.stagers.push(stager);
+        self.frames.push(true);
+        self.depth += 1;
+        let flow = self.exec_block(&def.body, &scope);
+        self.depth -= 1;
+        self.frames.pop();
+        let Some(mut stager) = self.stagers.pop() else {
+            return Err(stage::cascade());
+        };
+        let returned = match flow {
+            Ok(Flow::Return(v)) => Some(v),
+            Ok(_) => None,
+            Err(d) => {
+                self.report(d);
+                None
+            }
+        };
+        let mut eager = stager.eager.take().unwrap_or_default();
+        if let Some(v) = returned {
+            let items = match &v {
+                Value::Tuple(t) => t.to_vec(),
+                other => vec![other.clone()],
+            };
+            for item in items {
+                match item {
+                    Value::Buffer(b) => eager.returned.push(b),
+                    Value::None => {}
+                    other => {
+                        return Err(err(codes::TYPE_ERROR, format!("an eager kernel can only return tensors, not a {}", other.type_name()), span));
+                    }
+                }
+            }
+        }
+        // Parameters: annotated tensors in signature order, then outputs.
+        let mut params = Vec::new();
+        for n in &eager.signature {
+            match eager.declared.get(n) {
+                Some(b) => params.push(*b),
+                None => {
+                    return Err(Box::new(
+                        Diagnostic::error(codes::MISSING_PARAMETER, format!("tensor parameter `{n}` is never annotated"), c.span)
+                            .with_label("in this eager kernel")
+                            .with_note(format!("add `{n}: T.Tensor((...), dtype)` to the body, or give `{n}` a value")),
+                    ));
+                }
+            }
+        }
+        let mut out_idx = Vec::new();
+        for b in eager.outputs.iter().chain(eager.returned.iter()) {
+            if !params.contains(b) {
+                params.push(*b);
+            }
+            if eager.returned.contains(b) || eager.outputs.contains(b) {
+                if let Some(i) = params.iter().position(|p| p == b) {
+                    let i = u32::try_from(i).unwrap_or(u32::MAX);
+                    if !out_idx.contains(&i) {
+                        out_idx.push(i);
+                    }
+                }
+            }
+        }
+        stager.func.params = params.into_iter().map(|buffer| ir::Param { buffer }).collect();
+        stager.func.attrs.out_idx = out_idx;
+        Ok(Value::Kernel(Rc::new(KernelValue { function: stager.finish() })))
+    }
+
+    pub fn get_attr(&mut self, base: &Value<'a>, name: &str, span: Span) -> EResult<Value<'a>> {
+        super::builtins::get_attr(self, base, name, span)
+    }
+
+    /// The stager's thread variable for `T.get_thread_binding`.
+    pub fn thread_var(&mut self, span: Span) -> EResult<Handle<ir::Expr>> {
+        let st = self.kernel_stager("`T.get_thread_binding`", span)?;
+        let Some(k) = st.kernel else {
+            return Err(stage::cascade());
+        };
+        Ok(st.var(k.thread_var))
+    }
+}
+
+fn is_var_buffer(v: &Value<'_>) -> bool {
+    let _ = v;
+    false
+}
+
+/// Whether a jit-decorated function is an eager kernel (it stages its own
+/// body) rather than a builder returning a `@T.prim_func`.
+fn is_eager(c: &Closure<'_>) -> bool {
+    let FunctionBody::Def(def) = c.body else {
+        return false;
+    };
+    fn has_prim_func(stmts: &[ast::Stmt]) -> bool {
+        stmts.iter().any(|s| match s {
+            ast::Stmt::FunctionDef(f) => {
+                f.decorator_list.iter().any(|d| decorator_mentions(&d.expression, "prim_func")) || has_prim_func(&f.body)
+            }
+            ast::Stmt::If(i) => has_prim_func(&i.body) || i.elif_else_clauses.iter().any(|c| has_prim_func(&c.body)),
+            _ => false,
+        })
+    }
+    fn has_with(stmts: &[ast::Stmt]) -> bool {
+        stmts.iter().any(|s| match s {
+            ast::Stmt::With(_) => true,
+            ast::Stmt::If(i) => has_with(&i.body) || i.elif_else_clauses.iter().any(|c| has_with(&c.body)),
+            ast::Stmt::For(f) => has_with(&f.body),
+            _ => false,
+        })
+    }
+    !has_prim_func(&def.body) && has_with(&def.body)
+}
+
+pub(crate) fn decorator_mentions(e: &ast::Expr, name: &str) -> bool {
+    match e {
+        ast::Expr::Name(n) => n.id.as_str() == name,
+        ast::Expr::Attribute(a) => a.attr.id.as_str() == name,
+        ast::Expr::Call(c) => decorator_mentions(&c.func, name),
+        _ => false,
+    }
+}
+
+fn apply_jit_attrs(f: &mut ir::Function, j: &JitValue<'_>, span: Span) -> EResult<()> {
+    if let Some(idx) = &j.out_idx {
+        let n = i64::try_from(f.params.len()).unwrap_or(i64::MAX);
+        let mut out = Vec::new();
+        for &i in idx {
+            let k = if i < 0 { n + i } else { i };
+            if k < 0 || k >= n {
+                return Err(Box::new(
+                    Diagnostic::error(codes::BAD_TILELANG_ARGUMENT, format!("`out_idx` {i} is out of range for a kernel with {n} parameters"), j.span)
+                        .with_label("out_idx given here")
+                        .with_secondary(span, "kernel built here"),
+                ));
+            }
+            let k = u32::try_from(k).unwrap_or(0);
+            if !out.contains(&k) {
+                out.push(k);
+            }
+        }
+        f.attrs.out_idx = out;
+    }
+    for (k, v) in &j.pass_configs {
+        f.attrs.pass_configs.insert(k.clone(), v.clone());
+    }
+    Ok(())
+}
+
+pub(crate) fn seq_index(key: &Value<'_>, len: usize, span: Span) -> EResult<usize> {
+    let i = key
+        .as_int()
+        .ok_or_else(|| err(codes::TYPE_ERROR, format!("indices must be integers, not {}", key.type_name()), span))?;
+    let len_i = i64::try_from(len).unwrap_or(i64::MAX);
+    let j = if i < 0 { i + len_i } else { i };
+    if j < 0 || j >= len_i {
+        return Err(err(codes::INDEX_ERROR, format!("index {i} is out of range for length {len}"), span));
+    }
+    usize::try_from(j).map_err(|_| err(codes::INDEX_ERROR, "index out of range", span))
+}
+
+fn unsupported_python(what: &str, span: Span) -> Box<Diagnostic> {
+    Box::new(
+        Diagnostic::error(codes::UNSUPPORTED_PYTHON, format!("{what} are not supported by the tilec front end"), span)
+            .with_label("not supported")
+            .with_note("kernel files may use functions, closures, ints, floats, strings, tuples, lists and dicts at compile time"),
+    )
+}
+
+/// The module value an `import` binds.
+pub(crate) fn module_value<'a>(name: &str) -> Value<'a> {
+    match name {
+        "tilelang.language" => Value::Module("T"),
+        "tilelang" => Value::Module("tilelang"),
+        "tilelang.autotuner" => Value::Module("tilelang.autotuner"),
+        "torch" => Value::Module("torch"),
+        "math" => Value::Module("math"),
+        "itertools" => Value::Module("itertools"),
+        "functools" => Value::Module("functools"),
+        other => Value::OpaqueModule(Rc::from(other)),
+    }
+}
+
+/// Names a statement binds (for poisoning after a failure).
+fn bound_names(stmt: &ast::Stmt) -> Vec<String> {
+    fn targets(e: &ast::Expr, out: &mut Vec<String>) {
+        match e {
+            ast::Expr::Name(n) => out.push(n.id.to_string()),
+            ast::Expr::Tuple(t) => t.elts.iter().for_each(|e| targets(e, out)),
+            ast::Expr::List(l) => l.elts.iter().for_each(|e| targets(e, out)),
+            ast::Expr::Starred(s) => targets(&s.value, out),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    match stmt {
+        ast::Stmt::FunctionDef(f) => out.push(f.name.id.to_string()),
+        ast::Stmt::ClassDef(c) => out.push(c.name.id.to_string()),
+        ast::Stmt::Assign(a) => a.targets.iter().for_each(|t| targets(t, &mut out)),
+        ast::Stmt::AugAssign(a) => targets(&a.target, &mut out),
+        ast::Stmt::AnnAssign(a) => targets(&a.target, &mut out),
+        ast::Stmt::For(f) => targets(&f.target, &mut out),
+        ast::Stmt::Import(i) => {
+            for a in &i.names {
+                out.push(a.asname.as_ref().map_or_else(
+                    || a.name.id.split('.').next().unwrap_or_default().to_string(),
+                    |n| n.id.to_string(),
+                ));
+            }
+        }
+        ast::Stmt::ImportFrom(i) => {
+            for a in &i.names {
+                out.push(a.asname.as_ref().unwrap_or(&a.name).id.to_string());
+            }
+        }
+        ast::Stmt::With(w) => {
+            for item in &w.items {
+                if let Some(v) = &item.optional_vars {
+                    targets(v, &mut out);
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+fn empty_parameters() -> &'static ast::Parameters {
+    static EMPTY: std::sync::OnceLock<ast::Parameters> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(ast::Parameters::default)
+}

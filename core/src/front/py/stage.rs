@@ -1,0 +1,719 @@
+//! The stager: builds one IR function while its Python body is evaluated.
+//!
+//! It owns the function under construction and a stack of open blocks (one
+//! per nested `for`/`if`/`with` body). Expressions are built through it so
+//! that operand types are reconciled the way TileLang (TVM) does it — Python
+//! numbers adopt the type of the IR operand, mixed IR types promote to the
+//! wider or floating type — and constant operands are folded. Region extents
+//! (`stop - start`) are simplified through linear forms so that
+//! `A[i*64:(i+1)*64]` has the constant extent 64.
+
+use super::codes;
+use super::value::{EResult, PyBinOp, Value};
+use crate::front::Diagnostic;
+use crate::ir::{
+    self, BinaryOp, Block, DType, DTypeKind, Expr, Handle, Literal, Span, Stmt, UnaryOp, Var,
+    VarKind,
+};
+use std::collections::{BTreeMap, HashSet};
+
+/// State of the eager (`T.const` / annotation) style while its body stages.
+#[derive(Debug, Default)]
+pub(crate) struct EagerState {
+    /// Signature parameters that are tensors still waiting for an annotation.
+    pub signature: Vec<String>,
+    /// Parameters declared by annotation, by name.
+    pub declared: BTreeMap<String, Handle<ir::Buffer>>,
+    /// Buffers created by `T.empty`, in order.
+    pub outputs: Vec<Handle<ir::Buffer>>,
+    /// Buffers named by `return`.
+    pub returned: Vec<Handle<ir::Buffer>>,
+}
+
+/// Context of the innermost open `T.Kernel`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KernelCx {
+    pub thread_var: Handle<Var>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Stager {
+    pub func: ir::Function,
+    blocks: Vec<Block>,
+    names: HashSet<String>,
+    pub kernel: Option<KernelCx>,
+    /// Buffers made by an allocation call and not yet named by assignment.
+    pub unnamed: HashSet<Handle<ir::Buffer>>,
+    pub eager: Option<EagerState>,
+    /// Depth of open `T.Parallel` nests.
+    pub parallel_depth: usize,
+    /// Symbolic sizes by their source name (the IR name may carry a suffix).
+    symbols: BTreeMap<String, Handle<Var>>,
+}
+
+/// `Σ coeff·var + constant` over integer variables.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Linear {
+    terms: BTreeMap<Handle<Var>, i64>,
+    constant: i64,
+    dtype: DType,
+}
+
+impl Stager {
+    pub fn new(name: &str) -> Self {
+        Stager {
+            func: ir::Function::new(name),
+            blocks: vec![Block::new()],
+            names: HashSet::new(),
+            kernel: None,
+            unnamed: HashSet::new(),
+            eager: None,
+            parallel_depth: 0,
+            symbols: BTreeMap::new(),
+        }
+    }
+
+    /// Finishes the function: the outermost block becomes its body.
+    pub fn finish(mut self) -> ir::Function {
+        while self.blocks.len() > 1 {
+            let b = self.pop_block();
+            self.blocks
+                .last_mut()
+                .map(|top| top.stmts.extend(b.stmts))
+                .unwrap_or_default();
+        }
+        self.func.body = self.blocks.pop().unwrap_or_default();
+        self.func
+    }
+
+    /// A name not yet used in this function, derived from `base`.
+    pub fn fresh_name(&mut self, base: &str) -> String {
+        let base = if base.is_empty() { "v" } else { base };
+        if self.names.insert(base.to_string()) {
+            return base.to_string();
+        }
+        for i in 1.. {
+            let candidate = format!("{base}.{i}");
+            if self.names.insert(candidate.clone()) {
+                return candidate;
+            }
+        }
+        unreachable!("an unused name exists")
+    }
+
+    /// Renames a buffer created without a name (the target of its first
+    /// assignment names it).
+    pub fn name_buffer(&mut self, buffer: Handle<ir::Buffer>, name: &str) {
+        if self.unnamed.remove(&buffer) {
+            let old = std::mem::take(&mut self.func.buffers[buffer].name);
+            self.names.remove(&old);
+            self.func.buffers[buffer].name = self.fresh_name(name);
+        }
+    }
+
+    pub fn add_var(&mut self, name: &str, dtype: DType, kind: VarKind) -> Handle<Var> {
+        let name = self.fresh_name(name);
+        self.func.add_var(name, dtype, kind)
+    }
+
+    pub fn add_buffer(
+        &mut self,
+        name: &str,
+        dtype: DType,
+        shape: Vec<Handle<Expr>>,
+        scope: ir::Scope,
+        span: Span,
+    ) -> Handle<ir::Buffer> {
+        let name = self.fresh_name(name);
+        self.func.add_buffer(
+            ir::Buffer {
+                name,
+                dtype,
+                shape,
+                scope,
+            },
+            span,
+        )
+    }
+
+    pub fn emit(&mut self, stmt: Stmt, span: Span) {
+        if let Some(top) = self.blocks.last_mut() {
+            top.push(stmt, span);
+        }
+    }
+
+    pub fn push_block(&mut self) {
+        self.blocks.push(Block::new());
+    }
+
+    pub fn pop_block(&mut self) -> Block {
+        if self.blocks.len() > 1 {
+            self.blocks.pop().unwrap_or_default()
+        } else {
+            Block::new()
+        }
+    }
+
+    /// The statement emitted last into the innermost open block.
+    pub fn last_stmt_mut(&mut self) -> Option<&mut Stmt> {
+        self.blocks.last_mut().and_then(|b| b.stmts.last_mut())
+    }
+
+    /// A buffer's extents when all are constants.
+    pub fn const_shape_of(&self, b: Handle<ir::Buffer>) -> Option<Vec<i64>> {
+        self.func.const_shape(b)
+    }
+
+    /// Depth of open blocks (1 = function body).
+    pub fn block_depth(&self) -> usize {
+        self.blocks.len()
+    }
+
+    pub fn ty(&self, e: Handle<Expr>) -> DType {
+        self.func.ty(e)
+    }
+
+    pub fn int(&mut self, v: i64) -> Handle<Expr> {
+        self.func.int(v)
+    }
+
+    pub fn lit(&mut self, l: Literal) -> Handle<Expr> {
+        self.func.lit(l)
+    }
+
+    pub fn var(&mut self, v: Handle<Var>) -> Handle<Expr> {
+        self.func.var_expr(v)
+    }
+
+    /// Adds an expression, turning a type error into a diagnostic at `span`.
+    pub fn expr(&mut self, e: Expr, span: Span) -> EResult<Handle<Expr>> {
+        self.func.add_expr(e).map_err(|err| {
+            Box::new(Diagnostic::error(codes::IR_TYPE, err.to_string(), span).with_label("in this expression"))
+        })
+    }
+
+    /// Converts `e` to `dtype` (folding literals).
+    pub fn cast(&mut self, e: Handle<Expr>, dtype: DType, span: Span) -> EResult<Handle<Expr>> {
+        if self.ty(e) == dtype {
+            return Ok(e);
+        }
+        if let Some(l) = self.func.as_literal(e) {
+            return Ok(self.lit(Literal::of(dtype, l.as_f64())));
+        }
+        self.expr(Expr::Cast { dtype, arg: e }, span)
+    }
+
+    /// A literal of `dtype` for a Python number.
+    pub fn number(&mut self, value: f64, dtype: DType) -> Handle<Expr> {
+        self.lit(Literal::of(dtype, value))
+    }
+
+    /// Converts a value to an IR expression. Python numbers become literals
+    /// (int32 / float32 / bool unless `hint` gives a type).
+    pub fn to_expr(&mut self, v: &Value<'_>, hint: Option<DType>, span: Span) -> EResult<Handle<Expr>> {
+        match v {
+            Value::Expr(e) => Ok(*e),
+            Value::Bool(b) => Ok(match hint {
+                Some(t) if !t.is_bool() => self.number(f64::from(u8::from(*b)), t),
+                _ => self.lit(Literal::Bool(*b)),
+            }),
+            Value::Int(i) => Ok(match hint {
+                Some(t) if t.is_float() || t.is_int() => {
+                    if t.is_int() {
+                        self.lit(Literal::Int(t.wrap_i64(*i), t))
+                    } else {
+                        self.number(*i as f64, t)
+                    }
+                }
+                _ => {
+                    if i32::try_from(*i).is_ok() {
+                        self.int(*i)
+                    } else {
+                        self.lit(Literal::Int(*i, DType::I64))
+                    }
+                }
+            }),
+            Value::Float(f) => Ok(match hint {
+                Some(t) if t.is_float() => self.number(*f, t),
+                _ => self.number(*f, DType::F32),
+            }),
+            Value::Buffer(b) if self.func.buffers[*b].scope == ir::Scope::Var => {
+                let zero = self.int(0);
+                self.expr(
+                    Expr::Load {
+                        buffer: *b,
+                        indices: vec![zero],
+                    },
+                    span,
+                )
+            }
+            Value::Access(a) => {
+                let mut indices = Vec::new();
+                for item in &a.items {
+                    match item {
+                        super::value::IndexItem::Point(e) => indices.push(*e),
+                        super::value::IndexItem::Slice { .. } => {
+                            return Err(Box::new(
+                                Diagnostic::error(
+                                    codes::BAD_SUBSCRIPT,
+                                    "a buffer region is used where a scalar is expected",
+                                    a.span,
+                                )
+                                .with_label("this subscript has a slice")
+                                .with_note("regions are operands of tile operations such as T.copy; index every dimension to read one element"),
+                            ));
+                        }
+                    }
+                }
+                let rank = self.func.buffers[a.buffer].shape.len();
+                if indices.len() != rank {
+                    let name = self.func.buffers[a.buffer].name.clone();
+                    return Err(Box::new(
+                        Diagnostic::error(
+                            codes::BAD_SUBSCRIPT,
+                            format!("`{name}` has {rank} dimensions but {} indices were given", indices.len()),
+                            a.span,
+                        )
+                        .with_label("used as a scalar here"),
+                    ));
+                }
+                self.expr(
+                    Expr::Load {
+                        buffer: a.buffer,
+                        indices,
+                    },
+                    span,
+                )
+            }
+            Value::Symbol(name, dtype) => {
+                let var = match self.symbols.get(&**name) {
+                    Some(v) => *v,
+                    None => {
+                        let v = self.add_var(name, *dtype, VarKind::Symbolic);
+                        self.func.symbols.push(v);
+                        self.symbols.insert(name.to_string(), v);
+                        v
+                    }
+                };
+                Ok(self.var(var))
+            }
+            Value::Poison(_) => Err(cascade()),
+            other => Err(Box::new(
+                Diagnostic::error(
+                    codes::TYPE_ERROR,
+                    format!("a {} cannot be used as a scalar value in a kernel", other.type_name()),
+                    span,
+                )
+                .with_label(format!("this is a {}", other.type_name())),
+            )),
+        }
+    }
+
+    /// The type both operands take in a binary operation.
+    fn common_type(&self, a: DType, b: DType) -> DType {
+        if a == b {
+            return a;
+        }
+        match (a.kind(), b.kind()) {
+            (DTypeKind::Float, DTypeKind::Float) => {
+                if a.bits() != b.bits() {
+                    if a.bits() > b.bits() { a } else { b }
+                } else if a == DType::F16 || b == DType::F16 {
+                    // bf16 with f16: no exact common 16-bit type.
+                    DType::F32
+                } else {
+                    a
+                }
+            }
+            (DTypeKind::Float, _) => a,
+            (_, DTypeKind::Float) => b,
+            (DTypeKind::Bool, _) => b,
+            (_, DTypeKind::Bool) => a,
+            _ => {
+                if a.bits() != b.bits() {
+                    if a.bits() > b.bits() { a } else { b }
+                } else if a.kind() == DTypeKind::Signed {
+                    a
+                } else {
+                    b
+                }
+            }
+        }
+    }
+
+    /// Converts the operands of a binary operation to IR with a common type.
+    fn operands(
+        &mut self,
+        a: &Value<'_>,
+        b: &Value<'_>,
+        span: Span,
+    ) -> EResult<(Handle<Expr>, Handle<Expr>)> {
+        let a_staged = a.is_staged();
+        let b_staged = b.is_staged();
+        let (ea, eb) = match (a_staged, b_staged) {
+            (true, false) => {
+                let ea = self.to_expr(a, None, span)?;
+                let hint = python_hint(self.ty(ea), b);
+                let eb = self.to_expr(b, Some(hint), span)?;
+                (ea, eb)
+            }
+            (false, true) => {
+                let eb = self.to_expr(b, None, span)?;
+                let hint = python_hint(self.ty(eb), a);
+                let ea = self.to_expr(a, Some(hint), span)?;
+                (ea, eb)
+            }
+            _ => (self.to_expr(a, None, span)?, self.to_expr(b, None, span)?),
+        };
+        let t = self.common_type(self.ty(ea), self.ty(eb));
+        Ok((self.cast(ea, t, span)?, self.cast(eb, t, span)?))
+    }
+
+    /// Stages a Python binary operator where at least one operand is IR.
+    pub fn binop(&mut self, op: PyBinOp, a: &Value<'_>, b: &Value<'_>, span: Span) -> EResult<Handle<Expr>> {
+        let (mut ea, mut eb) = self.operands(a, b, span)?;
+        let t = self.ty(ea);
+        let ir_op = match op {
+            PyBinOp::Add => BinaryOp::Add,
+            PyBinOp::Sub => BinaryOp::Sub,
+            PyBinOp::Mul => BinaryOp::Mul,
+            PyBinOp::Div => BinaryOp::Div,
+            PyBinOp::FloorDiv => BinaryOp::FloorDiv,
+            PyBinOp::Mod => BinaryOp::FloorMod,
+            PyBinOp::Pow => {
+                if !t.is_float() {
+                    ea = self.cast(ea, DType::F32, span)?;
+                    eb = self.cast(eb, DType::F32, span)?;
+                }
+                BinaryOp::Pow
+            }
+            PyBinOp::LShift => BinaryOp::Shl,
+            PyBinOp::RShift => BinaryOp::Shr,
+            PyBinOp::BitAnd => {
+                if t.is_bool() { BinaryOp::And } else { BinaryOp::BitAnd }
+            }
+            PyBinOp::BitOr => {
+                if t.is_bool() { BinaryOp::Or } else { BinaryOp::BitOr }
+            }
+            PyBinOp::BitXor => BinaryOp::BitXor,
+            PyBinOp::MatMul => {
+                return Err(Box::new(Diagnostic::error(
+                    codes::TYPE_ERROR,
+                    "`@` is not defined on scalar kernel values",
+                    span,
+                ).with_note("use T.gemm for matrix products of tiles")));
+            }
+        };
+        if t.is_bool() && matches!(ir_op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul) {
+            ea = self.cast(ea, DType::I32, span)?;
+            eb = self.cast(eb, DType::I32, span)?;
+        }
+        self.binary(ir_op, ea, eb, span)
+    }
+
+    /// Stages `op` (any binary operator) on two values, reconciling types.
+    pub fn op_values(&mut self, op: BinaryOp, a: &Value<'_>, b: &Value<'_>, span: Span) -> EResult<Handle<Expr>> {
+        let (ea, eb) = self.operands(a, b, span)?;
+        self.binary(op, ea, eb, span)
+    }
+
+    /// Stages a comparison.
+    pub fn compare(&mut self, op: BinaryOp, a: &Value<'_>, b: &Value<'_>, span: Span) -> EResult<Handle<Expr>> {
+        let (ea, eb) = self.operands(a, b, span)?;
+        self.binary(op, ea, eb, span)
+    }
+
+    /// Converts a value to a bool expression (`x != 0` for numbers).
+    pub fn to_bool(&mut self, v: &Value<'_>, span: Span) -> EResult<Handle<Expr>> {
+        let e = self.to_expr(v, None, span)?;
+        let t = self.ty(e);
+        if t.is_bool() {
+            return Ok(e);
+        }
+        let zero = self.number(0.0, t);
+        self.binary(BinaryOp::Ne, e, zero, span)
+    }
+
+    /// Adds a binary expression, folding literals and trivial integer
+    /// identities.
+    pub fn binary(&mut self, op: BinaryOp, lhs: Handle<Expr>, rhs: Handle<Expr>, span: Span) -> EResult<Handle<Expr>> {
+        let (l, r) = (self.func.as_literal(lhs), self.func.as_literal(rhs));
+        if let (Some(l), Some(r)) = (l, r) {
+            if let Some(folded) = fold_binary(op, l, r) {
+                return Ok(self.lit(folded));
+            }
+        }
+        if self.ty(lhs).is_int() {
+            let li = l.and_then(Literal::as_i64);
+            let ri = r.and_then(Literal::as_i64);
+            match (op, li, ri) {
+                (BinaryOp::Add, _, Some(0)) | (BinaryOp::Sub, _, Some(0)) => return Ok(lhs),
+                (BinaryOp::Add, Some(0), _) => return Ok(rhs),
+                (BinaryOp::Mul, _, Some(1)) | (BinaryOp::FloorDiv | BinaryOp::Div, _, Some(1)) => {
+                    return Ok(lhs);
+                }
+                (BinaryOp::Mul, Some(1), _) => return Ok(rhs),
+                (BinaryOp::Mul, _, Some(0)) | (BinaryOp::Mul, Some(0), _) => {
+                    return Ok(self.lit(Literal::Int(0, self.ty(lhs))));
+                }
+                _ => {}
+            }
+        }
+        self.expr(Expr::Binary { op, lhs, rhs }, span)
+    }
+
+    /// Adds a unary expression, folding literals.
+    pub fn unary(&mut self, op: UnaryOp, arg: Handle<Expr>, span: Span) -> EResult<Handle<Expr>> {
+        if let Some(l) = self.func.as_literal(arg) {
+            if let Some(folded) = fold_unary(op, l) {
+                return Ok(self.lit(folded));
+            }
+        }
+        self.expr(Expr::Unary { op, arg }, span)
+    }
+
+    /// `stop - start`, simplified (constant when the difference is).
+    pub fn extent(&mut self, start: Handle<Expr>, stop: Handle<Expr>, span: Span) -> EResult<Handle<Expr>> {
+        let t = self.common_type(self.ty(start), self.ty(stop));
+        let start = self.cast(start, t, span)?;
+        let stop = self.cast(stop, t, span)?;
+        if let (Some(a), Some(b)) = (self.linear(stop), self.linear(start)) {
+            let diff = a.sub(&b);
+            return Ok(self.build_linear(&diff));
+        }
+        self.binary(BinaryOp::Sub, stop, start, span)
+    }
+
+    fn linear(&self, e: Handle<Expr>) -> Option<Linear> {
+        let dtype = self.ty(e);
+        if !dtype.is_int() {
+            return None;
+        }
+        match &self.func.exprs[e] {
+            Expr::Literal(Literal::Int(v, _)) => Some(Linear {
+                terms: BTreeMap::new(),
+                constant: *v,
+                dtype,
+            }),
+            Expr::Var(v) => Some(Linear {
+                terms: BTreeMap::from([(*v, 1)]),
+                constant: 0,
+                dtype,
+            }),
+            Expr::Binary { op, lhs, rhs } => {
+                let a = self.linear(*lhs)?;
+                let b = self.linear(*rhs)?;
+                match op {
+                    BinaryOp::Add => Some(a.add(&b)),
+                    BinaryOp::Sub => Some(a.sub(&b)),
+                    BinaryOp::Mul => {
+                        if a.terms.is_empty() {
+                            b.scale(a.constant)
+                        } else if b.terms.is_empty() {
+                            a.scale(b.constant)
+                        } else {
+                            None
+                        }
+                    }
+                    _ => None,
+                }
+            }
+            Expr::Unary {
+                op: UnaryOp::Neg,
+                arg,
+            } => self.linear(*arg)?.scale(-1),
+            _ => None,
+        }
+    }
+
+    fn build_linear(&mut self, lin: &Linear) -> Handle<Expr> {
+        let t = lin.dtype;
+        let mut acc: Option<Handle<Expr>> = None;
+        for (&v, &c) in &lin.terms {
+            if c == 0 {
+                continue;
+            }
+            let ve = self.var(v);
+            let term = if c == 1 {
+                ve
+            } else {
+                let ce = self.lit(Literal::Int(t.wrap_i64(c), t));
+                self.func
+                    .add_expr(Expr::Binary {
+                        op: BinaryOp::Mul,
+                        lhs: ve,
+                        rhs: ce,
+                    })
+                    .unwrap_or(ve)
+            };
+            acc = Some(match acc {
+                None => term,
+                Some(a) => self
+                    .func
+                    .add_expr(Expr::Binary {
+                        op: BinaryOp::Add,
+                        lhs: a,
+                        rhs: term,
+                    })
+                    .unwrap_or(a),
+            });
+        }
+        match acc {
+            None => self.lit(Literal::Int(t.wrap_i64(lin.constant), t)),
+            Some(a) if lin.constant == 0 => a,
+            Some(a) => {
+                let (op, c) = if lin.constant < 0 {
+                    (BinaryOp::Sub, lin.constant.saturating_neg())
+                } else {
+                    (BinaryOp::Add, lin.constant)
+                };
+                let ce = self.lit(Literal::Int(t.wrap_i64(c), t));
+                self.func
+                    .add_expr(Expr::Binary { op, lhs: a, rhs: ce })
+                    .unwrap_or(a)
+            }
+        }
+    }
+}
+
+impl Linear {
+    fn add(&self, other: &Linear) -> Linear {
+        let mut out = self.clone();
+        for (&v, &c) in &other.terms {
+            *out.terms.entry(v).or_insert(0) += c;
+        }
+        out.terms.retain(|_, c| *c != 0);
+        out.constant = out.constant.wrapping_add(other.constant);
+        out
+    }
+
+    fn sub(&self, other: &Linear) -> Linear {
+        self.add(&other.scale(-1).unwrap_or_else(|| other.clone()))
+    }
+
+    fn scale(&self, k: i64) -> Option<Linear> {
+        let mut out = self.clone();
+        for c in out.terms.values_mut() {
+            *c = c.checked_mul(k)?;
+        }
+        out.terms.retain(|_, c| *c != 0);
+        out.constant = out.constant.checked_mul(k)?;
+        Some(out)
+    }
+}
+
+/// The type a Python operand takes next to an IR operand of type `ir`.
+fn python_hint(ir: DType, py: &Value<'_>) -> DType {
+    match py {
+        Value::Float(_) if !ir.is_float() => DType::F32,
+        Value::Bool(_) if ir.is_bool() => DType::Bool,
+        _ if ir.is_bool() => DType::I32,
+        _ => ir,
+    }
+}
+
+/// An error already reported elsewhere; the evaluator drops it.
+pub(crate) fn cascade() -> Box<Diagnostic> {
+    Box::new(Diagnostic::error(CASCADE, "", Span::UNKNOWN))
+}
+
+/// Code of [`cascade`] errors, never shown.
+pub(crate) const CASCADE: &str = "cascade";
+
+/// Folds a binary operation on two literals of one type, when the result is
+/// well defined.
+pub(crate) fn fold_binary(op: BinaryOp, l: Literal, r: Literal) -> Option<Literal> {
+    let t = l.dtype();
+    if t != r.dtype() {
+        return None;
+    }
+    if op.is_comparison() {
+        let ord = match (l, r) {
+            (Literal::Int(a, DType::U64), Literal::Int(b, _)) => (a as u64).partial_cmp(&(b as u64)),
+            (Literal::Int(a, _), Literal::Int(b, _)) => a.partial_cmp(&b),
+            _ => l.as_f64().partial_cmp(&r.as_f64()),
+        };
+        use std::cmp::Ordering::*;
+        let res = match op {
+            BinaryOp::Eq => ord == Some(Equal),
+            BinaryOp::Ne => ord != Some(Equal),
+            BinaryOp::Lt => ord == Some(Less),
+            BinaryOp::Le => matches!(ord, Some(Less | Equal)),
+            BinaryOp::Gt => ord == Some(Greater),
+            BinaryOp::Ge => matches!(ord, Some(Greater | Equal)),
+            _ => return None,
+        };
+        return Some(Literal::Bool(res));
+    }
+    match (l, r) {
+        (Literal::Bool(a), Literal::Bool(b)) => match op {
+            BinaryOp::And | BinaryOp::BitAnd => Some(Literal::Bool(a && b)),
+            BinaryOp::Or | BinaryOp::BitOr => Some(Literal::Bool(a || b)),
+            BinaryOp::BitXor => Some(Literal::Bool(a ^ b)),
+            _ => None,
+        },
+        (Literal::Int(a, _), Literal::Int(b, _)) => {
+            if t == DType::U64 {
+                return None;
+            }
+            let (a, b) = (i128::from(a), i128::from(b));
+            let v = match op {
+                BinaryOp::Add => a + b,
+                BinaryOp::Sub => a - b,
+                BinaryOp::Mul => a.checked_mul(b)?,
+                BinaryOp::Div => a.checked_div(b)?,
+                BinaryOp::FloorDiv => a.checked_div_euclid(b).map(|_| {
+                    let q = a / b;
+                    if (a % b != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q }
+                })?,
+                BinaryOp::FloorMod => {
+                    let r = a.checked_rem(b)?;
+                    if r != 0 && ((r < 0) != (b < 0)) { r + b } else { r }
+                }
+                BinaryOp::Min => a.min(b),
+                BinaryOp::Max => a.max(b),
+                BinaryOp::BitAnd => a & b,
+                BinaryOp::BitOr => a | b,
+                BinaryOp::BitXor => a ^ b,
+                _ => return None,
+            };
+            let (lo, hi) = t.int_range()?;
+            if v < lo || v > hi {
+                // Wrapping constants are legal but surprising; keep them as IR.
+                return None;
+            }
+            Some(Literal::Int(i64::try_from(v).ok()?, t))
+        }
+        (Literal::Float(a, _), Literal::Float(b, _)) => {
+            let v = match op {
+                BinaryOp::Add => a + b,
+                BinaryOp::Sub => a - b,
+                BinaryOp::Mul => a * b,
+                BinaryOp::Div => a / b,
+                BinaryOp::Min => {
+                    if a.is_nan() || b.is_nan() { f64::NAN } else { a.min(b) }
+                }
+                BinaryOp::Max => {
+                    if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) }
+                }
+                _ => return None,
+            };
+            Some(Literal::Float(t.round_f64(v), t))
+        }
+        _ => None,
+    }
+}
+
+/// Folds a unary operation on a literal, for the exactly-defined cases.
+pub(crate) fn fold_unary(op: UnaryOp, l: Literal) -> Option<Literal> {
+    match (op, l) {
+        (UnaryOp::Neg, Literal::Int(v, t)) if t.kind() == DTypeKind::Signed => {
+            let n = v.checked_neg()?;
+            (t.wrap_i64(n) == n).then_some(Literal::Int(n, t))
+        }
+        (UnaryOp::Neg, Literal::Float(v, t)) => Some(Literal::Float(-v, t)),
+        (UnaryOp::Not, Literal::Bool(b)) => Some(Literal::Bool(!b)),
+        (UnaryOp::Abs, Literal::Float(v, t)) => Some(Literal::Float(v.abs(), t)),
+        _ => None,
+    }
+}

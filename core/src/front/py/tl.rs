@@ -1,0 +1,1038 @@
+//! The TileLang language namespace `T.*`: what each name means and the IR it
+//! stages.
+//!
+//! Tile operations resolve their operands to IR regions here: a whole
+//! buffer, a slice region (`A[i*64:(i+1)*64, :]`), or a *head address*
+//! (`A[i*64, 0]`) whose extents come from the other operand, aligned from
+//! the right. Shapes are checked when they are compile-time constants, so
+//! a mismatch is reported at the call with both shapes.
+
+use super::codes;
+use super::eval::{err, Evaluator};
+use super::value::{EResult, IndexItem, LaunchSpec, LoopSpec, LoopSpecKind, TensorType, Value};
+use crate::front::Diagnostic;
+use crate::ir::{
+    self, AtomicValue, BinaryOp, DType, GemmPolicy, Handle, Literal, LoopKind, Range, ReduceKind,
+    Region, Scope, Span, Stmt, UnaryOp,
+};
+use std::rc::Rc;
+
+/// Every function name under `T.` that tilec knows.
+const FUNCTIONS: &[&str] = &[
+    "prim_func", "macro", "Tensor", "Buffer", "Kernel", "alloc_shared", "alloc_fragment", "alloc_local",
+    "alloc_var", "alloc_buffer", "empty", "const", "dynamic", "symbolic", "ceildiv", "floordiv", "floormod",
+    "truncdiv", "truncmod", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "sigmoid", "tanh", "sin", "cos",
+    "floor", "ceil", "round", "isnan", "isinf", "max", "min", "pow", "clamp", "if_then_else", "infinity",
+    "max_value", "min_value", "cast", "Cast", "copy", "gemm", "fill", "clear", "reduce_sum", "reduce_max",
+    "reduce_min", "reduce_abssum", "reduce_absmax", "cumsum", "atomic_add", "Pipelined", "Parallel", "serial",
+    "unroll", "vectorized", "use_swizzle", "annotate_layout", "sync_threads", "get_thread_binding", "assume",
+    "no_set_max_nreg", "disable_warp_group_reg_alloc", "print",
+];
+
+/// Names under `T.` that exist in TileLang but that tilec does not support
+/// yet; they resolve so that the error can name them at the call.
+const KNOWN_UNSUPPORTED: &[&str] = &[
+    "reinterpret", "Layout", "Fragment", "alloc_global", "alloc_barrier", "tma_copy", "mbarrier_wait_parity",
+    "mbarrier_arrive", "barrier_arrive", "barrier_wait", "ws", "set_max_nreg", "wgmma_gemm", "wait_wgmma",
+    "fence_proxy_async", "ClusterKernel", "Persistent", "annotate_safe_value", "call_extern", "import_source",
+    "atomic_max", "atomic_min", "gemm_sp", "reshape", "view", "alloc_tmem", "tcgen05_gemm",
+];
+
+/// Looks up `T.<name>`.
+pub(crate) fn attr<'a>(name: &str) -> Option<Value<'a>> {
+    if let Some(d) = DType::from_tilelang_name(name) {
+        if !matches!(name, "int" | "float" | "double" | "long" | "short") {
+            return Some(Value::DType(d));
+        }
+    }
+    if name == "GemmWarpPolicy" {
+        return Some(Value::Module("T.GemmWarpPolicy"));
+    }
+    if let Some(n) = FUNCTIONS.iter().find(|n| **n == name) {
+        return Some(Value::Builtin(match *n {
+            "prim_func" => "T.prim_func",
+            "macro" => "T.macro",
+            other => leak_t(other),
+        }));
+    }
+    KNOWN_UNSUPPORTED
+        .iter()
+        .find(|n| **n == name)
+        .map(|n| Value::Opaque(Rc::from(format!("T.{n}"))))
+}
+
+/// `"T." + name` as a static string (the table is fixed, so each is made once).
+fn leak_t(name: &'static str) -> &'static str {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static NAMES: OnceLock<Mutex<HashMap<&'static str, &'static str>>> = OnceLock::new();
+    let map = NAMES.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut guard = match map.lock() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    guard
+        .entry(name)
+        .or_insert_with(|| Box::leak(format!("T.{name}").into_boxed_str()))
+}
+
+/// Call arguments matched against a parameter list.
+struct Args<'a> {
+    name: &'static str,
+    values: Vec<Option<Value<'a>>>,
+    span: Span,
+}
+
+impl<'a> Args<'a> {
+    fn new(name: &'static str, params: &[&str], args: Vec<Value<'a>>, kwargs: Vec<(String, Value<'a>)>, span: Span) -> EResult<Self> {
+        let mut values: Vec<Option<Value<'a>>> = vec![None; params.len()];
+        if args.len() > params.len() {
+            return Err(Box::new(
+                Diagnostic::error(codes::BAD_ARGUMENTS, format!("`T.{name}` takes at most {} arguments, {} given", params.len(), args.len()), span)
+                    .with_label("too many arguments")
+                    .with_note(format!("parameters: {}", params.join(", "))),
+            ));
+        }
+        for (slot, v) in values.iter_mut().zip(args) {
+            *slot = Some(v);
+        }
+        for (k, v) in kwargs {
+            match params.iter().position(|p| *p == k) {
+                Some(i) => values[i] = Some(v),
+                None => {
+                    return Err(Box::new(
+                        Diagnostic::error(codes::BAD_ARGUMENTS, format!("`T.{name}` has no parameter `{k}`"), span)
+                            .with_label("unknown keyword")
+                            .with_note(format!("parameters: {}", params.join(", "))),
+                    ));
+                }
+            }
+        }
+        Ok(Args { name, values, span })
+    }
+
+    fn get(&self, i: usize) -> Option<&Value<'a>> {
+        match self.values.get(i) {
+            Some(Some(Value::None)) | Some(None) | None => None,
+            Some(Some(v)) => Some(v),
+        }
+    }
+
+    fn req(&self, i: usize, what: &str) -> EResult<&Value<'a>> {
+        self.get(i).ok_or_else(|| {
+            Box::new(
+                Diagnostic::error(codes::BAD_ARGUMENTS, format!("`T.{}` needs {what}", self.name), self.span).with_label("missing argument"),
+            )
+        })
+    }
+
+    fn flag(&self, i: usize, default: bool) -> EResult<bool> {
+        match self.get(i) {
+            None => Ok(default),
+            Some(v) => v.truthy().ok_or_else(|| {
+                err(codes::NOT_CONSTANT, format!("this argument of `T.{}` must be a compile-time bool", self.name), self.span)
+            }),
+        }
+    }
+
+    fn int(&self, i: usize, default: i64, what: &str) -> EResult<i64> {
+        match self.get(i) {
+            None => Ok(default),
+            Some(v) => v.as_int().ok_or_else(|| {
+                Box::new(
+                    Diagnostic::error(codes::NOT_CONSTANT, format!("{what} of `T.{}` must be a compile-time integer", self.name), self.span)
+                        .with_label(format!("got a {}", v.type_name())),
+                )
+            }),
+        }
+    }
+}
+
+/// Parses a dtype argument.
+pub(crate) fn dtype_of(v: &Value<'_>, span: Span) -> EResult<DType> {
+    match v {
+        Value::DType(d) => Ok(*d),
+        Value::Str(s) => DType::from_tilelang_name(s).ok_or_else(|| {
+            Box::new(
+                Diagnostic::error(codes::BAD_DTYPE, format!("unknown dtype {s:?}"), span)
+                    .with_label("not a dtype")
+                    .with_note("dtypes: bool, int8..int64, uint8..uint64, float16, bfloat16, float32, float64, float8_e4m3fn, float8_e5m2"),
+            )
+        }),
+        other => Err(Box::new(
+            Diagnostic::error(codes::BAD_DTYPE, format!("expected a dtype, got a {}", other.type_name()), span).with_label("not a dtype"),
+        )),
+    }
+}
+
+fn shape_values<'a>(v: &Value<'a>) -> Vec<Value<'a>> {
+    v.as_sequence().unwrap_or_else(|| vec![v.clone()])
+}
+
+/// `T.float32(x)`: a cast (or a typed constant).
+pub(crate) fn dtype_call<'a>(ev: &mut Evaluator<'a>, d: DType, args: Vec<Value<'a>>, span: Span) -> EResult<Value<'a>> {
+    let [x] = args.as_slice() else {
+        return Err(err(codes::BAD_ARGUMENTS, format!("`T.{}(...)` takes one value", d.tilelang_name()), span));
+    };
+    cast(ev, x, d, span)
+}
+
+fn cast<'a>(ev: &mut Evaluator<'a>, x: &Value<'a>, d: DType, span: Span) -> EResult<Value<'a>> {
+    let st = ev.stager("a typed value", span)?;
+    let e = st.to_expr(x, Some(d), span)?;
+    Ok(Value::Expr(st.cast(e, d, span)?))
+}
+
+fn unary_math<'a>(ev: &mut Evaluator<'a>, op: UnaryOp, x: &Value<'a>, span: Span) -> EResult<Value<'a>> {
+    if let Some(f) = x.as_number() {
+        if !x.is_staged() && matches!(x, Value::Float(_) | Value::Int(_)) {
+            let r = match op {
+                UnaryOp::Exp => f.exp(),
+                UnaryOp::Exp2 => f.exp2(),
+                UnaryOp::Log => f.ln(),
+                UnaryOp::Log2 => f.log2(),
+                UnaryOp::Sqrt => f.sqrt(),
+                UnaryOp::Rsqrt => 1.0 / f.sqrt(),
+                UnaryOp::Abs => {
+                    if let Value::Int(i) = x {
+                        return Ok(Value::Int(i.saturating_abs()));
+                    }
+                    f.abs()
+                }
+                UnaryOp::Sigmoid => 1.0 / (1.0 + (-f).exp()),
+                UnaryOp::Tanh => f.tanh(),
+                UnaryOp::Sin => f.sin(),
+                UnaryOp::Cos => f.cos(),
+                UnaryOp::Floor => f.floor(),
+                UnaryOp::Ceil => f.ceil(),
+                UnaryOp::Round => f.round_ties_even(),
+                UnaryOp::IsNan => return Ok(Value::Bool(f.is_nan())),
+                UnaryOp::IsInf => return Ok(Value::Bool(f.is_infinite())),
+                _ => f,
+            };
+            return Ok(Value::Float(r));
+        }
+    }
+    let st = ev.stager("a math function on run-time values", span)?;
+    let mut e = st.to_expr(x, None, span)?;
+    if op.is_float_math() && !st.ty(e).is_float() {
+        e = st.cast(e, DType::F32, span)?;
+    }
+    Ok(Value::Expr(st.unary(op, e, span)?))
+}
+
+fn binary_values<'a>(ev: &mut Evaluator<'a>, op: BinaryOp, a: &Value<'a>, b: &Value<'a>, span: Span) -> EResult<Value<'a>> {
+    let st = ev.stager("a run-time expression", span)?;
+    Ok(Value::Expr(st.op_values(op, a, b, span)?))
+}
+
+/// A resolved tile-op operand.
+struct Operand {
+    region: Region,
+    /// Every index was a point: a head address whose extents may be taken
+    /// from the other operand.
+    head: bool,
+    span: Span,
+}
+
+fn operand<'a>(ev: &mut Evaluator<'a>, v: &Value<'a>, what: &str, span: Span) -> EResult<Operand> {
+    let st = ev.stager(what, span)?;
+    match v {
+        Value::Buffer(b) => {
+            let shape = st.func.buffers[*b].shape.clone();
+            let ranges = shape
+                .into_iter()
+                .map(|extent| Range { start: st.int(0), extent })
+                .collect();
+            Ok(Operand { region: Region { buffer: *b, ranges }, head: false, span })
+        }
+        Value::Access(a) => {
+            let shape = st.func.buffers[a.buffer].shape.clone();
+            let mut ranges = Vec::new();
+            let mut head = true;
+            for (i, &dim) in shape.iter().enumerate() {
+                match a.items.get(i) {
+                    Some(IndexItem::Point(e)) => {
+                        let one = st.lit(Literal::Int(1, st.ty(*e)));
+                        ranges.push(Range { start: *e, extent: one });
+                    }
+                    Some(IndexItem::Slice { start, stop }) => {
+                        head = false;
+                        let s = match start {
+                            Some(s) => *s,
+                            None => st.int(0),
+                        };
+                        let stop = stop.unwrap_or(dim);
+                        let extent = st.extent(s, stop, a.span)?;
+                        ranges.push(Range { start: s, extent });
+                    }
+                    None => {
+                        head = false;
+                        let zero = st.int(0);
+                        ranges.push(Range { start: zero, extent: dim });
+                    }
+                }
+            }
+            Ok(Operand { region: Region { buffer: a.buffer, ranges }, head, span: a.span })
+        }
+        Value::Poison(_) => Err(super::stage::cascade()),
+        other => Err(Box::new(
+            Diagnostic::error(codes::TYPE_ERROR, format!("{what} needs a buffer or a buffer region, got a {}", other.type_name()), span)
+                .with_label("not a buffer"),
+        )),
+    }
+}
+
+/// Extents of a region as constants, where known.
+fn const_extents(f: &ir::Function, r: &Region) -> Vec<Option<i64>> {
+    r.ranges.iter().map(|rg| f.as_const_int(rg.extent)).collect()
+}
+
+fn shape_text(ext: &[Option<i64>]) -> String {
+    let parts: Vec<String> = ext.iter().map(|e| e.map_or("?".into(), |v| v.to_string())).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+fn non_unit(ext: &[Option<i64>]) -> Vec<Option<i64>> {
+    ext.iter().copied().filter(|e| *e != Some(1)).collect()
+}
+
+/// Gives a head-address operand the extents of `other`, aligned from the right.
+fn fill_head(ev: &mut Evaluator<'_>, head: &mut Operand, other: &Operand, span: Span) -> EResult<()> {
+    let st = ev.stager("a tile operation", span)?;
+    // Drop leading unit dimensions of the other side that do not fit.
+    let mut extents: Vec<Handle<ir::Expr>> = other.region.ranges.iter().map(|r| r.extent).collect();
+    while extents.len() > head.region.ranges.len() && extents.first().and_then(|e| st.func.as_const_int(*e)) == Some(1) {
+        extents.remove(0);
+    }
+    let rank = head.region.ranges.len();
+    if extents.len() > rank {
+        let name = st.func.buffers[head.region.buffer].name.clone();
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::COPY_SHAPE,
+                format!("the other operand has {} dimensions but `{name}` has only {rank}", extents.len()),
+                head.span,
+            )
+            .with_label("head address here"),
+        ));
+    }
+    let offset = rank - extents.len();
+    for (i, e) in extents.into_iter().enumerate() {
+        head.region.ranges[offset + i].extent = e;
+    }
+    Ok(())
+}
+
+fn check_same_extents(ev: &mut Evaluator<'_>, src: &Operand, dst: &Operand, what: &str, span: Span) -> EResult<()> {
+    let st = ev.stager(what, span)?;
+    let a = const_extents(&st.func, &src.region);
+    let b = const_extents(&st.func, &dst.region);
+    let (na, nb) = (non_unit(&a), non_unit(&b));
+    let known = na.iter().chain(nb.iter()).all(Option::is_some);
+    if known && na != nb {
+        let sname = st.func.buffers[src.region.buffer].name.clone();
+        let dname = st.func.buffers[dst.region.buffer].name.clone();
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::COPY_SHAPE,
+                format!("{what}: source extents {} do not match destination extents {}", shape_text(&a), shape_text(&b)),
+                span,
+            )
+            .with_secondary(src.span, format!("`{sname}` region is {}", shape_text(&a)))
+            .with_secondary(dst.span, format!("`{dname}` region is {}", shape_text(&b)))
+            .with_note("extents must agree after dropping dimensions of extent 1"),
+        ));
+    }
+    Ok(())
+}
+
+fn need_kernel<'a>(ev: &mut Evaluator<'a>, what: &str, span: Span) -> EResult<()> {
+    ev.kernel_stager(what, span).map(|_| ())
+}
+
+fn alloc<'a>(ev: &mut Evaluator<'a>, scope: Scope, shape: &Value<'a>, dtype: DType, what: &str, span: Span) -> EResult<Value<'a>> {
+    need_kernel(ev, what, span)?;
+    let shape = shape_values(shape);
+    let dims = ev.shape_exprs(&shape, span)?;
+    let st = ev.stager(what, span)?;
+    if scope != Scope::Global {
+        for (d, v) in dims.iter().zip(&shape) {
+            if st.func.as_const_int(*d).is_none() {
+                let _ = v;
+                return Err(Box::new(
+                    Diagnostic::error(codes::NOT_CONSTANT, format!("{what} needs a compile-time shape"), span)
+                        .with_label("this shape depends on run-time values")
+                        .with_note("on-chip buffers are sized when the kernel is compiled; use builder parameters for their sizes"),
+                ));
+            }
+        }
+    }
+    let b = st.add_buffer("buf", dtype, dims, scope, span);
+    st.unnamed.insert(b);
+    st.emit(Stmt::Alloc { buffer: b, init: None }, span);
+    Ok(Value::Buffer(b))
+}
+
+fn loop_range<'a>(ev: &mut Evaluator<'a>, a: &Value<'a>, b: Option<&Value<'a>>, span: Span) -> EResult<(Handle<ir::Expr>, Handle<ir::Expr>)> {
+    let (start, stop) = match b {
+        Some(stop) => (a.clone(), stop.clone()),
+        None => (Value::Int(0), a.clone()),
+    };
+    let s = ev.to_index(&start, span)?;
+    let e = ev.to_index(&stop, span)?;
+    let st = ev.stager("a loop", span)?;
+    let t = if st.ty(s).bits() >= st.ty(e).bits() { st.ty(s) } else { st.ty(e) };
+    let _ = t;
+    let extent = st.extent(s, e, span)?;
+    Ok((s, extent))
+}
+
+fn int_list(v: Option<&Value<'_>>, what: &str, span: Span) -> EResult<Option<Vec<i64>>> {
+    match v {
+        None => Ok(None),
+        Some(v) => {
+            let seq = v.as_sequence().ok_or_else(|| err(codes::BAD_TILELANG_ARGUMENT, format!("{what} must be a list of integers"), span))?;
+            seq.iter()
+                .map(|x| x.as_int().ok_or_else(|| err(codes::BAD_TILELANG_ARGUMENT, format!("{what} must be a list of integers"), span)))
+                .collect::<EResult<Vec<_>>>()
+                .map(Some)
+        }
+    }
+}
+
+/// Calls `T.<name>`.
+pub(crate) fn call<'a>(
+    ev: &mut Evaluator<'a>,
+    name: &str,
+    args: Vec<Value<'a>>,
+    kwargs: Vec<(String, Value<'a>)>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    match name {
+        "prim_func" | "macro" => Ok(Value::Builtin(if name == "prim_func" { "T.prim_func" } else { "T.macro" })),
+        "Tensor" | "Buffer" => {
+            let a = Args::new("Tensor", &["shape", "dtype", "data", "strides", "elem_offset", "scope", "align", "offset_factor", "buffer_type", "axis_separators"], args, kwargs, span)?;
+            let shape = shape_values(a.req(0, "a shape")?);
+            let dtype = match a.get(1) {
+                Some(d) => dtype_of(d, span)?,
+                None => DType::F32,
+            };
+            for v in &shape {
+                if !(v.as_int().is_some() || v.is_staged()) {
+                    return Err(Box::new(
+                        Diagnostic::error(codes::TYPE_ERROR, format!("tensor extents must be integers, got a {}", v.type_name()), span)
+                            .with_label("in this shape"),
+                    ));
+                }
+            }
+            Ok(Value::TensorType(Rc::new(TensorType { shape, dtype })))
+        }
+        "Kernel" => {
+            let threads_v = kwargs.iter().find(|(k, _)| k == "threads").map(|(_, v)| v.clone());
+            for (k, _) in &kwargs {
+                if !matches!(k.as_str(), "threads" | "prelude" | "is_cpu" | "cluster_dims") {
+                    return Err(Box::new(
+                        Diagnostic::error(codes::BAD_ARGUMENTS, format!("`T.Kernel` has no parameter `{k}`"), span).with_label("unknown keyword"),
+                    ));
+                }
+            }
+            if args.is_empty() || args.len() > 3 {
+                return Err(Box::new(
+                    Diagnostic::error(codes::BAD_TILELANG_ARGUMENT, format!("`T.Kernel` takes 1 to 3 grid extents, got {}", args.len()), span)
+                        .with_label("grid extents"),
+                ));
+            }
+            let threads = match threads_v {
+                None => 128,
+                Some(v) => {
+                    let parts = shape_values(&v);
+                    let mut total: i64 = 1;
+                    for p in parts {
+                        let n = p.as_int().ok_or_else(|| {
+                            Box::new(
+                                Diagnostic::error(codes::NOT_CONSTANT, "`threads` must be a compile-time integer", span)
+                                    .with_label(format!("got a {}", p.type_name())),
+                            )
+                        })?;
+                        total = total.saturating_mul(n);
+                    }
+                    if !(1..=4096).contains(&total) {
+                        return Err(Box::new(
+                            Diagnostic::error(codes::BAD_TILELANG_ARGUMENT, format!("`threads` must be between 1 and 4096, got {total}"), span)
+                                .with_label("thread count"),
+                        ));
+                    }
+                    u32::try_from(total).unwrap_or(128)
+                }
+            };
+            let mut grid = Vec::new();
+            for g in &args {
+                if let Some(i) = g.as_int() {
+                    if i <= 0 {
+                        return Err(Box::new(
+                            Diagnostic::error(codes::BAD_TILELANG_ARGUMENT, format!("grid extents must be positive, got {i}"), span)
+                                .with_label("grid extent"),
+                        ));
+                    }
+                }
+                grid.push(ev.to_index(g, span)?);
+            }
+            Ok(Value::Launch(Rc::new(LaunchSpec { grid, threads })))
+        }
+        "alloc_shared" | "alloc_fragment" | "alloc_local" => {
+            let a = Args::new(leak_name(name), &["shape", "dtype", "scope"], args, kwargs, span)?;
+            let dtype = dtype_of(a.req(1, "a dtype")?, span)?;
+            let scope = match name {
+                "alloc_shared" => Scope::Shared,
+                "alloc_fragment" => Scope::Fragment,
+                _ => Scope::Local,
+            };
+            alloc(ev, scope, a.req(0, "a shape")?, dtype, &format!("`T.{name}`"), span)
+        }
+        "alloc_buffer" => {
+            let a = Args::new("alloc_buffer", &["shape", "dtype", "scope"], args, kwargs, span)?;
+            let dtype = match a.get(1) {
+                Some(d) => dtype_of(d, span)?,
+                None => DType::F32,
+            };
+            let scope = match a.get(2).map(Value::to_py_str).as_deref() {
+                None | Some("shared" | "shared.dyn") => Scope::Shared,
+                Some("local.fragment") => Scope::Fragment,
+                Some("local") => Scope::Local,
+                Some("local.var") => Scope::Var,
+                Some(other) => {
+                    return Err(err(codes::UNSUPPORTED_TILELANG, format!("buffer scope {other:?} is not supported"), span));
+                }
+            };
+            alloc(ev, scope, a.req(0, "a shape")?, dtype, "`T.alloc_buffer`", span)
+        }
+        "alloc_var" => {
+            let a = Args::new("alloc_var", &["dtype", "init", "scope"], args, kwargs, span)?;
+            let dtype = dtype_of(a.req(0, "a dtype")?, span)?;
+            let init = a.get(1).cloned();
+            let v = alloc(ev, Scope::Var, &Value::Int(1), dtype, "`T.alloc_var`", span)?;
+            if let (Value::Buffer(b), Some(init)) = (&v, init) {
+                let st = ev.stager("`T.alloc_var`", span)?;
+                let e = st.to_expr(&init, Some(dtype), span)?;
+                let e = st.cast(e, dtype, span)?;
+                // The allocation was just emitted; attach the initial value.
+                if let Some(Stmt::Alloc { init, buffer }) = last_stmt_mut(st) {
+                    if *buffer == *b {
+                        *init = Some(e);
+                    }
+                }
+            }
+            Ok(v)
+        }
+        "empty" => {
+            let a = Args::new("empty", &["shape", "dtype"], args, kwargs, span)?;
+            let dtype = match a.get(1) {
+                Some(d) => dtype_of(d, span)?,
+                None => DType::F32,
+            };
+            let shape = shape_values(a.req(0, "a shape")?);
+            let dims = ev.shape_exprs(&shape, span)?;
+            let st = ev.stager("`T.empty`", span)?;
+            if st.eager.is_none() {
+                return Err(Box::new(
+                    Diagnostic::error(codes::PLACEMENT, "`T.empty` creates the output of an eager `@tilelang.jit` kernel", span)
+                        .with_label("not in an eager kernel")
+                        .with_note("in a `@T.prim_func`, declare outputs as parameters and list them in `out_idx`"),
+                ));
+            }
+            let b = st.add_buffer("out", dtype, dims, Scope::Global, span);
+            st.unnamed.insert(b);
+            if let Some(e) = st.eager.as_mut() {
+                e.outputs.push(b);
+            }
+            Ok(Value::Buffer(b))
+        }
+        "const" => {
+            let mut names = Vec::new();
+            for a in &args {
+                let Value::Str(s) = a else {
+                    return Err(err(codes::BAD_ARGUMENTS, "`T.const` takes names as strings", span));
+                };
+                names.extend(s.split([',', ' ']).filter(|n| !n.is_empty()).map(str::to_string));
+            }
+            let dtype = match kwargs.iter().find(|(k, _)| k == "dtype") {
+                Some((_, d)) => dtype_of(d, span)?,
+                None => DType::I32,
+            };
+            let values: Vec<Value<'a>> = names
+                .iter()
+                .map(|n| ev.defines.get(n).cloned().unwrap_or_else(|| Value::Symbol(Rc::from(n.as_str()), dtype)))
+                .collect();
+            Ok(if values.len() == 1 { values.into_iter().next().unwrap_or(Value::None) } else { Value::tuple(values) })
+        }
+        "dynamic" | "symbolic" => {
+            let a = Args::new("dynamic", &["name", "dtype"], args, kwargs, span)?;
+            let Value::Str(n) = a.req(0, "a name")? else {
+                return Err(err(codes::BAD_ARGUMENTS, "`T.dynamic` takes a name string", span));
+            };
+            let dtype = match a.get(1) {
+                Some(d) => dtype_of(d, span)?,
+                None => DType::I32,
+            };
+            if !dtype.is_int() {
+                return Err(err(codes::BAD_DTYPE, "symbolic sizes must have an integer dtype", span));
+            }
+            Ok(Value::Symbol(n.clone(), dtype))
+        }
+        "ceildiv" => {
+            let [a, b] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, "`T.ceildiv` takes two values", span)) };
+            if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {
+                if y == 0 {
+                    return Err(err(codes::COMPILE_TIME_ARITHMETIC, "`T.ceildiv` by zero", span));
+                }
+                return Ok(Value::Int(super::value::floor_div_i64(x.saturating_add(y - 1), y).unwrap_or(0)));
+            }
+            let sum = ev.binop(super::value::PyBinOp::Add, a, b, span)?;
+            let sum = ev.binop(super::value::PyBinOp::Sub, &sum, &Value::Int(1), span)?;
+            ev.binop(super::value::PyBinOp::FloorDiv, &sum, b, span)
+        }
+        "floordiv" | "floormod" | "truncdiv" | "truncmod" => {
+            let [a, b] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, format!("`T.{name}` takes two values"), span)) };
+            match name {
+                "floordiv" => ev.binop(super::value::PyBinOp::FloorDiv, a, b, span),
+                "floormod" => ev.binop(super::value::PyBinOp::Mod, a, b, span),
+                "truncdiv" => {
+                    if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {
+                        return x.checked_div(y).map(Value::Int).ok_or_else(|| err(codes::COMPILE_TIME_ARITHMETIC, "division by zero", span));
+                    }
+                    binary_values(ev, BinaryOp::Div, a, b, span)
+                }
+                _ => {
+                    if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {
+                        return x.checked_rem(y).map(Value::Int).ok_or_else(|| err(codes::COMPILE_TIME_ARITHMETIC, "division by zero", span));
+                    }
+                    // a - (a / b) * b with truncating division.
+                    let q = binary_values(ev, BinaryOp::Div, a, b, span)?;
+                    let qb = ev.binop(super::value::PyBinOp::Mul, &q, b, span)?;
+                    ev.binop(super::value::PyBinOp::Sub, a, &qb, span)
+                }
+            }
+        }
+        "exp" | "exp2" | "log" | "log2" | "sqrt" | "rsqrt" | "abs" | "sigmoid" | "tanh" | "sin" | "cos" | "floor" | "ceil" | "round" | "isnan" | "isinf" => {
+            let [x] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, format!("`T.{name}` takes one value"), span)) };
+            let op = UnaryOp::from_name(name).unwrap_or(UnaryOp::Abs);
+            unary_math(ev, op, x, span)
+        }
+        "max" | "min" => {
+            let [a, b] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, format!("`T.{name}` takes two values"), span)) };
+            if !a.is_staged() && !b.is_staged() {
+                return super::builtins::call(ev, if name == "max" { "max" } else { "min" }, vec![a.clone(), b.clone()], vec![], span);
+            }
+            binary_values(ev, if name == "max" { BinaryOp::Max } else { BinaryOp::Min }, a, b, span)
+        }
+        "pow" => {
+            let [a, b] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, "`T.pow` takes two values", span)) };
+            ev.binop(super::value::PyBinOp::Pow, a, b, span)
+        }
+        "clamp" => {
+            let [x, lo, hi] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, "`T.clamp` takes a value, a lower and an upper bound", span)) };
+            let m = call(ev, "max", vec![x.clone(), lo.clone()], vec![], span)?;
+            call(ev, "min", vec![m, hi.clone()], vec![], span)
+        }
+        "if_then_else" => {
+            let [c, a, b] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, "`T.if_then_else` takes a condition and two values", span)) };
+            ev.select(c, a, b, span)
+        }
+        "infinity" | "max_value" | "min_value" => {
+            let [d] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, format!("`T.{name}` takes a dtype"), span)) };
+            let d = dtype_of(d, span)?;
+            let st = ev.stager(&format!("`T.{name}`"), span)?;
+            let lit = match (name, d.kind()) {
+                ("infinity", ir::DTypeKind::Float) => {
+                    if d == DType::F8E4M3 {
+                        return Err(err(codes::BAD_DTYPE, "float8_e4m3fn has no infinity", span));
+                    }
+                    Literal::Float(f64::INFINITY, d)
+                }
+                ("infinity", _) => return Err(err(codes::BAD_DTYPE, format!("`T.infinity` needs a floating dtype, got {}", d.tilelang_name()), span)),
+                (_, ir::DTypeKind::Float) => {
+                    let m = d.max_finite().unwrap_or(f64::MAX);
+                    Literal::Float(if name == "max_value" { m } else { -m }, d)
+                }
+                _ => {
+                    let (lo, hi) = d.int_range().unwrap_or((0, 0));
+                    let v = if name == "max_value" { hi } else { lo };
+                    match d {
+                        DType::Bool => Literal::Bool(v != 0),
+                        _ => Literal::Int(i64::try_from(v).unwrap_or(-1), d),
+                    }
+                }
+            };
+            Ok(Value::Expr(st.lit(lit)))
+        }
+        "cast" => {
+            let [x, d] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, "`T.cast` takes a value and a dtype", span)) };
+            let d = dtype_of(d, span)?;
+            cast(ev, x, d, span)
+        }
+        "Cast" => {
+            let [d, x] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, "`T.Cast` takes a dtype and a value", span)) };
+            let d = dtype_of(d, span)?;
+            cast(ev, x, d, span)
+        }
+        "copy" => {
+            let a = Args::new("copy", &["src", "dst", "coalesced_width", "disable_tma", "eviction_policy", "loop_layout"], args, kwargs, span)?;
+            need_kernel(ev, "`T.copy`", span)?;
+            let mut src = operand(ev, a.req(0, "a source")?, "`T.copy`", span)?;
+            let mut dst = operand(ev, a.req(1, "a destination")?, "`T.copy`", span)?;
+            match (src.head, dst.head) {
+                (true, true) => {
+                    let st = ev.stager("`T.copy`", span)?;
+                    let rank_s = src.region.ranges.len();
+                    let rank_d = dst.region.ranges.len();
+                    let _ = st;
+                    if rank_s != rank_d {
+                        return Err(Box::new(
+                            Diagnostic::error(codes::COPY_SHAPE, "both operands of `T.copy` are single elements of different ranks", span)
+                                .with_label("give one side as a region"),
+                        ));
+                    }
+                }
+                (true, false) => fill_head(ev, &mut src, &dst, span)?,
+                (false, true) => fill_head(ev, &mut dst, &src, span)?,
+                _ => {}
+            }
+            check_same_extents(ev, &src, &dst, "`T.copy`", span)?;
+            let st = ev.stager("`T.copy`", span)?;
+            st.emit(Stmt::Copy { src: src.region, dst: dst.region }, span);
+            Ok(Value::None)
+        }
+        "gemm" => gemm(ev, args, kwargs, span),
+        "fill" | "clear" => {
+            let (target, value) = if name == "clear" {
+                let a = Args::new("clear", &["buffer"], args, kwargs, span)?;
+                (a.req(0, "a buffer")?.clone(), Value::Int(0))
+            } else {
+                let a = Args::new("fill", &["buffer", "value"], args, kwargs, span)?;
+                (a.req(0, "a buffer")?.clone(), a.req(1, "a value")?.clone())
+            };
+            need_kernel(ev, &format!("`T.{name}`"), span)?;
+            let dst = operand(ev, &target, &format!("`T.{name}`"), span)?;
+            let st = ev.stager("`T.fill`", span)?;
+            let dtype = st.func.buffers[dst.region.buffer].dtype;
+            let v = st.to_expr(&value, Some(dtype), span)?;
+            let v = st.cast(v, dtype, span)?;
+            st.emit(Stmt::Fill { dst: dst.region, value: v }, span);
+            Ok(Value::None)
+        }
+        "reduce_sum" | "reduce_max" | "reduce_min" | "reduce_abssum" | "reduce_absmax" => {
+            let kind = ReduceKind::from_name(&name["reduce_".len()..]).unwrap_or(ReduceKind::Sum);
+            let a = Args::new(leak_name(name), &["buffer", "out", "dim", "clear"], args, kwargs, span)?;
+            need_kernel(ev, &format!("`T.{name}`"), span)?;
+            let src = whole_buffer(a.req(0, "a source buffer")?, name, span)?;
+            let dst = whole_buffer(a.req(1, "an output buffer")?, name, span)?;
+            let dim = a.int(2, -1, "`dim`")?;
+            let clear = a.flag(3, true)?;
+            let st = ev.stager("a reduction", span)?;
+            let dim = check_reduce(&st.func, src, dst, dim, name, span)?;
+            st.emit(Stmt::Reduce { kind, src, dst, dim, clear }, span);
+            Ok(Value::None)
+        }
+        "cumsum" => {
+            let a = Args::new("cumsum", &["src", "dst", "dim", "reverse"], args, kwargs, span)?;
+            need_kernel(ev, "`T.cumsum`", span)?;
+            let src = whole_buffer(a.req(0, "a source buffer")?, name, span)?;
+            let dst = match a.get(1) {
+                Some(v) => whole_buffer(v, name, span)?,
+                None => src,
+            };
+            let dim = a.int(2, 0, "`dim`")?;
+            let reverse = a.flag(3, false)?;
+            let st = ev.stager("`T.cumsum`", span)?;
+            let rank = st.func.buffers[src].shape.len() as i64;
+            let d = if dim < 0 { dim + rank } else { dim };
+            if d < 0 || d >= rank {
+                return Err(err(codes::REDUCE_SHAPE, format!("`dim` {dim} is out of range for a {rank}-dimensional buffer"), span));
+            }
+            if st.const_shape_of(src) != st.const_shape_of(dst) {
+                return Err(err(codes::REDUCE_SHAPE, "`T.cumsum` source and destination must have the same shape", span));
+            }
+            st.emit(Stmt::Cumsum { src, dst, dim: u32::try_from(d).unwrap_or(0), reverse }, span);
+            Ok(Value::None)
+        }
+        "atomic_add" => {
+            let a = Args::new("atomic_add", &["dst", "value", "memory_order", "return_prev", "use_tma"], args, kwargs, span)?;
+            need_kernel(ev, "`T.atomic_add`", span)?;
+            let dst_v = a.req(0, "a destination")?.clone();
+            let val_v = a.req(1, "a value")?.clone();
+            let mut dst = operand(ev, &dst_v, "`T.atomic_add`", span)?;
+            let value_is_region = matches!(val_v, Value::Buffer(b) if !is_var_scope(ev, &b))
+                || matches!(&val_v, Value::Access(acc) if acc.items.iter().any(|i| matches!(i, IndexItem::Slice { .. })));
+            let value = if value_is_region {
+                let mut src = operand(ev, &val_v, "`T.atomic_add`", span)?;
+                match (dst.head, src.head) {
+                    (true, false) => fill_head(ev, &mut dst, &src, span)?,
+                    (false, true) => fill_head(ev, &mut src, &dst, span)?,
+                    _ => {}
+                }
+                check_same_extents(ev, &src, &dst, "`T.atomic_add`", span)?;
+                AtomicValue::Region(src.region)
+            } else {
+                let st = ev.stager("`T.atomic_add`", span)?;
+                let dtype = st.func.buffers[dst.region.buffer].dtype;
+                let e = st.to_expr(&val_v, Some(dtype), span)?;
+                AtomicValue::Scalar(st.cast(e, dtype, span)?)
+            };
+            let st = ev.stager("`T.atomic_add`", span)?;
+            st.emit(Stmt::AtomicAdd { dst: dst.region, value }, span);
+            Ok(Value::None)
+        }
+        "Pipelined" => {
+            let a = Args::new("Pipelined", &["start", "stop", "num_stages", "order", "stage", "sync", "group"], args, kwargs, span)?;
+            let (s, e) = loop_range(ev, a.req(0, "an extent")?, a.get(1), span)?;
+            let num_stages = a.int(2, 0, "`num_stages`")?;
+            if !(0..=16).contains(&num_stages) {
+                return Err(err(codes::BAD_TILELANG_ARGUMENT, format!("`num_stages` must be between 0 and 16, got {num_stages}"), span));
+            }
+            let order = int_list(a.get(3), "`order`", span)?;
+            let stage = int_list(a.get(4), "`stage`", span)?;
+            if let (Some(o), Some(st)) = (&order, &stage) {
+                if o.len() != st.len() {
+                    return Err(err(codes::BAD_TILELANG_ARGUMENT, "`order` and `stage` must have the same length", span));
+                }
+            }
+            Ok(Value::Loop(Rc::new(LoopSpec {
+                kind: LoopSpecKind::Serial(LoopKind::Pipelined { num_stages: u32::try_from(num_stages).unwrap_or(0), order, stage }),
+                ranges: vec![(s, e)],
+            })))
+        }
+        "serial" | "unroll" | "vectorized" => {
+            let a = Args::new(leak_name(name), &["start", "stop", "step", "explicit", "unroll_factor"], args, kwargs, span)?;
+            if let Some(step) = a.get(2) {
+                if step.as_int() != Some(1) {
+                    return Err(err(codes::UNSUPPORTED_TILELANG, "kernel loops with a step other than 1 are not supported", span));
+                }
+            }
+            let (s, e) = loop_range(ev, a.req(0, "an extent")?, a.get(1), span)?;
+            let kind = match name {
+                "serial" => LoopKind::Serial,
+                "unroll" => LoopKind::Unroll,
+                _ => LoopKind::Vectorized,
+            };
+            Ok(Value::Loop(Rc::new(LoopSpec { kind: LoopSpecKind::Serial(kind), ranges: vec![(s, e)] })))
+        }
+        "Parallel" => {
+            for (k, _) in &kwargs {
+                if k != "coalesced_width" && k != "loop_layout" {
+                    return Err(err(codes::BAD_ARGUMENTS, format!("`T.Parallel` has no parameter `{k}`"), span));
+                }
+            }
+            if args.is_empty() {
+                return Err(err(codes::BAD_ARGUMENTS, "`T.Parallel` needs at least one extent", span));
+            }
+            let mut ranges = Vec::new();
+            for v in &args {
+                let n = v.as_int().ok_or_else(|| {
+                    Box::new(
+                        Diagnostic::error(codes::NOT_CONSTANT, "`T.Parallel` extents must be compile-time integers", span)
+                            .with_label(format!("got a {}", v.type_name()))
+                            .with_note("parallel loops cover tiles whose size is fixed when the kernel is compiled"),
+                    )
+                })?;
+                if n <= 0 {
+                    return Err(err(codes::BAD_TILELANG_ARGUMENT, format!("`T.Parallel` extents must be positive, got {n}"), span));
+                }
+                let st = ev.stager("`T.Parallel`", span)?;
+                let zero = st.int(0);
+                let ext = st.int(n);
+                ranges.push((zero, ext));
+            }
+            Ok(Value::Loop(Rc::new(LoopSpec { kind: LoopSpecKind::Parallel, ranges })))
+        }
+        "use_swizzle" | "annotate_layout" | "no_set_max_nreg" | "disable_warp_group_reg_alloc" => {
+            // Scheduling hints: no effect on what the kernel computes.
+            need_kernel(ev, &format!("`T.{name}`"), span)?;
+            Ok(Value::None)
+        }
+        "print" => Ok(Value::None),
+        "sync_threads" => {
+            let st = ev.kernel_stager("`T.sync_threads`", span)?;
+            st.emit(Stmt::Barrier, span);
+            Ok(Value::None)
+        }
+        "get_thread_binding" => {
+            let a = Args::new("get_thread_binding", &["dim"], args, kwargs, span)?;
+            let dim = a.int(0, 0, "`dim`")?;
+            if dim != 0 {
+                return Err(err(codes::UNSUPPORTED_TILELANG, "only `T.get_thread_binding(0)` is supported (threads form one dimension)", span));
+            }
+            Ok(Value::Expr(ev.thread_var(span)?))
+        }
+        "assume" => {
+            let [c] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, "`T.assume` takes a condition", span)) };
+            match c.truthy() {
+                Some(true) => Ok(Value::None),
+                Some(false) => Err(err(codes::ASSERTION_FAILED, "`T.assume` of a condition that is false at compile time", span)),
+                None => {
+                    let st = ev.stager("`T.assume`", span)?;
+                    let cond = st.to_bool(c, span)?;
+                    st.emit(Stmt::Assume { cond }, span);
+                    Ok(Value::None)
+                }
+            }
+        }
+        other => Err(Box::new(
+            Diagnostic::error(codes::UNSUPPORTED_TILELANG, format!("`T.{other}` is not supported by tilec"), span).with_label("not supported"),
+        )),
+    }
+}
+
+fn leak_name(name: &str) -> &'static str {
+    FUNCTIONS.iter().find(|n| **n == name).copied().unwrap_or("function")
+}
+
+fn is_var_scope(ev: &Evaluator<'_>, b: &Handle<ir::Buffer>) -> bool {
+    ev.stagers.last().is_some_and(|s| s.func.buffers[*b].scope == Scope::Var)
+}
+
+fn last_stmt_mut(st: &mut super::stage::Stager) -> Option<&mut Stmt> {
+    st.last_stmt_mut()
+}
+
+fn whole_buffer(v: &Value<'_>, name: &str, span: Span) -> EResult<Handle<ir::Buffer>> {
+    match v {
+        Value::Buffer(b) => Ok(*b),
+        Value::Poison(_) => Err(super::stage::cascade()),
+        other => Err(Box::new(
+            Diagnostic::error(codes::TYPE_ERROR, format!("`T.{name}` takes whole buffers, got a {}", other.type_name()), span)
+                .with_label("not a buffer")
+                .with_note("copy the region into a buffer of its own first"),
+        )),
+    }
+}
+
+fn check_reduce(f: &ir::Function, src: Handle<ir::Buffer>, dst: Handle<ir::Buffer>, dim: i64, name: &str, span: Span) -> EResult<u32> {
+    let sb = &f.buffers[src];
+    let db = &f.buffers[dst];
+    let rank = sb.shape.len() as i64;
+    let d = if dim < 0 { dim + rank } else { dim };
+    if d < 0 || d >= rank {
+        return Err(Box::new(
+            Diagnostic::error(codes::REDUCE_SHAPE, format!("`dim` {dim} is out of range for the {rank}-dimensional `{}`", sb.name), span)
+                .with_label("reduction here"),
+        ));
+    }
+    let du = usize::try_from(d).unwrap_or(0);
+    let src_shape = f.const_shape(src);
+    let dst_shape = f.const_shape(dst);
+    if let (Some(s), Some(t)) = (src_shape, dst_shape) {
+        let mut expected: Vec<i64> = s.iter().enumerate().filter(|(i, _)| *i != du).map(|(_, v)| *v).collect();
+        if expected.is_empty() {
+            expected.push(1);
+        }
+        if expected != t {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::REDUCE_SHAPE,
+                    format!("`T.{name}` along dim {d} of `{}` {:?} gives shape {:?}, but `{}` has shape {:?}", sb.name, s, expected, db.name, t),
+                    span,
+                )
+                .with_label("shape mismatch")
+                .with_note("the output has the input's shape with the reduced dimension removed"),
+            ));
+        }
+    }
+    u32::try_from(d).map_err(|_| err(codes::REDUCE_SHAPE, "dim out of range", span))
+}
+
+fn gemm<'a>(ev: &mut Evaluator<'a>, args: Vec<Value<'a>>, kwargs: Vec<(String, Value<'a>)>, span: Span) -> EResult<Value<'a>> {
+    let a = Args::new("gemm", &["A", "B", "C", "transpose_A", "transpose_B", "policy", "clear_accum", "k_pack", "wg_wait", "mbar"], args, kwargs, span)?;
+    need_kernel(ev, "`T.gemm`", span)?;
+    let ta = a.flag(3, false)?;
+    let tb = a.flag(4, false)?;
+    let policy = match a.get(5) {
+        None => GemmPolicy::Square,
+        Some(Value::Policy(p)) => *p,
+        Some(other) => {
+            return Err(Box::new(
+                Diagnostic::error(codes::BAD_TILELANG_ARGUMENT, format!("`policy` must be a `T.GemmWarpPolicy`, got a {}", other.type_name()), span)
+                    .with_label("policy argument"),
+            ));
+        }
+    };
+    let clear_v = a.get(6).cloned().unwrap_or(Value::Bool(false));
+    let k_pack = a.int(7, 1, "`k_pack`")?;
+    if k_pack != 1 && k_pack != 2 {
+        return Err(err(codes::BAD_TILELANG_ARGUMENT, "`k_pack` must be 1 or 2", span));
+    }
+    let oa = operand(ev, a.req(0, "operand A")?, "`T.gemm`", span)?;
+    let ob = operand(ev, a.req(1, "operand B")?, "`T.gemm`", span)?;
+    let oc = operand(ev, a.req(2, "accumulator C")?, "`T.gemm`", span)?;
+    let st = ev.stager("`T.gemm`", span)?;
+    let f = &st.func;
+    for (o, which, allowed) in [
+        (&oa, "A", &[Scope::Shared, Scope::Fragment, Scope::Local][..]),
+        (&ob, "B", &[Scope::Shared, Scope::Fragment, Scope::Local][..]),
+        (&oc, "C", &[Scope::Fragment, Scope::Local][..]),
+    ] {
+        let b = &f.buffers[o.region.buffer];
+        if !allowed.contains(&b.scope) {
+            return Err(Box::new(
+                Diagnostic::error(codes::GEMM_SHAPE, format!("`T.gemm` operand {which} (`{}`) is in {} memory", b.name, b.scope.name()), o.span)
+                    .with_label(format!("{} buffer", b.scope.name()))
+                    .with_note(if which == "C" {
+                        "the accumulator must be a fragment (`T.alloc_fragment`)"
+                    } else {
+                        "copy the operand into shared memory (`T.alloc_shared` + `T.copy`) or a fragment first"
+                    }),
+            ));
+        }
+    }
+    let dims = |o: &Operand| -> Result<Vec<Option<i64>>, Box<Diagnostic>> {
+        let e = non_unit(&const_extents(f, &o.region));
+        if e.len() > 2 {
+            return Err(Box::new(
+                Diagnostic::error(codes::GEMM_SHAPE, format!("`T.gemm` operands must be 2-D tiles, this one is {}", shape_text(&e)), o.span)
+                    .with_label("not a matrix"),
+            ));
+        }
+        let mut e = e;
+        while e.len() < 2 {
+            e.insert(0, Some(1));
+        }
+        Ok(e)
+    };
+    let (da, db, dc) = (dims(&oa)?, dims(&ob)?, dims(&oc)?);
+    let (m, ka) = if ta { (da[1], da[0]) } else { (da[0], da[1]) };
+    let (kb, n) = if tb { (db[1], db[0]) } else { (db[0], db[1]) };
+    let mismatch = |x: Option<i64>, y: Option<i64>| matches!((x, y), (Some(p), Some(q)) if p != q);
+    if mismatch(ka, kb) || mismatch(m, dc[0]) || mismatch(n, dc[1]) {
+        let show = |v: Option<i64>| v.map_or("?".to_string(), |x| x.to_string());
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::GEMM_SHAPE,
+                format!(
+                    "`T.gemm` shapes do not agree: A is {}×{}{}, B is {}×{}{}, C is {}×{}",
+                    show(da[0]), show(da[1]), if ta { " (transposed)" } else { "" },
+                    show(db[0]), show(db[1]), if tb { " (transposed)" } else { "" },
+                    show(dc[0]), show(dc[1])
+                ),
+                span,
+            )
+            .with_secondary(oa.span, "A")
+            .with_secondary(ob.span, "B")
+            .with_secondary(oc.span, "C")
+            .with_note("C (M×N) += op(A) (M×K) · op(B) (K×N); `transpose_A`/`transpose_B` say whether A is stored K×M and B N×K"),
+        ));
+    }
+    let clear = st.to_bool(&clear_v, span)?;
+    st.emit(
+        Stmt::Gemm {
+            a: oa.region,
+            b: ob.region,
+            c: oc.region,
+            transpose_a: ta,
+            transpose_b: tb,
+            policy,
+            clear_accum: clear,
+        },
+        span,
+    );
+    Ok(Value::None)
+}
