@@ -1,0 +1,194 @@
+//! File-based tests of the TileLang front end.
+//!
+//! Every `*.py` file under `core/tests/front/` is compiled. Directives are
+//! comments in the file:
+//! - `# KERNEL: matmul(257, 129, 77)` — the `--kernel` expression;
+//! - `# DEFINE: NAME=VALUE` — a `-D` binding (may repeat);
+//! - `# CHECK: text` — the printed IR contains `text`, after the previous
+//!   CHECK's match (in order); `# CHECK-NOT: text` — it does not contain it
+//!   between the neighbouring CHECK matches;
+//! - `# ERROR: T0302` written at the end of a line — an error with that code
+//!   whose primary location is on that line; `# ERROR-ANYWHERE: T0200` — an
+//!   error with that code at any (or no) location; `# WARNING: W0001` — a
+//!   warning on that line.
+//!
+//! Every diagnostic must be expected. A file without ERROR directives must
+//! compile, and its printed IR must equal the snapshot `<name>.tir` beside
+//! it. Run with `TILEC_BLESS=1` to write the snapshots instead.
+
+use std::path::{Path, PathBuf};
+use tilec_core::front::{self, line_col, py, Severity};
+
+fn collect(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            collect(&p, ext, out);
+        } else if p.extension().is_some_and(|e| e == ext) {
+            out.push(p);
+        }
+    }
+}
+
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Clone)]
+struct Expected {
+    severity: &'static str,
+    code: String,
+    line: Option<usize>,
+}
+
+fn directive<'s>(line: &'s str, key: &str) -> Option<&'s str> {
+    let idx = line.find(&format!("# {key}:"))?;
+    Some(line[idx + key.len() + 3..].trim())
+}
+
+fn run_file(path: &Path, bless: bool) -> Result<(), String> {
+    let source = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let mut options = py::Options::default();
+    let mut checks: Vec<(bool, String)> = Vec::new();
+    let mut expected = Vec::new();
+    for (i, line) in source.lines().enumerate() {
+        let lineno = i + 1;
+        if let Some(k) = directive(line, "KERNEL") {
+            options.kernel = Some(k.to_string());
+        }
+        if let Some(d) = directive(line, "DEFINE") {
+            let (n, v) = d.split_once('=').ok_or("DEFINE needs NAME=VALUE")?;
+            options.defines.insert(n.trim().to_string(), v.trim().to_string());
+        }
+        if let Some(c) = directive(line, "CHECK") {
+            checks.push((true, c.to_string()));
+        }
+        if let Some(c) = directive(line, "CHECK-NOT") {
+            checks.push((false, c.to_string()));
+        }
+        if let Some(code) = directive(line, "ERROR") {
+            expected.push(Expected { severity: "error", code: code.to_string(), line: Some(lineno) });
+        }
+        if let Some(code) = directive(line, "ERROR-ANYWHERE") {
+            expected.push(Expected { severity: "error", code: code.to_string(), line: None });
+        }
+        if let Some(code) = directive(line, "WARNING") {
+            expected.push(Expected { severity: "warning", code: code.to_string(), line: Some(lineno) });
+        }
+    }
+    let out = py::compile(&source, &options);
+    let mut found: Vec<(Expected, String)> = out
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let line = (!d.primary.span.is_unknown()).then(|| line_col(&source, d.primary.span.start).0);
+            let sev = if d.severity == Severity::Error { "error" } else { "warning" };
+            (Expected { severity: sev, code: d.code.to_string(), line }, d.message.clone())
+        })
+        .collect();
+    let mut problems = Vec::new();
+    for e in &expected {
+        let pos = found.iter().position(|(f, _)| {
+            f.severity == e.severity && f.code == e.code && (e.line.is_none() || f.line == e.line)
+        });
+        match pos {
+            Some(p) => {
+                found.remove(p);
+            }
+            None => problems.push(format!("missing {} {} at line {:?}", e.severity, e.code, e.line)),
+        }
+    }
+    for (f, msg) in &found {
+        problems.push(format!("unexpected {} {} at line {:?}: {msg}", f.severity, f.code, f.line));
+    }
+    if !problems.is_empty() {
+        return Err(problems.join("\n"));
+    }
+    let has_error = expected.iter().any(|e| e.severity == "error");
+    if has_error {
+        if out.module.is_some() {
+            return Err("errors were reported but a module was still produced".into());
+        }
+        return Ok(());
+    }
+    let module = out.module.ok_or("no module produced and no error expected")?;
+    let text = tilec_core::text::print_module(&module);
+    // CHECK lines, in order.
+    let mut pos = 0;
+    let mut pending_not: Vec<String> = Vec::new();
+    for (positive, pat) in &checks {
+        if *positive {
+            let Some(idx) = text[pos..].find(pat.as_str()) else {
+                return Err(format!("CHECK not found after offset {pos}: {pat}\n--- IR ---\n{text}"));
+            };
+            for n in pending_not.drain(..) {
+                if text[pos..pos + idx].contains(&n) {
+                    return Err(format!("CHECK-NOT matched: {n}\n--- IR ---\n{text}"));
+                }
+            }
+            pos += idx + pat.len();
+        } else {
+            pending_not.push(pat.clone());
+        }
+    }
+    for n in pending_not {
+        if text[pos..].contains(&n) {
+            return Err(format!("CHECK-NOT matched: {n}\n--- IR ---\n{text}"));
+        }
+    }
+    let snapshot = path.with_extension("tir");
+    if bless {
+        std::fs::write(&snapshot, &text).map_err(|e| e.to_string())?;
+    } else {
+        let want = std::fs::read_to_string(&snapshot)
+            .map_err(|_| format!("missing snapshot {} (run with TILEC_BLESS=1)", snapshot.display()))?;
+        if want != text {
+            return Err(format!("printed IR differs from {}:\n{}", snapshot.display(), diff(&want, &text)));
+        }
+    }
+    Ok(())
+}
+
+fn diff(want: &str, got: &str) -> String {
+    let mut out = String::new();
+    let (w, g): (Vec<&str>, Vec<&str>) = (want.lines().collect(), got.lines().collect());
+    for i in 0..w.len().max(g.len()) {
+        match (w.get(i), g.get(i)) {
+            (Some(a), Some(b)) if a == b => {}
+            (a, b) => {
+                out.push_str(&format!("line {}:\n  - {}\n  + {}\n", i + 1, a.unwrap_or(&""), b.unwrap_or(&"")));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn front_end_file_tests() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/front");
+    let mut files = Vec::new();
+    collect(&root, "py", &mut files);
+    let bless = std::env::var_os("TILEC_BLESS").is_some();
+    let mut failures = Vec::new();
+    for f in &files {
+        if let Err(e) = run_file(f, bless) {
+            failures.push(format!("{}:\n{e}", f.display()));
+        }
+    }
+    assert!(files.len() >= 60, "expected at least 60 front-end test files, found {}", files.len());
+    assert!(failures.is_empty(), "{} of {} front-end tests failed:\n\n{}", failures.len(), files.len(), failures.join("\n\n"));
+}
+
+/// The examples compile without diagnostics.
+#[test]
+fn examples_compile() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let mut files = Vec::new();
+    collect(&root, "py", &mut files);
+    assert!(!files.is_empty());
+    for f in files {
+        let source = std::fs::read_to_string(&f).unwrap_or_default();
+        let out = py::compile(&source, &py::Options::default());
+        let errors: Vec<&front::Diagnostic> = out.diagnostics.iter().collect();
+        assert!(errors.is_empty(), "{}: {:?}", f.display(), errors);
+        assert!(out.module.is_some());
+    }
+}

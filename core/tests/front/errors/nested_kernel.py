@@ -1,0 +1,8 @@
+import tilelang
+import tilelang.language as T
+
+@T.prim_func
+def bad(A: T.Tensor((64,), "float32")):
+    with T.Kernel(1, threads=64) as bx:
+        with T.Kernel(1, threads=64) as by:  # ERROR: T0308
+            A[0] = 1.0

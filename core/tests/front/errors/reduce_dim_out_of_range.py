@@ -1,0 +1,15 @@
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[-1])
+def reduce_dim_out_of_range(N=64):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=64) as bx:
+            F = T.alloc_fragment((4, 16), "float32")
+            R = T.alloc_fragment((4,), "float32")
+            T.clear(F)
+            T.reduce_max(F, R, dim=2)  # ERROR: T0304
+
+    return main
