@@ -8,7 +8,9 @@
 use std::fmt;
 
 /// A scalar element type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum DType {
     Bool,
     I8,
@@ -260,7 +262,7 @@ impl fmt::Display for DType {
 fn float_to_i64(x: f64) -> i64 {
     if x.is_nan() {
         0
-    } else if x >= 9.223_372_036_854_775_807e18 {
+    } else if x >= 9.223_372_036_854_776e18 {
         // Values in [2^63, 2^64) are meaningful for u64 targets.
         if x < 1.844_674_407_370_955_2e19 {
             (x as u64) as i64
@@ -300,7 +302,11 @@ fn round_minifloat(x: f64, mantissa: i32, min_exp: i32, max: f64, has_inf: bool)
     }
     let rounded = r * quantum;
     if rounded > max {
-        return if has_inf { sign * f64::INFINITY } else { f64::NAN };
+        return if has_inf {
+            sign * f64::INFINITY
+        } else {
+            f64::NAN
+        };
     }
     sign * rounded
 }

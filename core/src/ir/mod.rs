@@ -46,7 +46,9 @@ pub use dtype::{DType, DTypeKind};
 use std::collections::BTreeMap;
 
 /// A byte range in the source file a node came from. `0..0` is "unknown".
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Span {
     pub start: u32,
     pub end: u32,
@@ -514,10 +516,7 @@ pub enum Stmt {
     },
     /// Copies `src` to `dst` (equal extents after dropping unit dimensions),
     /// converting element types as a cast does.
-    Copy {
-        src: Region,
-        dst: Region,
-    },
+    Copy { src: Region, dst: Region },
     /// `c += op(a) · op(b)`, or `c = ...` when `clear_accum` is true.
     Gemm {
         a: Region,
@@ -529,10 +528,7 @@ pub enum Stmt {
         clear_accum: Handle<Expr>,
     },
     /// Sets every element of `dst` to `value` (converted to its type).
-    Fill {
-        dst: Region,
-        value: Handle<Expr>,
-    },
+    Fill { dst: Region, value: Handle<Expr> },
     /// Reduces `src` along `dim` into `dst`, whose shape is `src`'s with
     /// `dim` removed. With `clear`, `dst` starts at the identity; otherwise
     /// the reduction combines with what `dst` holds.
@@ -551,16 +547,11 @@ pub enum Stmt {
         reverse: bool,
     },
     /// Atomically adds `value` to every element of `dst`.
-    AtomicAdd {
-        dst: Region,
-        value: AtomicValue,
-    },
+    AtomicAdd { dst: Region, value: AtomicValue },
     /// A block-wide barrier (`T.sync_threads`).
     Barrier,
     /// A fact the compiler may assume (`T.assume`).
-    Assume {
-        cond: Handle<Expr>,
-    },
+    Assume { cond: Handle<Expr> },
 }
 
 /// A sequence of statements with the source span of each.
@@ -589,9 +580,12 @@ impl Block {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&Stmt, Span)> {
-        self.stmts
-            .iter()
-            .zip(self.spans.iter().copied().chain(std::iter::repeat(Span::UNKNOWN)))
+        self.stmts.iter().zip(
+            self.spans
+                .iter()
+                .copied()
+                .chain(std::iter::repeat(Span::UNKNOWN)),
+        )
     }
 }
 
@@ -640,7 +634,11 @@ pub struct Module {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum TypeError {
     #[error("operands of `{op:?}` have different types {lhs} and {rhs}")]
-    Mismatch { op: BinaryOp, lhs: DType, rhs: DType },
+    Mismatch {
+        op: BinaryOp,
+        lhs: DType,
+        rhs: DType,
+    },
     #[error("`{op:?}` needs {expected} operands, got {found}")]
     Operand {
         op: String,

@@ -4,8 +4,8 @@
 //! `x.astype`).
 
 use super::codes;
-use super::eval::{err, seq_index, Evaluator};
-use super::value::{py_cmp, py_eq, AutotuneValue, EResult, JitValue, Value};
+use super::eval::{Evaluator, err, seq_index};
+use super::value::{AutotuneValue, EResult, JitValue, Value, py_cmp, py_eq};
 use crate::front::Diagnostic;
 use crate::ir::{DType, GemmPolicy, Span};
 use std::cell::RefCell;
@@ -15,21 +15,56 @@ use std::rc::Rc;
 /// Python built-in names.
 pub(crate) fn builtin_name<'a>(name: &str) -> Option<Value<'a>> {
     const NAMES: &[&str] = &[
-        "range", "len", "min", "max", "abs", "int", "float", "bool", "str", "tuple", "list", "dict",
-        "print", "enumerate", "zip", "sum", "any", "all", "round", "pow", "divmod", "sorted",
-        "reversed", "isinstance", "slice", "repr", "hasattr", "getattr", "map", "filter",
+        "range",
+        "len",
+        "min",
+        "max",
+        "abs",
+        "int",
+        "float",
+        "bool",
+        "str",
+        "tuple",
+        "list",
+        "dict",
+        "print",
+        "enumerate",
+        "zip",
+        "sum",
+        "any",
+        "all",
+        "round",
+        "pow",
+        "divmod",
+        "sorted",
+        "reversed",
+        "isinstance",
+        "slice",
+        "repr",
+        "hasattr",
+        "getattr",
+        "map",
+        "filter",
     ];
     match name {
         "True" => Some(Value::Bool(true)),
         "False" => Some(Value::Bool(false)),
         "None" => Some(Value::None),
-        _ => NAMES.iter().find(|n| **n == name).map(|n| Value::Builtin(n)),
+        _ => NAMES
+            .iter()
+            .find(|n| **n == name)
+            .map(|n| Value::Builtin(n)),
     }
 }
 
 fn bad_args(name: &str, span: Span, expected: &str) -> Box<Diagnostic> {
     Box::new(
-        Diagnostic::error(codes::BAD_ARGUMENTS, format!("`{name}` expects {expected}"), span).with_label("in this call"),
+        Diagnostic::error(
+            codes::BAD_ARGUMENTS,
+            format!("`{name}` expects {expected}"),
+            span,
+        )
+        .with_label("in this call"),
     )
 }
 
@@ -37,18 +72,31 @@ fn need_int(v: &Value<'_>, what: &str, span: Span) -> EResult<i64> {
     v.as_int().ok_or_else(|| {
         if v.is_staged() {
             Box::new(
-                Diagnostic::error(codes::NOT_CONSTANT, format!("{what} must be a compile-time integer"), span)
-                    .with_label("this value is only known at run time"),
+                Diagnostic::error(
+                    codes::NOT_CONSTANT,
+                    format!("{what} must be a compile-time integer"),
+                    span,
+                )
+                .with_label("this value is only known at run time"),
             )
         } else {
-            err(codes::TYPE_ERROR, format!("{what} must be an integer, not a {}", v.type_name()), span)
+            err(
+                codes::TYPE_ERROR,
+                format!("{what} must be an integer, not a {}", v.type_name()),
+                span,
+            )
         }
     })
 }
 
 fn need_number(v: &Value<'_>, what: &str, span: Span) -> EResult<f64> {
-    v.as_number()
-        .ok_or_else(|| err(codes::TYPE_ERROR, format!("{what} must be a number, not a {}", v.type_name()), span))
+    v.as_number().ok_or_else(|| {
+        err(
+            codes::TYPE_ERROR,
+            format!("{what} must be a number, not a {}", v.type_name()),
+            span,
+        )
+    })
 }
 
 /// Calls a Python built-in or a `math`/`itertools`/`tilelang` function.
@@ -65,7 +113,10 @@ pub(crate) fn call<'a>(
             if args.iter().any(Value::is_staged) {
                 return super::tl::call(ev, "serial", args, kwargs, span);
             }
-            let ints: Vec<i64> = args.iter().map(|a| need_int(a, "`range` bounds", span)).collect::<EResult<_>>()?;
+            let ints: Vec<i64> = args
+                .iter()
+                .map(|a| need_int(a, "`range` bounds", span))
+                .collect::<EResult<_>>()?;
             let (start, stop, step) = match ints.as_slice() {
                 [n] => (0, *n, 1),
                 [a, b] => (*a, *b, 1),
@@ -73,16 +124,32 @@ pub(crate) fn call<'a>(
                 _ => return Err(bad_args("range", span, "1 to 3 integers")),
             };
             if step == 0 {
-                return Err(err(codes::BAD_ARGUMENTS, "`range` step must not be zero", span));
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    "`range` step must not be zero",
+                    span,
+                ));
             }
-            let count = if step > 0 { (stop - start + step - 1).max(0) / step } else { (start - stop - step - 1).max(0) / -step };
+            let count = if step > 0 {
+                (stop - start + step - 1).max(0) / step
+            } else {
+                (start - stop - step - 1).max(0) / -step
+            };
             if count > 10_000_000 {
-                return Err(err(codes::EVAL_LIMIT, "compile-time `range` is too long", span));
+                return Err(err(
+                    codes::EVAL_LIMIT,
+                    "compile-time `range` is too long",
+                    span,
+                ));
             }
-            Ok(Value::tuple((0..count).map(|i| Value::Int(start + i * step)).collect()))
+            Ok(Value::tuple(
+                (0..count).map(|i| Value::Int(start + i * step)).collect(),
+            ))
         }
         "len" => {
-            let [v] = args.as_slice() else { return Err(bad_args("len", span, "one argument")) };
+            let [v] = args.as_slice() else {
+                return Err(bad_args("len", span, "one argument"));
+            };
             let n = match v {
                 Value::Str(s) => s.chars().count(),
                 Value::Dict(d) => d.borrow().len(),
@@ -91,7 +158,11 @@ pub(crate) fn call<'a>(
             Ok(Value::Int(i64::try_from(n).unwrap_or(i64::MAX)))
         }
         "min" | "max" => {
-            let items = if args.len() == 1 { ev.iterate(&args[0], span)? } else { args };
+            let items = if args.len() == 1 {
+                ev.iterate(&args[0], span)?
+            } else {
+                args
+            };
             if items.is_empty() {
                 return Err(bad_args(name, span, "at least one value"));
             }
@@ -106,7 +177,17 @@ pub(crate) fn call<'a>(
             }
             let mut best = items[0].clone();
             for v in &items[1..] {
-                let ord = py_cmp(v, &best).ok_or_else(|| err(codes::TYPE_ERROR, format!("cannot compare a {} and a {}", v.type_name(), best.type_name()), span))?;
+                let ord = py_cmp(v, &best).ok_or_else(|| {
+                    err(
+                        codes::TYPE_ERROR,
+                        format!(
+                            "cannot compare a {} and a {}",
+                            v.type_name(),
+                            best.type_name()
+                        ),
+                        span,
+                    )
+                })?;
                 if (name == "min" && ord.is_lt()) || (name == "max" && ord.is_gt()) {
                     best = v.clone();
                 }
@@ -114,9 +195,13 @@ pub(crate) fn call<'a>(
             Ok(best)
         }
         "abs" => {
-            let [v] = args.as_slice() else { return Err(bad_args("abs", span, "one argument")) };
+            let [v] = args.as_slice() else {
+                return Err(bad_args("abs", span, "one argument"));
+            };
             match v {
-                Value::Int(i) => Ok(Value::Int(i.checked_abs().ok_or_else(|| err(codes::COMPILE_TIME_ARITHMETIC, "integer overflow", span))?)),
+                Value::Int(i) => Ok(Value::Int(i.checked_abs().ok_or_else(|| {
+                    err(codes::COMPILE_TIME_ARITHMETIC, "integer overflow", span)
+                })?)),
                 Value::Bool(b) => Ok(Value::Int(i64::from(*b))),
                 Value::Float(f) => Ok(Value::Float(f.abs())),
                 other => super::tl::call(ev, "abs", vec![other.clone()], vec![], span),
@@ -130,11 +215,27 @@ pub(crate) fn call<'a>(
                 if f.is_finite() && f.abs() < 9.2e18 {
                     Ok(Value::Int(f.trunc() as i64))
                 } else {
-                    Err(err(codes::COMPILE_TIME_ARITHMETIC, format!("cannot convert {f} to an integer"), span))
+                    Err(err(
+                        codes::COMPILE_TIME_ARITHMETIC,
+                        format!("cannot convert {f} to an integer"),
+                        span,
+                    ))
                 }
             }
-            [Value::Str(s)] => s.trim().parse::<i64>().map(Value::Int).map_err(|_| err(codes::TYPE_ERROR, format!("invalid integer literal {s:?}"), span)),
-            [v] if v.is_staged() => super::tl::call(ev, "cast", vec![v.clone(), Value::DType(DType::I32)], vec![], span),
+            [Value::Str(s)] => s.trim().parse::<i64>().map(Value::Int).map_err(|_| {
+                err(
+                    codes::TYPE_ERROR,
+                    format!("invalid integer literal {s:?}"),
+                    span,
+                )
+            }),
+            [v] if v.is_staged() => super::tl::call(
+                ev,
+                "cast",
+                vec![v.clone(), Value::DType(DType::I32)],
+                vec![],
+                span,
+            ),
             _ => Err(bad_args("int", span, "one number or string")),
         },
         "float" => match args.as_slice() {
@@ -145,22 +246,41 @@ pub(crate) fn call<'a>(
                     "inf" | "+inf" => f64::INFINITY,
                     "-inf" => f64::NEG_INFINITY,
                     "nan" => f64::NAN,
-                    _ => t.parse::<f64>().map_err(|_| err(codes::TYPE_ERROR, format!("invalid float literal {s:?}"), span))?,
+                    _ => t.parse::<f64>().map_err(|_| {
+                        err(
+                            codes::TYPE_ERROR,
+                            format!("invalid float literal {s:?}"),
+                            span,
+                        )
+                    })?,
                 };
                 Ok(Value::Float(f))
             }
-            [v] if v.is_staged() => super::tl::call(ev, "cast", vec![v.clone(), Value::DType(DType::F32)], vec![], span),
+            [v] if v.is_staged() => super::tl::call(
+                ev,
+                "cast",
+                vec![v.clone(), Value::DType(DType::F32)],
+                vec![],
+                span,
+            ),
             [v] => Ok(Value::Float(need_number(v, "`float` argument", span)?)),
             _ => Err(bad_args("float", span, "one number or string")),
         },
         "bool" => match args.as_slice() {
             [] => Ok(Value::Bool(false)),
-            [v] => v.truthy().map(Value::Bool).ok_or_else(|| err(codes::NOT_CONSTANT, "`bool()` of a run-time value", span)),
+            [v] => v
+                .truthy()
+                .map(Value::Bool)
+                .ok_or_else(|| err(codes::NOT_CONSTANT, "`bool()` of a run-time value", span)),
             _ => Err(bad_args("bool", span, "one argument")),
         },
         "str" | "repr" => match args.as_slice() {
             [] => Ok(Value::str("")),
-            [v] => Ok(Value::str(&if name == "str" { v.to_py_str() } else { v.repr() })),
+            [v] => Ok(Value::str(&if name == "str" {
+                v.to_py_str()
+            } else {
+                v.repr()
+            })),
             _ => Err(bad_args(name, span, "one argument")),
         },
         "tuple" | "list" => {
@@ -169,7 +289,11 @@ pub(crate) fn call<'a>(
                 [v] => ev.iterate(v, span)?,
                 _ => return Err(bad_args(name, span, "at most one iterable")),
             };
-            Ok(if name == "tuple" { Value::tuple(items) } else { Value::list(items) })
+            Ok(if name == "tuple" {
+                Value::tuple(items)
+            } else {
+                Value::list(items)
+            })
         }
         "dict" => {
             let mut items: Vec<(Value<'a>, Value<'a>)> = Vec::new();
@@ -197,17 +321,34 @@ pub(crate) fn call<'a>(
                 Some(v) => need_int(&v, "`enumerate` start", span)?,
                 None => 0,
             };
-            let Some(it) = args.first() else { return Err(bad_args("enumerate", span, "an iterable")) };
+            let Some(it) = args.first() else {
+                return Err(bad_args("enumerate", span, "an iterable"));
+            };
             let items = ev.iterate(it, span)?;
-            Ok(Value::list(items.into_iter().enumerate().map(|(i, v)| Value::tuple(vec![Value::Int(start + i as i64), v])).collect()))
+            Ok(Value::list(
+                items
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, v)| Value::tuple(vec![Value::Int(start + i as i64), v]))
+                    .collect(),
+            ))
         }
         "zip" => {
-            let seqs: Vec<Vec<Value<'a>>> = args.iter().map(|a| ev.iterate(a, span)).collect::<EResult<_>>()?;
+            let seqs: Vec<Vec<Value<'a>>> = args
+                .iter()
+                .map(|a| ev.iterate(a, span))
+                .collect::<EResult<_>>()?;
             let n = seqs.iter().map(Vec::len).min().unwrap_or(0);
-            Ok(Value::list((0..n).map(|i| Value::tuple(seqs.iter().map(|s| s[i].clone()).collect())).collect()))
+            Ok(Value::list(
+                (0..n)
+                    .map(|i| Value::tuple(seqs.iter().map(|s| s[i].clone()).collect()))
+                    .collect(),
+            ))
         }
         "sum" => {
-            let Some(it) = args.first() else { return Err(bad_args("sum", span, "an iterable")) };
+            let Some(it) = args.first() else {
+                return Err(bad_args("sum", span, "an iterable"));
+            };
             let mut acc = args.get(1).cloned().unwrap_or(Value::Int(0));
             for v in ev.iterate(it, span)? {
                 acc = ev.binop(super::value::PyBinOp::Add, &acc, &v, span)?;
@@ -215,10 +356,18 @@ pub(crate) fn call<'a>(
             Ok(acc)
         }
         "any" | "all" => {
-            let Some(it) = args.first() else { return Err(bad_args(name, span, "an iterable")) };
+            let Some(it) = args.first() else {
+                return Err(bad_args(name, span, "an iterable"));
+            };
             let mut result = name == "all";
             for v in ev.iterate(it, span)? {
-                let t = v.truthy().ok_or_else(|| err(codes::NOT_CONSTANT, format!("`{name}` over run-time values"), span))?;
+                let t = v.truthy().ok_or_else(|| {
+                    err(
+                        codes::NOT_CONSTANT,
+                        format!("`{name}` over run-time values"),
+                        span,
+                    )
+                })?;
                 if name == "any" && t {
                     result = true;
                 }
@@ -232,7 +381,15 @@ pub(crate) fn call<'a>(
             [v] => {
                 let f = need_number(v, "`round` argument", span)?;
                 let r = f.round_ties_even();
-                if r.abs() < 9.2e18 { Ok(Value::Int(r as i64)) } else { Err(err(codes::COMPILE_TIME_ARITHMETIC, "cannot round to an integer", span)) }
+                if r.abs() < 9.2e18 {
+                    Ok(Value::Int(r as i64))
+                } else {
+                    Err(err(
+                        codes::COMPILE_TIME_ARITHMETIC,
+                        "cannot round to an integer",
+                        span,
+                    ))
+                }
             }
             [v, n] => {
                 let f = need_number(v, "`round` argument", span)?;
@@ -255,16 +412,24 @@ pub(crate) fn call<'a>(
             _ => Err(bad_args("divmod", span, "two arguments")),
         },
         "sorted" | "reversed" => {
-            let Some(it) = args.first() else { return Err(bad_args(name, span, "an iterable")) };
+            let Some(it) = args.first() else {
+                return Err(bad_args(name, span, "an iterable"));
+            };
             let mut items = ev.iterate(it, span)?;
             if name == "sorted" {
                 let mut failed = false;
-                items.sort_by(|a, b| py_cmp(a, b).unwrap_or_else(|| {
-                    failed = true;
-                    std::cmp::Ordering::Equal
-                }));
+                items.sort_by(|a, b| {
+                    py_cmp(a, b).unwrap_or_else(|| {
+                        failed = true;
+                        std::cmp::Ordering::Equal
+                    })
+                });
                 if failed {
-                    return Err(err(codes::TYPE_ERROR, "`sorted` over values that do not compare", span));
+                    return Err(err(
+                        codes::TYPE_ERROR,
+                        "`sorted` over values that do not compare",
+                        span,
+                    ));
                 }
                 if kw("reverse").and_then(|v| v.truthy()).unwrap_or(false) {
                     items.reverse();
@@ -275,7 +440,9 @@ pub(crate) fn call<'a>(
             Ok(Value::list(items))
         }
         "map" => {
-            let [f, it] = args.as_slice() else { return Err(bad_args("map", span, "a function and an iterable")) };
+            let [f, it] = args.as_slice() else {
+                return Err(bad_args("map", span, "a function and an iterable"));
+            };
             let items = ev.iterate(it, span)?;
             let mut out = Vec::new();
             for v in items {
@@ -284,11 +451,17 @@ pub(crate) fn call<'a>(
             Ok(Value::list(out))
         }
         "filter" => {
-            let [f, it] = args.as_slice() else { return Err(bad_args("filter", span, "a function and an iterable")) };
+            let [f, it] = args.as_slice() else {
+                return Err(bad_args("filter", span, "a function and an iterable"));
+            };
             let items = ev.iterate(it, span)?;
             let mut out = Vec::new();
             for v in items {
-                let keep = if matches!(f, Value::None) { v.clone() } else { ev.call(f.clone(), vec![v.clone()], vec![], span)? };
+                let keep = if matches!(f, Value::None) {
+                    v.clone()
+                } else {
+                    ev.call(f.clone(), vec![v.clone()], vec![], span)?
+                };
                 if keep.truthy().unwrap_or(false) {
                     out.push(v);
                 }
@@ -296,7 +469,9 @@ pub(crate) fn call<'a>(
             Ok(Value::list(out))
         }
         "isinstance" => {
-            let [v, t] = args.as_slice() else { return Err(bad_args("isinstance", span, "two arguments")) };
+            let [v, t] = args.as_slice() else {
+                return Err(bad_args("isinstance", span, "two arguments"));
+            };
             let types = t.as_sequence().unwrap_or_else(|| vec![t.clone()]);
             let r = types.iter().any(|t| match t {
                 Value::Builtin("int") => matches!(v, Value::Int(_) | Value::Bool(_)),
@@ -331,12 +506,16 @@ pub(crate) fn call<'a>(
                 [a, b, c] => vec![Some(a.clone()), Some(b.clone()), Some(c.clone())],
                 _ => return Err(bad_args("slice", span, "1 to 3 arguments")),
             };
-            let arr: [Option<Value<'a>>; 3] = [parts[0].clone(), parts[1].clone(), parts[2].clone()];
+            let arr: [Option<Value<'a>>; 3] =
+                [parts[0].clone(), parts[1].clone(), parts[2].clone()];
             Ok(Value::Slice(Rc::new(arr)))
         }
         // math
-        "math.sqrt" | "math.exp" | "math.log" | "math.log2" | "math.log10" | "math.floor" | "math.ceil" | "math.sin" | "math.cos" | "math.tanh" | "math.fabs" | "math.exp2" => {
-            let Some(v) = args.first() else { return Err(bad_args(name, span, "a number")) };
+        "math.sqrt" | "math.exp" | "math.log" | "math.log2" | "math.log10" | "math.floor"
+        | "math.ceil" | "math.sin" | "math.cos" | "math.tanh" | "math.fabs" | "math.exp2" => {
+            let Some(v) = args.first() else {
+                return Err(bad_args(name, span, "a number"));
+            };
             if v.is_staged() {
                 let tname = name.trim_start_matches("math.");
                 return super::tl::call(ev, tname, args, kwargs, span);
@@ -362,18 +541,36 @@ pub(crate) fn call<'a>(
             Ok(Value::Float(r))
         }
         "math.pow" => match args.as_slice() {
-            [a, b] => Ok(Value::Float(need_number(a, "the base", span)?.powf(need_number(b, "the exponent", span)?))),
+            [a, b] => Ok(Value::Float(
+                need_number(a, "the base", span)?.powf(need_number(b, "the exponent", span)?),
+            )),
             _ => Err(bad_args(name, span, "two numbers")),
         },
         "math.gcd" | "math.lcm" => {
-            let (Some(a), Some(b)) = (args.first(), args.get(1)) else { return Err(bad_args(name, span, "two integers")) };
-            let (a, b) = (need_int(a, "the argument", span)?, need_int(b, "the argument", span)?);
+            let (Some(a), Some(b)) = (args.first(), args.get(1)) else {
+                return Err(bad_args(name, span, "two integers"));
+            };
+            let (a, b) = (
+                need_int(a, "the argument", span)?,
+                need_int(b, "the argument", span)?,
+            );
             let g = gcd(a.abs(), b.abs());
-            Ok(Value::Int(if name == "math.gcd" { g } else if g == 0 { 0 } else { (a / g * b).abs() }))
+            Ok(Value::Int(if name == "math.gcd" {
+                g
+            } else if g == 0 {
+                0
+            } else {
+                (a / g * b).abs()
+            }))
         }
         "math.isclose" => {
-            let (Some(a), Some(b)) = (args.first(), args.get(1)) else { return Err(bad_args(name, span, "two numbers")) };
-            let (a, b) = (need_number(a, "the argument", span)?, need_number(b, "the argument", span)?);
+            let (Some(a), Some(b)) = (args.first(), args.get(1)) else {
+                return Err(bad_args(name, span, "two numbers"));
+            };
+            let (a, b) = (
+                need_number(a, "the argument", span)?,
+                need_number(b, "the argument", span)?,
+            );
             Ok(Value::Bool((a - b).abs() <= 1e-9 * a.abs().max(b.abs())))
         }
         "itertools.product" => {
@@ -398,25 +595,44 @@ pub(crate) fn call<'a>(
                     }
                 }
                 if next.len() > 1_000_000 {
-                    return Err(err(codes::EVAL_LIMIT, "`itertools.product` is too large", span));
+                    return Err(err(
+                        codes::EVAL_LIMIT,
+                        "`itertools.product` is too large",
+                        span,
+                    ));
                 }
                 result = next;
             }
             Ok(Value::list(result.into_iter().map(Value::tuple).collect()))
         }
-        "functools.partial" => Err(err(codes::UNSUPPORTED_PYTHON, "`functools.partial` is not supported", span)),
+        "functools.partial" => Err(err(
+            codes::UNSUPPORTED_PYTHON,
+            "`functools.partial` is not supported",
+            span,
+        )),
         "tilelang.jit" => {
             // `tilelang.jit(out_idx=..., pass_configs=...)`: a configured decorator,
             // or `tilelang.jit(func)`.
             if let [f] = args.as_slice() {
-                return ev.call(Value::Builtin("tilelang.jit.apply"), vec![f.clone()], kwargs, span);
+                return ev.call(
+                    Value::Builtin("tilelang.jit.apply"),
+                    vec![f.clone()],
+                    kwargs,
+                    span,
+                );
             }
             let out_idx = match kw("out_idx") {
                 None | Some(Value::None) => None,
                 Some(Value::Int(i)) => Some(vec![i]),
                 Some(v) => Some(
                     v.as_sequence()
-                        .ok_or_else(|| err(codes::BAD_TILELANG_ARGUMENT, "`out_idx` must be an int or a list of ints", span))?
+                        .ok_or_else(|| {
+                            err(
+                                codes::BAD_TILELANG_ARGUMENT,
+                                "`out_idx` must be an int or a list of ints",
+                                span,
+                            )
+                        })?
                         .iter()
                         .map(|x| need_int(x, "an `out_idx` entry", span))
                         .collect::<EResult<Vec<_>>>()?,
@@ -429,28 +645,64 @@ pub(crate) fn call<'a>(
                 }
             }
             for (k, _) in &kwargs {
-                if !matches!(k.as_str(), "out_idx" | "pass_configs" | "target" | "execution_backend" | "verbose" | "debug_root_path" | "compile_flags") {
+                if !matches!(
+                    k.as_str(),
+                    "out_idx"
+                        | "pass_configs"
+                        | "target"
+                        | "execution_backend"
+                        | "verbose"
+                        | "debug_root_path"
+                        | "compile_flags"
+                ) {
                     ev.diags.push(
-                        Diagnostic::warning(codes::IGNORED, format!("`tilelang.jit` option `{k}` is ignored by tilec"), span)
-                            .with_label("ignored"),
+                        Diagnostic::warning(
+                            codes::IGNORED,
+                            format!("`tilelang.jit` option `{k}` is ignored by tilec"),
+                            span,
+                        )
+                        .with_label("ignored"),
                     );
                 }
             }
-            Ok(Value::Jit(Rc::new(JitValue { inner: Value::None, out_idx, pass_configs, span })))
+            Ok(Value::Jit(Rc::new(JitValue {
+                inner: Value::None,
+                out_idx,
+                pass_configs,
+                span,
+            })))
         }
         "tilelang.jit.apply" => {
-            let [f] = args.as_slice() else { return Err(bad_args("tilelang.jit", span, "a function")) };
-            Ok(Value::Jit(Rc::new(JitValue { inner: f.clone(), out_idx: None, pass_configs: BTreeMap::new(), span })))
+            let [f] = args.as_slice() else {
+                return Err(bad_args("tilelang.jit", span, "a function"));
+            };
+            Ok(Value::Jit(Rc::new(JitValue {
+                inner: f.clone(),
+                out_idx: None,
+                pass_configs: BTreeMap::new(),
+                span,
+            })))
         }
         "tilelang.autotune" => {
             if let [f @ Value::Function(_)] = args.as_slice() {
-                return Ok(Value::Autotune(Rc::new(AutotuneValue { inner: f.clone(), configs: Value::None })));
+                return Ok(Value::Autotune(Rc::new(AutotuneValue {
+                    inner: f.clone(),
+                    configs: Value::None,
+                })));
             }
-            Ok(Value::Autotune(Rc::new(AutotuneValue { inner: Value::None, configs: kw("configs").unwrap_or(Value::None) })))
+            Ok(Value::Autotune(Rc::new(AutotuneValue {
+                inner: Value::None,
+                configs: kw("configs").unwrap_or(Value::None),
+            })))
         }
         "tilelang.disable_cache" | "tilelang.set_log_level" => Ok(Value::None),
         _ => Err(Box::new(
-            Diagnostic::error(codes::UNSUPPORTED_TILELANG, format!("`{name}` is not supported by tilec"), span).with_label("not supported"),
+            Diagnostic::error(
+                codes::UNSUPPORTED_TILELANG,
+                format!("`{name}` is not supported by tilec"),
+                span,
+            )
+            .with_label("not supported"),
         )),
     }
 }
@@ -460,18 +712,32 @@ fn gcd(a: i64, b: i64) -> i64 {
 }
 
 /// Attribute lookup.
-pub(crate) fn get_attr<'a>(ev: &mut Evaluator<'a>, base: &Value<'a>, name: &str, span: Span) -> EResult<Value<'a>> {
+pub(crate) fn get_attr<'a>(
+    ev: &mut Evaluator<'a>,
+    base: &Value<'a>,
+    name: &str,
+    span: Span,
+) -> EResult<Value<'a>> {
     let missing = |what: &str| -> Box<Diagnostic> {
         Box::new(
-            Diagnostic::error(codes::NO_ATTRIBUTE, format!("{what} has no attribute `{name}`"), span).with_label("unknown attribute"),
+            Diagnostic::error(
+                codes::NO_ATTRIBUTE,
+                format!("{what} has no attribute `{name}`"),
+                span,
+            )
+            .with_label("unknown attribute"),
         )
     };
     match base {
         Value::Module("T") => super::tl::attr(name).ok_or_else(|| {
             Box::new(
-                Diagnostic::error(codes::UNSUPPORTED_TILELANG, format!("`T.{name}` is not supported by tilec"), span)
-                    .with_label("not supported")
-                    .with_note("docs/tilelang-support.md lists the supported TileLang vocabulary"),
+                Diagnostic::error(
+                    codes::UNSUPPORTED_TILELANG,
+                    format!("`T.{name}` is not supported by tilec"),
+                    span,
+                )
+                .with_label("not supported")
+                .with_note("docs/tilelang-support.md lists the supported TileLang vocabulary"),
             )
         }),
         Value::Module("T.GemmWarpPolicy") => match name {
@@ -589,22 +855,25 @@ pub(crate) fn get_attr<'a>(ev: &mut Evaluator<'a>, base: &Value<'a>, name: &str,
             _ => Err(missing("a tuple")),
         },
         Value::Dict(_) => match name {
-            "get" | "items" | "keys" | "values" | "update" | "setdefault" | "pop" => Ok(Value::Method(
-                Rc::new(base.clone()),
-                match name {
-                    "get" => "dict.get",
-                    "items" => "dict.items",
-                    "keys" => "dict.keys",
-                    "values" => "dict.values",
-                    "update" => "dict.update",
-                    "setdefault" => "dict.setdefault",
-                    _ => "dict.pop",
-                },
-            )),
+            "get" | "items" | "keys" | "values" | "update" | "setdefault" | "pop" => {
+                Ok(Value::Method(
+                    Rc::new(base.clone()),
+                    match name {
+                        "get" => "dict.get",
+                        "items" => "dict.items",
+                        "keys" => "dict.keys",
+                        "values" => "dict.values",
+                        "update" => "dict.update",
+                        "setdefault" => "dict.setdefault",
+                        _ => "dict.pop",
+                    },
+                ))
+            }
             _ => Err(missing("a dict")),
         },
         Value::Str(_) => match name {
-            "split" | "strip" | "join" | "replace" | "format" | "lower" | "upper" | "startswith" | "endswith" => Ok(Value::Method(
+            "split" | "strip" | "join" | "replace" | "format" | "lower" | "upper"
+            | "startswith" | "endswith" => Ok(Value::Method(
                 Rc::new(base.clone()),
                 match name {
                     "split" => "str.split",
@@ -639,24 +908,35 @@ pub(crate) fn call_method<'a>(
 ) -> EResult<Value<'a>> {
     match (name, recv) {
         ("astype", _) => {
-            let Some(d) = args.first() else { return Err(bad_args("astype", span, "a dtype")) };
+            let Some(d) = args.first() else {
+                return Err(bad_args("astype", span, "a dtype"));
+            };
             super::tl::call(ev, "cast", vec![recv.clone(), d.clone()], kwargs, span)
         }
         ("list.append", Value::List(l)) => {
-            let [v] = args.as_slice() else { return Err(bad_args("append", span, "one value")) };
+            let [v] = args.as_slice() else {
+                return Err(bad_args("append", span, "one value"));
+            };
             l.borrow_mut().push(v.clone());
             Ok(Value::None)
         }
         ("list.extend", Value::List(l)) => {
-            let [v] = args.as_slice() else { return Err(bad_args("extend", span, "one iterable")) };
+            let [v] = args.as_slice() else {
+                return Err(bad_args("extend", span, "one iterable"));
+            };
             let items = ev.iterate(v, span)?;
             l.borrow_mut().extend(items);
             Ok(Value::None)
         }
         ("list.insert", Value::List(l)) => {
-            let [i, v] = args.as_slice() else { return Err(bad_args("insert", span, "an index and a value")) };
+            let [i, v] = args.as_slice() else {
+                return Err(bad_args("insert", span, "an index and a value"));
+            };
             let len = l.borrow().len();
-            let i = usize::try_from(need_int(i, "the index", span)?.clamp(0, i64::try_from(len).unwrap_or(0))).unwrap_or(0);
+            let i = usize::try_from(
+                need_int(i, "the index", span)?.clamp(0, i64::try_from(len).unwrap_or(0)),
+            )
+            .unwrap_or(0);
             l.borrow_mut().insert(i, v.clone());
             Ok(Value::None)
         }
@@ -671,25 +951,48 @@ pub(crate) fn call_method<'a>(
         }
         ("list.copy", Value::List(l)) => Ok(Value::list(l.borrow().clone())),
         ("seq.index", _) => {
-            let Some(x) = args.first() else { return Err(bad_args("index", span, "a value")) };
+            let Some(x) = args.first() else {
+                return Err(bad_args("index", span, "a value"));
+            };
             let items = recv.as_sequence().unwrap_or_default();
             items
                 .iter()
                 .position(|v| py_eq(v, x))
                 .map(|i| Value::Int(i64::try_from(i).unwrap_or(0)))
-                .ok_or_else(|| err(codes::INDEX_ERROR, format!("{} is not in the sequence", x.repr()), span))
+                .ok_or_else(|| {
+                    err(
+                        codes::INDEX_ERROR,
+                        format!("{} is not in the sequence", x.repr()),
+                        span,
+                    )
+                })
         }
         ("seq.count", _) => {
-            let Some(x) = args.first() else { return Err(bad_args("count", span, "a value")) };
-            let n = recv.as_sequence().unwrap_or_default().iter().filter(|v| py_eq(v, x)).count();
+            let Some(x) = args.first() else {
+                return Err(bad_args("count", span, "a value"));
+            };
+            let n = recv
+                .as_sequence()
+                .unwrap_or_default()
+                .iter()
+                .filter(|v| py_eq(v, x))
+                .count();
             Ok(Value::Int(i64::try_from(n).unwrap_or(0)))
         }
         ("dict.get", Value::Dict(d)) => {
-            let Some(k) = args.first() else { return Err(bad_args("get", span, "a key")) };
-            Ok(d.borrow().iter().find(|(key, _)| py_eq(key, k)).map(|(_, v)| v.clone()).unwrap_or_else(|| args.get(1).cloned().unwrap_or(Value::None)))
+            let Some(k) = args.first() else {
+                return Err(bad_args("get", span, "a key"));
+            };
+            Ok(d.borrow()
+                .iter()
+                .find(|(key, _)| py_eq(key, k))
+                .map(|(_, v)| v.clone())
+                .unwrap_or_else(|| args.get(1).cloned().unwrap_or(Value::None)))
         }
         ("dict.setdefault", Value::Dict(d)) => {
-            let Some(k) = args.first() else { return Err(bad_args("setdefault", span, "a key")) };
+            let Some(k) = args.first() else {
+                return Err(bad_args("setdefault", span, "a key"));
+            };
             if let Some((_, v)) = d.borrow().iter().find(|(key, _)| py_eq(key, k)) {
                 return Ok(v.clone());
             }
@@ -698,17 +1001,32 @@ pub(crate) fn call_method<'a>(
             Ok(v)
         }
         ("dict.pop", Value::Dict(d)) => {
-            let Some(k) = args.first() else { return Err(bad_args("pop", span, "a key")) };
+            let Some(k) = args.first() else {
+                return Err(bad_args("pop", span, "a key"));
+            };
             let pos = d.borrow().iter().position(|(key, _)| py_eq(key, k));
             match (pos, args.get(1)) {
                 (Some(i), _) => Ok(d.borrow_mut().remove(i).1),
                 (None, Some(default)) => Ok(default.clone()),
-                (None, None) => Err(err(codes::INDEX_ERROR, format!("key {} is not in the dict", k.repr()), span)),
+                (None, None) => Err(err(
+                    codes::INDEX_ERROR,
+                    format!("key {} is not in the dict", k.repr()),
+                    span,
+                )),
             }
         }
-        ("dict.items", Value::Dict(d)) => Ok(Value::list(d.borrow().iter().map(|(k, v)| Value::tuple(vec![k.clone(), v.clone()])).collect())),
-        ("dict.keys", Value::Dict(d)) => Ok(Value::list(d.borrow().iter().map(|(k, _)| k.clone()).collect())),
-        ("dict.values", Value::Dict(d)) => Ok(Value::list(d.borrow().iter().map(|(_, v)| v.clone()).collect())),
+        ("dict.items", Value::Dict(d)) => Ok(Value::list(
+            d.borrow()
+                .iter()
+                .map(|(k, v)| Value::tuple(vec![k.clone(), v.clone()]))
+                .collect(),
+        )),
+        ("dict.keys", Value::Dict(d)) => Ok(Value::list(
+            d.borrow().iter().map(|(k, _)| k.clone()).collect(),
+        )),
+        ("dict.values", Value::Dict(d)) => Ok(Value::list(
+            d.borrow().iter().map(|(_, v)| v.clone()).collect(),
+        )),
         ("dict.update", Value::Dict(d)) => {
             let mut pairs = Vec::new();
             if let Some(Value::Dict(other)) = args.first() {
@@ -738,13 +1056,27 @@ pub(crate) fn call_method<'a>(
         ("str.lower", Value::Str(s)) => Ok(Value::str(&s.to_lowercase())),
         ("str.upper", Value::Str(s)) => Ok(Value::str(&s.to_uppercase())),
         ("str.startswith" | "str.endswith", Value::Str(s)) => {
-            let Some(Value::Str(p)) = args.first() else { return Err(bad_args(name, span, "a string")) };
-            Ok(Value::Bool(if name == "str.startswith" { s.starts_with(&**p) } else { s.ends_with(&**p) }))
+            let Some(Value::Str(p)) = args.first() else {
+                return Err(bad_args(name, span, "a string"));
+            };
+            Ok(Value::Bool(if name == "str.startswith" {
+                s.starts_with(&**p)
+            } else {
+                s.ends_with(&**p)
+            }))
         }
         ("str.join", Value::Str(s)) => {
-            let Some(it) = args.first() else { return Err(bad_args("join", span, "an iterable")) };
+            let Some(it) = args.first() else {
+                return Err(bad_args("join", span, "an iterable"));
+            };
             let items = ev.iterate(it, span)?;
-            Ok(Value::str(&items.iter().map(Value::to_py_str).collect::<Vec<_>>().join(s)))
+            Ok(Value::str(
+                &items
+                    .iter()
+                    .map(Value::to_py_str)
+                    .collect::<Vec<_>>()
+                    .join(s),
+            ))
         }
         ("str.replace", Value::Str(s)) => {
             let (Some(Value::Str(a)), Some(Value::Str(b))) = (args.first(), args.get(1)) else {
@@ -759,7 +1091,9 @@ pub(crate) fn call_method<'a>(
             let mut rest = &**s;
             while let Some(open) = rest.find('{') {
                 out.push_str(&rest[..open]);
-                let Some(close) = rest[open..].find('}') else { break };
+                let Some(close) = rest[open..].find('}') else {
+                    break;
+                };
                 let field = &rest[open + 1..open + close];
                 let key = field.split(':').next().unwrap_or("");
                 let v = if key.is_empty() {
@@ -768,7 +1102,10 @@ pub(crate) fn call_method<'a>(
                 } else if let Ok(i) = key.parse::<usize>() {
                     args.get(i).cloned()
                 } else {
-                    kwargs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+                    kwargs
+                        .iter()
+                        .find(|(k, _)| k == key)
+                        .map(|(_, v)| v.clone())
                 };
                 out.push_str(&v.map(|v| v.to_py_str()).unwrap_or_default());
                 rest = &rest[open + close + 1..];
@@ -776,6 +1113,10 @@ pub(crate) fn call_method<'a>(
             out.push_str(rest);
             Ok(Value::str(&out))
         }
-        _ => Err(err(codes::TYPE_ERROR, format!("method `{name}` does not apply to a {}", recv.type_name()), span)),
+        _ => Err(err(
+            codes::TYPE_ERROR,
+            format!("method `{name}` does not apply to a {}", recv.type_name()),
+            span,
+        )),
     }
 }

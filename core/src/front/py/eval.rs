@@ -23,8 +23,8 @@
 use super::codes;
 use super::stage::{self, EagerState, KernelCx, Stager};
 use super::value::{
-    py_binop, py_cmp, py_eq, Access, AutotuneValue, Closure, EResult, FunctionBody, IndexItem,
-    JitValue, KernelValue, LoopSpecKind, PyBinOp, Scope, Value,
+    Access, AutotuneValue, Closure, EResult, FunctionBody, IndexItem, JitValue, KernelValue,
+    LoopSpecKind, PyBinOp, Scope, Value, py_binop, py_cmp, py_eq,
 };
 use crate::front::Diagnostic;
 use crate::ir::{self, BinaryOp, DType, Handle, Span, Stmt, UnaryOp, VarKind};
@@ -32,6 +32,9 @@ use rustpython_ruff_python_ast as ast;
 use rustpython_ruff_text_size::Ranged;
 use std::collections::BTreeMap;
 use std::rc::Rc;
+
+/// Evaluated positional and keyword arguments of a call.
+pub(crate) type CallArgs<'a> = (Vec<Value<'a>>, Vec<(String, Value<'a>)>);
 
 /// Control flow out of a statement.
 pub(crate) enum Flow<'a> {
@@ -113,9 +116,13 @@ impl<'a> Evaluator<'a> {
         let s = self.stager(what, span)?;
         if s.kernel.is_none() {
             return Err(Box::new(
-                Diagnostic::error(codes::PLACEMENT, format!("{what} must be inside a `T.Kernel` scope"), span)
-                    .with_label("outside any kernel launch")
-                    .with_note("wrap the code in `with T.Kernel(grid..., threads=N) as (bx, ...):`"),
+                Diagnostic::error(
+                    codes::PLACEMENT,
+                    format!("{what} must be inside a `T.Kernel` scope"),
+                    span,
+                )
+                .with_label("outside any kernel launch")
+                .with_note("wrap the code in `with T.Kernel(grid..., threads=N) as (bx, ...):`"),
             ));
         }
         Ok(s)
@@ -159,7 +166,11 @@ impl<'a> Evaluator<'a> {
 
     /// Runs a block. In a staged frame every statement error is reported
     /// and the block goes on; otherwise the first error propagates.
-    pub fn exec_block(&mut self, stmts: &'a [ast::Stmt], scope: &Rc<Scope<'a>>) -> EResult<Flow<'a>> {
+    pub fn exec_block(
+        &mut self,
+        stmts: &'a [ast::Stmt],
+        scope: &Rc<Scope<'a>>,
+    ) -> EResult<Flow<'a>> {
         for stmt in stmts {
             match self.exec_stmt(stmt, scope) {
                 Ok(Flow::Normal) => {}
@@ -244,18 +255,25 @@ impl<'a> Evaluator<'a> {
                 match cond.truthy() {
                     Some(true) => {}
                     Some(false) => {
-                        let mut d = Diagnostic::error(codes::ASSERTION_FAILED, "assertion failed at compile time", span)
-                            .with_label("this condition is false for the values given");
-                        if let Some(msg) = &s.msg {
-                            if let Ok(m) = self.eval(msg, scope) {
-                                d = d.with_note(m.to_py_str());
-                            }
+                        let mut d = Diagnostic::error(
+                            codes::ASSERTION_FAILED,
+                            "assertion failed at compile time",
+                            span,
+                        )
+                        .with_label("this condition is false for the values given");
+                        if let Some(msg) = &s.msg
+                            && let Ok(m) = self.eval(msg, scope)
+                        {
+                            d = d.with_note(m.to_py_str());
                         }
                         return Err(Box::new(d));
                     }
                     None => {
-                        let c = self.stager("a run-time `assert`", span)?.to_bool(&cond, span)?;
-                        self.stager("assert", span)?.emit(Stmt::Assume { cond: c }, span);
+                        let c = self
+                            .stager("a run-time `assert`", span)?
+                            .bool_expr(&cond, span)?;
+                        self.stager("assert", span)?
+                            .emit(Stmt::Assume { cond: c }, span);
                     }
                 }
             }
@@ -265,8 +283,12 @@ impl<'a> Evaluator<'a> {
                     None => String::new(),
                 };
                 return Err(Box::new(
-                    Diagnostic::error(codes::ASSERTION_FAILED, format!("`raise` reached at compile time: {msg}"), span)
-                        .with_label("raised here"),
+                    Diagnostic::error(
+                        codes::ASSERTION_FAILED,
+                        format!("`raise` reached at compile time: {msg}"),
+                        span,
+                    )
+                    .with_label("raised here"),
                 ));
             }
             ast::Stmt::Delete(s) => {
@@ -283,12 +305,18 @@ impl<'a> Evaluator<'a> {
             ast::Stmt::Try(_) => return Err(unsupported_python("`try` statements", span)),
             ast::Stmt::Match(_) => return Err(unsupported_python("`match` statements", span)),
             ast::Stmt::TypeAlias(_) => return Err(unsupported_python("`type` aliases", span)),
-            ast::Stmt::IpyEscapeCommand(_) => return Err(unsupported_python("IPython escapes", span)),
+            ast::Stmt::IpyEscapeCommand(_) => {
+                return Err(unsupported_python("IPython escapes", span));
+            }
         }
         Ok(Flow::Normal)
     }
 
-    fn define_function(&mut self, def: &'a ast::StmtFunctionDef, scope: &Rc<Scope<'a>>) -> EResult<Value<'a>> {
+    fn define_function(
+        &mut self,
+        def: &'a ast::StmtFunctionDef,
+        scope: &Rc<Scope<'a>>,
+    ) -> EResult<Value<'a>> {
         let span = span_of(def);
         if def.is_async {
             return Err(unsupported_python("`async def`", span));
@@ -310,7 +338,11 @@ impl<'a> Evaluator<'a> {
         Ok(value)
     }
 
-    fn eval_defaults(&mut self, params: &'a ast::Parameters, scope: &Rc<Scope<'a>>) -> EResult<Vec<(String, Value<'a>)>> {
+    fn eval_defaults(
+        &mut self,
+        params: &'a ast::Parameters,
+        scope: &Rc<Scope<'a>>,
+    ) -> EResult<Vec<(String, Value<'a>)>> {
         let mut out = Vec::new();
         for p in params
             .posonlyargs
@@ -325,15 +357,28 @@ impl<'a> Evaluator<'a> {
         Ok(out)
     }
 
-    fn apply_decorator(&mut self, decorator: Value<'a>, func: Value<'a>, span: Span) -> EResult<Value<'a>> {
+    fn apply_decorator(
+        &mut self,
+        decorator: Value<'a>,
+        func: Value<'a>,
+        span: Span,
+    ) -> EResult<Value<'a>> {
         match decorator {
             Value::Builtin("T.prim_func") => match func {
                 Value::Function(c) => self.stage_prim_func(&c),
-                other => Err(err(codes::TYPE_ERROR, format!("`T.prim_func` applied to a {}", other.type_name()), span)),
+                other => Err(err(
+                    codes::TYPE_ERROR,
+                    format!("`T.prim_func` applied to a {}", other.type_name()),
+                    span,
+                )),
             },
             Value::Builtin("T.macro") => match func {
                 Value::Function(c) => Ok(Value::Macro(c)),
-                other => Err(err(codes::TYPE_ERROR, format!("`T.macro` applied to a {}", other.type_name()), span)),
+                other => Err(err(
+                    codes::TYPE_ERROR,
+                    format!("`T.macro` applied to a {}", other.type_name()),
+                    span,
+                )),
             },
             Value::Builtin("tilelang.jit") => self.apply_jit(
                 JitValue {
@@ -357,10 +402,12 @@ impl<'a> Evaluator<'a> {
                 inner: func,
                 configs: Value::None,
             }))),
-            Value::Autotune(a) if matches!(a.inner, Value::None) => Ok(Value::Autotune(Rc::new(AutotuneValue {
-                inner: func,
-                configs: a.configs.clone(),
-            }))),
+            Value::Autotune(a) if matches!(a.inner, Value::None) => {
+                Ok(Value::Autotune(Rc::new(AutotuneValue {
+                    inner: func,
+                    configs: a.configs.clone(),
+                })))
+            }
             Value::Function(_) => self.call(decorator, vec![func], vec![], span),
             // Decorators we do not model (`functools.lru_cache`,
             // `torch.no_grad()`, ...) leave the function as it is.
@@ -381,7 +428,8 @@ impl<'a> Evaluator<'a> {
 
     fn exec_if(&mut self, s: &'a ast::StmtIf, scope: &Rc<Scope<'a>>) -> EResult<Flow<'a>> {
         // Build the chain of (condition, body) pairs.
-        let mut clauses: Vec<(Option<&'a ast::Expr>, &'a [ast::Stmt])> = vec![(Some(&s.test), &s.body)];
+        let mut clauses: Vec<(Option<&'a ast::Expr>, &'a [ast::Stmt])> =
+            vec![(Some(&s.test), &s.body)];
         for c in &s.elif_else_clauses {
             clauses.push((c.test.as_ref(), &c.body));
         }
@@ -406,7 +454,9 @@ impl<'a> Evaluator<'a> {
             Some(false) => self.exec_if_chain(&clauses[1..], scope, span),
             None => {
                 let tspan = span_of(test);
-                let c = self.stager("a run-time `if`", tspan)?.to_bool(&cond, tspan)?;
+                let c = self
+                    .stager("a run-time `if`", tspan)?
+                    .bool_expr(&cond, tspan)?;
                 self.stager("if", span)?.push_block();
                 let then_flow = self.exec_block(body, scope);
                 let then = self.stager("if", span)?.pop_block();
@@ -415,7 +465,14 @@ impl<'a> Evaluator<'a> {
                 let else_flow = self.exec_if_chain(&clauses[1..], scope, span);
                 let otherwise = self.stager("if", span)?.pop_block();
                 self.check_no_escape(else_flow?, span)?;
-                self.stager("if", span)?.emit(Stmt::If { cond: c, then, otherwise }, span);
+                self.stager("if", span)?.emit(
+                    Stmt::If {
+                        cond: c,
+                        then,
+                        otherwise,
+                    },
+                    span,
+                );
                 Ok(Flow::Normal)
             }
         }
@@ -432,7 +489,9 @@ impl<'a> Evaluator<'a> {
                     span,
                 )
                 .with_label("this construct depends on run-time values")
-                .with_note("restructure the code so that control flow does not escape run-time branches"),
+                .with_note(
+                    "restructure the code so that control flow does not escape run-time branches",
+                ),
             )),
         }
     }
@@ -466,16 +525,16 @@ impl<'a> Evaluator<'a> {
     /// Evaluates a `for` iterable; `range(...)` in staged code makes a
     /// serial kernel loop, as in TileLang.
     fn eval_iterable(&mut self, iter: &'a ast::Expr, scope: &Rc<Scope<'a>>) -> EResult<Value<'a>> {
-        if self.staged_frame() {
-            if let ast::Expr::Call(call) = iter {
-                let callee = self.eval(&call.func, scope)?;
-                if matches!(callee, Value::Builtin("range")) {
-                    let (args, kwargs) = self.eval_args(&call.arguments, scope)?;
-                    return self.call_builtin("T.serial", args, kwargs, span_of(iter));
-                }
+        if self.staged_frame()
+            && let ast::Expr::Call(call) = iter
+        {
+            let callee = self.eval(&call.func, scope)?;
+            if matches!(callee, Value::Builtin("range")) {
                 let (args, kwargs) = self.eval_args(&call.arguments, scope)?;
-                return self.call(callee, args, kwargs, span_of(iter));
+                return self.call_builtin("T.serial", args, kwargs, span_of(iter));
             }
+            let (args, kwargs) = self.eval_args(&call.arguments, scope)?;
+            return self.call(callee, args, kwargs, span_of(iter));
         }
         self.eval(iter, scope)
     }
@@ -494,16 +553,30 @@ impl<'a> Evaluator<'a> {
                 .iter()
                 .map(|e| match e {
                     ast::Expr::Name(n) => Ok((n.id.to_string(), span_of(n))),
-                    other => Err(err(codes::BAD_ASSIGNMENT, "loop variables must be plain names", span_of(other))),
+                    other => Err(err(
+                        codes::BAD_ASSIGNMENT,
+                        "loop variables must be plain names",
+                        span_of(other),
+                    )),
                 })
                 .collect::<EResult<_>>()?,
-            other => return Err(err(codes::BAD_ASSIGNMENT, "loop variables must be plain names", span_of(other))),
+            other => {
+                return Err(err(
+                    codes::BAD_ASSIGNMENT,
+                    "loop variables must be plain names",
+                    span_of(other),
+                ));
+            }
         };
         if names.len() != spec.ranges.len() {
             return Err(Box::new(
                 Diagnostic::error(
                     codes::BAD_TILELANG_ARGUMENT,
-                    format!("the loop has {} extents but {} loop variables", spec.ranges.len(), names.len()),
+                    format!(
+                        "the loop has {} extents but {} loop variables",
+                        spec.ranges.len(),
+                        names.len()
+                    ),
                     span_of(&*s.target),
                 )
                 .with_label("loop variables here"),
@@ -580,7 +653,10 @@ impl<'a> Evaluator<'a> {
     fn exec_with(&mut self, s: &'a ast::StmtWith, scope: &Rc<Scope<'a>>) -> EResult<Flow<'a>> {
         let span = span_of(s);
         let [item] = s.items.as_slice() else {
-            return Err(unsupported_python("`with` with several context managers", span));
+            return Err(unsupported_python(
+                "`with` with several context managers",
+                span,
+            ));
         };
         let ctx = self.eval(&item.context_expr, scope)?;
         let Value::Launch(launch) = ctx else {
@@ -596,9 +672,15 @@ impl<'a> Evaluator<'a> {
         let stager = self.stager("`T.Kernel`", span)?;
         if stager.kernel.is_some() || stager.block_depth() > 1 {
             return Err(Box::new(
-                Diagnostic::error(codes::PLACEMENT, "`T.Kernel` must be at the top level of the kernel function", span)
-                    .with_label("nested inside another construct")
-                    .with_note("several `T.Kernel` scopes may follow one another, but they cannot nest"),
+                Diagnostic::error(
+                    codes::PLACEMENT,
+                    "`T.Kernel` must be at the top level of the kernel function",
+                    span,
+                )
+                .with_label("nested inside another construct")
+                .with_note(
+                    "several `T.Kernel` scopes may follow one another, but they cannot nest",
+                ),
             ));
         }
         let axis_names = ["bx", "by", "bz"];
@@ -610,17 +692,30 @@ impl<'a> Evaluator<'a> {
                 .iter()
                 .map(|e| match e {
                     ast::Expr::Name(n) => Ok(n.id.to_string()),
-                    other => Err(err(codes::BAD_ASSIGNMENT, "kernel indices must be bound to plain names", span_of(other))),
+                    other => Err(err(
+                        codes::BAD_ASSIGNMENT,
+                        "kernel indices must be bound to plain names",
+                        span_of(other),
+                    )),
                 })
                 .collect::<EResult<_>>()?,
-            Some(other) => return Err(err(codes::BAD_ASSIGNMENT, "kernel indices must be bound to plain names", span_of(other))),
+            Some(other) => {
+                return Err(err(
+                    codes::BAD_ASSIGNMENT,
+                    "kernel indices must be bound to plain names",
+                    span_of(other),
+                ));
+            }
         };
         let dims = launch.grid.len();
         if target_names.len() > 1 && target_names.len() != dims {
             return Err(Box::new(
                 Diagnostic::error(
                     codes::BAD_TILELANG_ARGUMENT,
-                    format!("the grid has {dims} dimensions but {} names are bound", target_names.len()),
+                    format!(
+                        "the grid has {dims} dimensions but {} names are bound",
+                        target_names.len()
+                    ),
                     item.optional_vars.as_deref().map_or(span, span_of),
                 )
                 .with_label("bound here"),
@@ -636,7 +731,10 @@ impl<'a> Evaluator<'a> {
             block_vars.push(stager.add_var(&name, DType::I32, VarKind::BlockIdx));
         }
         let thread_var = stager.add_var("tx", DType::I32, VarKind::ThreadIdx);
-        let exprs: Vec<Value<'a>> = block_vars.iter().map(|v| Value::Expr(stager.var(*v))).collect();
+        let exprs: Vec<Value<'a>> = block_vars
+            .iter()
+            .map(|v| Value::Expr(stager.var(*v)))
+            .collect();
         match target_names.len() {
             0 => {}
             1 if dims == 1 => scope.set(&target_names[0], exprs[0].clone()),
@@ -673,10 +771,17 @@ impl<'a> Evaluator<'a> {
     // Assignment
     // ----------------------------------------------------------------
 
-    pub fn assign(&mut self, target: &'a ast::Expr, value: Value<'a>, scope: &Rc<Scope<'a>>, span: Span) -> EResult<()> {
+    pub fn assign(
+        &mut self,
+        target: &'a ast::Expr,
+        value: Value<'a>,
+        scope: &Rc<Scope<'a>>,
+        span: Span,
+    ) -> EResult<()> {
         match target {
             ast::Expr::Name(n) => self.assign_name(n.id.as_str(), value, scope, span_of(n)),
-            ast::Expr::Tuple(ast::ExprTuple { elts, .. }) | ast::Expr::List(ast::ExprList { elts, .. }) => {
+            ast::Expr::Tuple(ast::ExprTuple { elts, .. })
+            | ast::Expr::List(ast::ExprList { elts, .. }) => {
                 let items = match &value {
                     Value::Tuple(_) | Value::List(_) => value.as_sequence().unwrap_or_default(),
                     Value::Poison(_) => {
@@ -690,7 +795,11 @@ impl<'a> Evaluator<'a> {
                 if let Some(star) = elts.iter().position(|e| matches!(e, ast::Expr::Starred(_))) {
                     let after = elts.len() - star - 1;
                     if items.len() < elts.len() - 1 {
-                        return Err(err(codes::BAD_ASSIGNMENT, "not enough values to unpack", span));
+                        return Err(err(
+                            codes::BAD_ASSIGNMENT,
+                            "not enough values to unpack",
+                            span,
+                        ));
                     }
                     for (e, v) in elts[..star].iter().zip(&items) {
                         self.assign(e, v.clone(), scope, span)?;
@@ -708,7 +817,11 @@ impl<'a> Evaluator<'a> {
                     return Err(Box::new(
                         Diagnostic::error(
                             codes::BAD_ASSIGNMENT,
-                            format!("cannot unpack {} values into {} names", items.len(), elts.len()),
+                            format!(
+                                "cannot unpack {} values into {} names",
+                                items.len(),
+                                elts.len()
+                            ),
                             span_of(target),
                         )
                         .with_label("assignment target"),
@@ -754,22 +867,35 @@ impl<'a> Evaluator<'a> {
                     )),
                 }
             }
-            ast::Expr::Starred(_) => Err(err(codes::BAD_ASSIGNMENT, "starred assignment target outside a tuple", span)),
+            ast::Expr::Starred(_) => Err(err(
+                codes::BAD_ASSIGNMENT,
+                "starred assignment target outside a tuple",
+                span,
+            )),
             other => Err(Box::new(
-                Diagnostic::error(codes::BAD_ASSIGNMENT, "this assignment target is not supported", span_of(other))
-                    .with_label("cannot assign here"),
+                Diagnostic::error(
+                    codes::BAD_ASSIGNMENT,
+                    "this assignment target is not supported",
+                    span_of(other),
+                )
+                .with_label("cannot assign here"),
             )),
         }
     }
 
-    fn assign_name(&mut self, name: &str, value: Value<'a>, scope: &Rc<Scope<'a>>, span: Span) -> EResult<()> {
+    fn assign_name(
+        &mut self,
+        name: &str,
+        value: Value<'a>,
+        scope: &Rc<Scope<'a>>,
+        span: Span,
+    ) -> EResult<()> {
         if self.staged_frame() {
             // Writing to a `T.alloc_var` scalar stores into it.
             if let Some(Value::Buffer(b)) = scope.vars.borrow().get(name).cloned() {
-                let is_var = self
-                    .stagers
-                    .last()
-                    .is_some_and(|s| s.func.buffers[b].scope == ir::Scope::Var && !s.unnamed.contains(&b));
+                let is_var = self.stagers.last().is_some_and(|s| {
+                    s.func.buffers[b].scope == ir::Scope::Var && !s.unnamed.contains(&b)
+                });
                 let fresh = matches!(value, Value::Buffer(v) if v == b);
                 if is_var && !fresh {
                     let stager = self.kernel_stager("assignment to a `T.alloc_var`", span)?;
@@ -785,7 +911,8 @@ impl<'a> Evaluator<'a> {
                 }
                 Value::Expr(e) => {
                     let s = self.stager("assignment", span)?;
-                    let trivially_pure = matches!(s.func.exprs[*e], ir::Expr::Literal(_) | ir::Expr::Var(_));
+                    let trivially_pure =
+                        matches!(s.func.exprs[*e], ir::Expr::Literal(_) | ir::Expr::Var(_));
                     if !trivially_pure {
                         let dtype = s.ty(*e);
                         let var = s.add_var(name, dtype, VarKind::Let);
@@ -799,7 +926,7 @@ impl<'a> Evaluator<'a> {
                     let s = self.stager("assignment", span)?;
                     let rank = s.func.buffers[a.buffer].shape.len();
                     if a.items.len() == rank {
-                        let e = s.to_expr(&value, None, span)?;
+                        let e = s.value_expr(&value, None, span)?;
                         return self.assign_name(name, Value::Expr(e), scope, span);
                     }
                 }
@@ -811,7 +938,14 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Stores `value` into `buffer[items]` (every item a point).
-    pub fn store(&mut self, buffer: Handle<ir::Buffer>, items: Vec<IndexItem>, value: Value<'a>, target_span: Span, span: Span) -> EResult<()> {
+    pub fn store(
+        &mut self,
+        buffer: Handle<ir::Buffer>,
+        items: Vec<IndexItem>,
+        value: Value<'a>,
+        target_span: Span,
+        span: Span,
+    ) -> EResult<()> {
         let stager = self.kernel_stager("a buffer store", span)?;
         let mut indices = Vec::new();
         for item in items {
@@ -831,16 +965,28 @@ impl<'a> Evaluator<'a> {
             return Err(Box::new(
                 Diagnostic::error(
                     codes::BAD_SUBSCRIPT,
-                    format!("`{}` has {} dimensions but {} indices were given", b.name, b.shape.len(), indices.len()),
+                    format!(
+                        "`{}` has {} dimensions but {} indices were given",
+                        b.name,
+                        b.shape.len(),
+                        indices.len()
+                    ),
                     target_span,
                 )
                 .with_label("store target"),
             ));
         }
         let dtype = b.dtype;
-        let v = stager.to_expr(&value, Some(dtype), span)?;
+        let v = stager.value_expr(&value, Some(dtype), span)?;
         let v = stager.cast(v, dtype, span)?;
-        stager.emit(Stmt::Store { buffer, indices, value: v }, span);
+        stager.emit(
+            Stmt::Store {
+                buffer,
+                indices,
+                value: v,
+            },
+            span,
+        );
         Ok(())
     }
 
@@ -866,7 +1012,11 @@ impl<'a> Evaluator<'a> {
                 let new = self.binop(op, &current, &rhs, span)?;
                 self.assign(&s.target, new, scope, span)
             }
-            other => Err(err(codes::BAD_ASSIGNMENT, "this augmented assignment target is not supported", span_of(other))),
+            other => Err(err(
+                codes::BAD_ASSIGNMENT,
+                "this augmented assignment target is not supported",
+                span_of(other),
+            )),
         }
     }
 
@@ -912,8 +1062,12 @@ impl<'a> Evaluator<'a> {
             .or_else(|| super::builtins::builtin_name(name))
             .ok_or_else(|| {
                 Box::new(
-                    Diagnostic::error(codes::UNDEFINED_NAME, format!("name `{name}` is not defined"), span)
-                        .with_label("not defined"),
+                    Diagnostic::error(
+                        codes::UNDEFINED_NAME,
+                        format!("name `{name}` is not defined"),
+                        span,
+                    )
+                    .with_label("not defined"),
                 )
             })?;
         if let Value::Poison(cause) = &v {
@@ -926,8 +1080,14 @@ impl<'a> Evaluator<'a> {
                         span,
                     )
                     .with_label("used here")
-                    .with_secondary(d.primary.span, format!("its definition failed: {}", d.message));
-                    out.notes.push(format!("the definition failed with {}: {}", d.code, d.message));
+                    .with_secondary(
+                        d.primary.span,
+                        format!("its definition failed: {}", d.message),
+                    );
+                    out.notes.push(format!(
+                        "the definition failed with {}: {}",
+                        d.code, d.message
+                    ));
                     Box::new(out)
                 }
             });
@@ -942,7 +1102,11 @@ impl<'a> Evaluator<'a> {
             ast::Expr::Name(n) => self.lookup(n.id.as_str(), scope, span),
             ast::Expr::NumberLiteral(n) => match &n.value {
                 ast::Number::Int(i) => i.as_i64().map(Value::Int).ok_or_else(|| {
-                    err(codes::COMPILE_TIME_ARITHMETIC, "integer literal does not fit in 64 bits", span)
+                    err(
+                        codes::COMPILE_TIME_ARITHMETIC,
+                        "integer literal does not fit in 64 bits",
+                        span,
+                    )
                 }),
                 ast::Number::Float(f) => Ok(Value::Float(*f)),
                 ast::Number::Complex { .. } => Err(unsupported_python("complex numbers", span)),
@@ -969,7 +1133,13 @@ impl<'a> Evaluator<'a> {
                         }
                         None => match v {
                             Value::Dict(other) => items.extend(other.borrow().iter().cloned()),
-                            other => return Err(err(codes::TYPE_ERROR, format!("cannot unpack a {} into a dict", other.type_name()), span)),
+                            other => {
+                                return Err(err(
+                                    codes::TYPE_ERROR,
+                                    format!("cannot unpack a {} into a dict", other.type_name()),
+                                    span,
+                                ));
+                            }
                         },
                     }
                 }
@@ -1026,10 +1196,21 @@ impl<'a> Evaluator<'a> {
                     span,
                 })))
             }
-            ast::Expr::ListComp(c) => Ok(Value::list(self.eval_comprehension(&c.elt, None, &c.generators, scope)?)),
-            ast::Expr::Generator(c) => Ok(Value::list(self.eval_comprehension(&c.elt, None, &c.generators, scope)?)),
+            ast::Expr::ListComp(c) => Ok(Value::list(self.eval_comprehension(
+                &c.elt,
+                None,
+                &c.generators,
+                scope,
+            )?)),
+            ast::Expr::Generator(c) => Ok(Value::list(self.eval_comprehension(
+                &c.elt,
+                None,
+                &c.generators,
+                scope,
+            )?)),
             ast::Expr::DictComp(c) => {
-                let pairs = self.eval_comprehension(&c.key, Some(&c.value), &c.generators, scope)?;
+                let pairs =
+                    self.eval_comprehension(&c.key, Some(&c.value), &c.generators, scope)?;
                 let items = pairs
                     .into_iter()
                     .filter_map(|p| match p {
@@ -1044,8 +1225,16 @@ impl<'a> Evaluator<'a> {
                 self.assign(&n.target, v.clone(), scope, span)?;
                 Ok(v)
             }
-            ast::Expr::Starred(_) => Err(err(codes::TYPE_ERROR, "`*` unpacking is only allowed in calls and sequence literals", span)),
-            ast::Expr::Slice(_) => Err(err(codes::TYPE_ERROR, "a slice is only allowed inside a subscript", span)),
+            ast::Expr::Starred(_) => Err(err(
+                codes::TYPE_ERROR,
+                "`*` unpacking is only allowed in calls and sequence literals",
+                span,
+            )),
+            ast::Expr::Slice(_) => Err(err(
+                codes::TYPE_ERROR,
+                "a slice is only allowed inside a subscript",
+                span,
+            )),
             ast::Expr::Await(_) | ast::Expr::Yield(_) | ast::Expr::YieldFrom(_) => {
                 Err(unsupported_python("generators and `await`", span))
             }
@@ -1053,7 +1242,11 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    fn eval_fstring(&mut self, f: &'a ast::ExprFString, scope: &Rc<Scope<'a>>) -> EResult<Value<'a>> {
+    fn eval_fstring(
+        &mut self,
+        f: &'a ast::ExprFString,
+        scope: &Rc<Scope<'a>>,
+    ) -> EResult<Value<'a>> {
         let mut out = String::new();
         for part in f.value.iter() {
             match part {
@@ -1074,7 +1267,11 @@ impl<'a> Evaluator<'a> {
         Ok(Value::str(&out))
     }
 
-    fn eval_elements(&mut self, elts: &'a [ast::Expr], scope: &Rc<Scope<'a>>) -> EResult<Vec<Value<'a>>> {
+    fn eval_elements(
+        &mut self,
+        elts: &'a [ast::Expr],
+        scope: &Rc<Scope<'a>>,
+    ) -> EResult<Vec<Value<'a>>> {
         let mut out = Vec::with_capacity(elts.len());
         for e in elts {
             if let ast::Expr::Starred(s) = e {
@@ -1091,7 +1288,7 @@ impl<'a> Evaluator<'a> {
         &mut self,
         arguments: &'a ast::Arguments,
         scope: &Rc<Scope<'a>>,
-    ) -> EResult<(Vec<Value<'a>>, Vec<(String, Value<'a>)>)> {
+    ) -> EResult<CallArgs<'a>> {
         let args = self.eval_elements(&arguments.args, scope)?;
         let mut kwargs = Vec::new();
         for kw in arguments.keywords.iter() {
@@ -1103,11 +1300,23 @@ impl<'a> Evaluator<'a> {
                         for (k, v) in d.borrow().iter() {
                             match k {
                                 Value::Str(s) => kwargs.push((s.to_string(), v.clone())),
-                                _ => return Err(err(codes::BAD_ARGUMENTS, "keywords must be strings", span_of(kw))),
+                                _ => {
+                                    return Err(err(
+                                        codes::BAD_ARGUMENTS,
+                                        "keywords must be strings",
+                                        span_of(kw),
+                                    ));
+                                }
                             }
                         }
                     }
-                    other => return Err(err(codes::BAD_ARGUMENTS, format!("`**` needs a dict, got a {}", other.type_name()), span_of(kw))),
+                    other => {
+                        return Err(err(
+                            codes::BAD_ARGUMENTS,
+                            format!("`**` needs a dict, got a {}", other.type_name()),
+                            span_of(kw),
+                        ));
+                    }
                 },
             }
         }
@@ -1155,7 +1364,13 @@ impl<'a> Evaluator<'a> {
                 let c = self.eval(cond, scope)?;
                 match c.truthy() {
                     Some(b) => keep &= b,
-                    None => return Err(err(codes::NOT_CONSTANT, "comprehension conditions must be compile-time values", span_of(cond))),
+                    None => {
+                        return Err(err(
+                            codes::NOT_CONSTANT,
+                            "comprehension conditions must be compile-time values",
+                            span_of(cond),
+                        ));
+                    }
                 }
             }
             if keep {
@@ -1191,8 +1406,8 @@ impl<'a> Evaluator<'a> {
                         if t == is_and { prev } else { v }
                     } else {
                         let st = self.stager("a run-time `and`/`or`", span)?;
-                        let l = st.to_bool(&prev, span)?;
-                        let r = st.to_bool(&v, span)?;
+                        let l = st.bool_expr(&prev, span)?;
+                        let r = st.bool_expr(&v, span)?;
                         let op = if is_and { BinaryOp::And } else { BinaryOp::Or };
                         Value::Expr(st.binary(op, l, r, span)?)
                     }
@@ -1202,7 +1417,11 @@ impl<'a> Evaluator<'a> {
         Ok(acc.unwrap_or(Value::None))
     }
 
-    fn eval_compare(&mut self, c: &'a ast::ExprCompare, scope: &Rc<Scope<'a>>) -> EResult<Value<'a>> {
+    fn eval_compare(
+        &mut self,
+        c: &'a ast::ExprCompare,
+        scope: &Rc<Scope<'a>>,
+    ) -> EResult<Value<'a>> {
         let span = span_of(c);
         let mut left = self.eval(&c.left, scope)?;
         let mut result: Option<Value<'a>> = None;
@@ -1216,8 +1435,8 @@ impl<'a> Evaluator<'a> {
                     (Some(true), _) => r,
                     _ => {
                         let st = self.stager("a chained comparison", span)?;
-                        let a = st.to_bool(&prev, span)?;
-                        let b = st.to_bool(&r, span)?;
+                        let a = st.bool_expr(&prev, span)?;
+                        let b = st.bool_expr(&r, span)?;
                         Value::Expr(st.binary(BinaryOp::And, a, b, span)?)
                     }
                 },
@@ -1227,7 +1446,13 @@ impl<'a> Evaluator<'a> {
         Ok(result.unwrap_or(Value::Bool(true)))
     }
 
-    pub fn compare(&mut self, op: ast::CmpOp, a: &Value<'a>, b: &Value<'a>, span: Span) -> EResult<Value<'a>> {
+    pub fn compare(
+        &mut self,
+        op: ast::CmpOp,
+        a: &Value<'a>,
+        b: &Value<'a>,
+        span: Span,
+    ) -> EResult<Value<'a>> {
         if a.is_staged() || b.is_staged() || is_var_buffer(a) || is_var_buffer(b) {
             let ir_op = match op {
                 ast::CmpOp::Eq => BinaryOp::Eq,
@@ -1237,7 +1462,11 @@ impl<'a> Evaluator<'a> {
                 ast::CmpOp::Gt => BinaryOp::Gt,
                 ast::CmpOp::GtE => BinaryOp::Ge,
                 _ => {
-                    return Err(err(codes::TYPE_ERROR, format!("`{}` cannot compare run-time values", op.as_str()), span));
+                    return Err(err(
+                        codes::TYPE_ERROR,
+                        format!("`{}` cannot compare run-time values", op.as_str()),
+                        span,
+                    ));
                 }
             };
             let st = self.stager("a run-time comparison", span)?;
@@ -1249,9 +1478,18 @@ impl<'a> Evaluator<'a> {
             ast::CmpOp::Is => match (a, b) {
                 (Value::None, Value::None) => true,
                 (Value::Bool(x), Value::Bool(y)) => x == y,
-                _ => py_eq(a, b) && matches!((a, b), (Value::Builtin(_), _) | (Value::DType(_), _) | (Value::Module(_), _)),
+                _ => {
+                    py_eq(a, b)
+                        && matches!(
+                            (a, b),
+                            (Value::Builtin(_), _) | (Value::DType(_), _) | (Value::Module(_), _)
+                        )
+                }
             },
-            ast::CmpOp::IsNot => !matches!((a, b), (Value::None, Value::None)) && !matches!((a, b), (Value::Bool(x), Value::Bool(y)) if x == y),
+            ast::CmpOp::IsNot => {
+                !matches!((a, b), (Value::None, Value::None))
+                    && !matches!((a, b), (Value::Bool(x), Value::Bool(y)) if x == y)
+            }
             ast::CmpOp::In | ast::CmpOp::NotIn => {
                 let found = match b {
                     Value::Str(s) => match a {
@@ -1267,7 +1505,12 @@ impl<'a> Evaluator<'a> {
                 let ord = py_cmp(a, b).ok_or_else(|| {
                     err(
                         codes::TYPE_ERROR,
-                        format!("`{}` is not supported between a {} and a {}", op.as_str(), a.type_name(), b.type_name()),
+                        format!(
+                            "`{}` is not supported between a {} and a {}",
+                            op.as_str(),
+                            a.type_name(),
+                            b.type_name()
+                        ),
                         span,
                     )
                 })?;
@@ -1282,7 +1525,13 @@ impl<'a> Evaluator<'a> {
         Ok(Value::Bool(res))
     }
 
-    pub fn binop(&mut self, op: PyBinOp, a: &Value<'a>, b: &Value<'a>, span: Span) -> EResult<Value<'a>> {
+    pub fn binop(
+        &mut self,
+        op: PyBinOp,
+        a: &Value<'a>,
+        b: &Value<'a>,
+        span: Span,
+    ) -> EResult<Value<'a>> {
         if matches!(a, Value::Poison(_)) || matches!(b, Value::Poison(_)) {
             return Err(stage::cascade());
         }
@@ -1295,10 +1544,20 @@ impl<'a> Evaluator<'a> {
             None => Err(Box::new(
                 Diagnostic::error(
                     codes::TYPE_ERROR,
-                    format!("`{}` is not supported between a {} and a {}", op.symbol(), a.type_name(), b.type_name()),
+                    format!(
+                        "`{}` is not supported between a {} and a {}",
+                        op.symbol(),
+                        a.type_name(),
+                        b.type_name()
+                    ),
                     span,
                 )
-                .with_label(format!("{} {} {}", a.type_name(), op.symbol(), b.type_name())),
+                .with_label(format!(
+                    "{} {} {}",
+                    a.type_name(),
+                    op.symbol(),
+                    b.type_name()
+                )),
             )),
         }
     }
@@ -1306,7 +1565,7 @@ impl<'a> Evaluator<'a> {
     fn unaryop(&mut self, op: ast::UnaryOp, v: Value<'a>, span: Span) -> EResult<Value<'a>> {
         if v.is_staged() || is_var_buffer(&v) {
             let st = self.stager("a run-time expression", span)?;
-            let e = st.to_expr(&v, None, span)?;
+            let e = st.value_expr(&v, None, span)?;
             let t = st.ty(e);
             let r = match op {
                 ast::UnaryOp::UAdd => e,
@@ -1319,7 +1578,7 @@ impl<'a> Evaluator<'a> {
                     }
                 }
                 ast::UnaryOp::Not => {
-                    let b = st.to_bool(&Value::Expr(e), span)?;
+                    let b = st.bool_expr(&Value::Expr(e), span)?;
                     st.unary(UnaryOp::Not, b, span)?
                 }
                 ast::UnaryOp::Invert => st.unary(UnaryOp::BitNot, e, span)?,
@@ -1328,7 +1587,10 @@ impl<'a> Evaluator<'a> {
         }
         Ok(match (op, &v) {
             (ast::UnaryOp::Not, _) => Value::Bool(!v.truthy().ok_or_else(stage::cascade)?),
-            (ast::UnaryOp::USub, Value::Int(i)) => Value::Int(i.checked_neg().ok_or_else(|| err(codes::COMPILE_TIME_ARITHMETIC, "integer overflow", span))?),
+            (ast::UnaryOp::USub, Value::Int(i)) => Value::Int(
+                i.checked_neg()
+                    .ok_or_else(|| err(codes::COMPILE_TIME_ARITHMETIC, "integer overflow", span))?,
+            ),
             (ast::UnaryOp::USub, Value::Bool(b)) => Value::Int(-i64::from(*b)),
             (ast::UnaryOp::USub, Value::Float(f)) => Value::Float(-f),
             (ast::UnaryOp::UAdd, Value::Int(_) | Value::Float(_)) => v,
@@ -1338,7 +1600,11 @@ impl<'a> Evaluator<'a> {
             _ => {
                 return Err(err(
                     codes::TYPE_ERROR,
-                    format!("unary `{}` is not supported on a {}", op.as_str(), v.type_name()),
+                    format!(
+                        "unary `{}` is not supported on a {}",
+                        op.as_str(),
+                        v.type_name()
+                    ),
                     span,
                 ));
             }
@@ -1346,16 +1612,22 @@ impl<'a> Evaluator<'a> {
     }
 
     /// `cond ? a : b` with a run-time condition.
-    pub fn select(&mut self, cond: &Value<'a>, a: &Value<'a>, b: &Value<'a>, span: Span) -> EResult<Value<'a>> {
+    pub fn select(
+        &mut self,
+        cond: &Value<'a>,
+        a: &Value<'a>,
+        b: &Value<'a>,
+        span: Span,
+    ) -> EResult<Value<'a>> {
         if let Some(t) = cond.truthy() {
             return Ok(if t { a.clone() } else { b.clone() });
         }
         let st = self.stager("a run-time conditional expression", span)?;
-        let c = st.to_bool(cond, span)?;
+        let c = st.bool_expr(cond, span)?;
         // Reuse binop's operand reconciliation by building `a + 0`-free pairs.
         let (ea, eb) = {
-            let ea = st.to_expr(a, None, span);
-            let eb = st.to_expr(b, None, span);
+            let ea = st.value_expr(a, None, span);
+            let eb = st.value_expr(b, None, span);
             match (ea, eb) {
                 (Ok(x), Ok(y)) => {
                     let (tx, ty) = (st.ty(x), st.ty(y));
@@ -1364,31 +1636,52 @@ impl<'a> Evaluator<'a> {
                     } else if b.is_staged() && !a.is_staged() {
                         ty
                     } else if tx.is_float() || ty.is_float() {
-                        if tx.is_float() && (!ty.is_float() || tx.bits() >= ty.bits()) { tx } else { ty }
+                        if tx.is_float() && (!ty.is_float() || tx.bits() >= ty.bits()) {
+                            tx
+                        } else {
+                            ty
+                        }
                     } else if tx.bits() >= ty.bits() {
                         tx
                     } else {
                         ty
                     };
-                    let x = st.to_expr(a, Some(t), span)?;
-                    let y = st.to_expr(b, Some(t), span)?;
+                    let x = st.value_expr(a, Some(t), span)?;
+                    let y = st.value_expr(b, Some(t), span)?;
                     (st.cast(x, t, span)?, st.cast(y, t, span)?)
                 }
                 (Err(e), _) | (_, Err(e)) => return Err(e),
             }
         };
-        Ok(Value::Expr(st.expr(ir::Expr::Select { cond: c, then: ea, otherwise: eb }, span)?))
+        Ok(Value::Expr(st.expr(
+            ir::Expr::Select {
+                cond: c,
+                then: ea,
+                otherwise: eb,
+            },
+            span,
+        )?))
     }
 
     // ----------------------------------------------------------------
     // Subscripts
     // ----------------------------------------------------------------
 
-    fn subscript(&mut self, base: &Value<'a>, slice: &'a ast::Expr, scope: &Rc<Scope<'a>>, span: Span) -> EResult<Value<'a>> {
+    fn subscript(
+        &mut self,
+        base: &Value<'a>,
+        slice: &'a ast::Expr,
+        scope: &Rc<Scope<'a>>,
+        span: Span,
+    ) -> EResult<Value<'a>> {
         match base {
             Value::Buffer(b) => {
                 let items = self.eval_subscript_items(*b, slice, scope)?;
-                Ok(Value::Access(Rc::new(Access { buffer: *b, items, span })))
+                Ok(Value::Access(Rc::new(Access {
+                    buffer: *b,
+                    items,
+                    span,
+                })))
             }
             Value::Poison(_) => Err(stage::cascade()),
             _ => {
@@ -1399,7 +1692,12 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Python indexing of a plain value.
-    pub fn index_value(&mut self, base: &Value<'a>, key: &Value<'a>, span: Span) -> EResult<Value<'a>> {
+    pub fn index_value(
+        &mut self,
+        base: &Value<'a>,
+        key: &Value<'a>,
+        span: Span,
+    ) -> EResult<Value<'a>> {
         match (base, key) {
             (Value::Tuple(_) | Value::List(_) | Value::Str(_), Value::Slice(parts)) => {
                 let items: Vec<Value<'a>> = match base {
@@ -1410,7 +1708,9 @@ impl<'a> Evaluator<'a> {
                 let get = |v: &Option<Value<'a>>| -> EResult<Option<i64>> {
                     match v {
                         None | Some(Value::None) => Ok(None),
-                        Some(x) => x.as_int().map(Some).ok_or_else(|| err(codes::TYPE_ERROR, "slice bounds must be integers", span)),
+                        Some(x) => x.as_int().map(Some).ok_or_else(|| {
+                            err(codes::TYPE_ERROR, "slice bounds must be integers", span)
+                        }),
                     }
                 };
                 let step = get(&parts[2])?.unwrap_or(1);
@@ -1419,15 +1719,32 @@ impl<'a> Evaluator<'a> {
                 }
                 let norm = |i: i64, default: i64| -> i64 {
                     let i = if i < 0 { i + len } else { i };
-                    if step > 0 { i.clamp(0, len) } else { i.clamp(-1, len - 1) }.min(if default > len { len } else { i64::MAX })
+                    if step > 0 {
+                        i.clamp(0, len)
+                    } else {
+                        i.clamp(-1, len - 1)
+                    }
+                    .min(if default > len { len } else { i64::MAX })
                 };
                 let start = match get(&parts[0])? {
                     Some(i) => norm(i, 0),
-                    None => if step > 0 { 0 } else { len - 1 },
+                    None => {
+                        if step > 0 {
+                            0
+                        } else {
+                            len - 1
+                        }
+                    }
                 };
                 let stop = match get(&parts[1])? {
                     Some(i) => norm(i, 0),
-                    None => if step > 0 { len } else { -1 },
+                    None => {
+                        if step > 0 {
+                            len
+                        } else {
+                            -1
+                        }
+                    }
                 };
                 let mut out = Vec::new();
                 let mut i = start;
@@ -1439,7 +1756,9 @@ impl<'a> Evaluator<'a> {
                 }
                 Ok(match base {
                     Value::Tuple(_) => Value::tuple(out),
-                    Value::Str(_) => Value::str(&out.iter().map(Value::to_py_str).collect::<String>()),
+                    Value::Str(_) => {
+                        Value::str(&out.iter().map(Value::to_py_str).collect::<String>())
+                    }
                     _ => Value::list(out),
                 })
             }
@@ -1458,18 +1777,33 @@ impl<'a> Evaluator<'a> {
                 .iter()
                 .find(|(k, _)| py_eq(k, key))
                 .map(|(_, v)| v.clone())
-                .ok_or_else(|| err(codes::INDEX_ERROR, format!("key {} is not in the dict", key.repr()), span)),
+                .ok_or_else(|| {
+                    err(
+                        codes::INDEX_ERROR,
+                        format!("key {} is not in the dict", key.repr()),
+                        span,
+                    )
+                }),
             (Value::Module("T"), _) | (Value::Builtin(_), _) => {
                 // `T.Tensor[(M, K), dtype]` style annotations.
                 let args = key.as_sequence().unwrap_or_else(|| vec![key.clone()]);
                 self.call(base.clone(), args, vec![], span)
             }
-            _ => Err(err(codes::TYPE_ERROR, format!("a {} cannot be indexed", base.type_name()), span)),
+            _ => Err(err(
+                codes::TYPE_ERROR,
+                format!("a {} cannot be indexed", base.type_name()),
+                span,
+            )),
         }
     }
 
     /// Evaluates the items of `buffer[...]`.
-    pub fn eval_subscript_items(&mut self, buffer: Handle<ir::Buffer>, slice: &'a ast::Expr, scope: &Rc<Scope<'a>>) -> EResult<Vec<IndexItem>> {
+    pub fn eval_subscript_items(
+        &mut self,
+        buffer: Handle<ir::Buffer>,
+        slice: &'a ast::Expr,
+        scope: &Rc<Scope<'a>>,
+    ) -> EResult<Vec<IndexItem>> {
         let parts: Vec<&'a ast::Expr> = match slice {
             ast::Expr::Tuple(t) => t.elts.iter().collect(),
             other => vec![other],
@@ -1483,8 +1817,12 @@ impl<'a> Evaluator<'a> {
                         let v = self.eval(step, scope)?;
                         if v.as_int() != Some(1) {
                             return Err(Box::new(
-                                Diagnostic::error(codes::BAD_SUBSCRIPT, "buffer slices with a step are not supported", span_of(&**step))
-                                    .with_label("step here"),
+                                Diagnostic::error(
+                                    codes::BAD_SUBSCRIPT,
+                                    "buffer slices with a step are not supported",
+                                    span_of(&**step),
+                                )
+                                .with_label("step here"),
                             ));
                         }
                     }
@@ -1508,12 +1846,12 @@ impl<'a> Evaluator<'a> {
                         Value::Tuple(_) | Value::List(_) => {
                             // `A[idx]` with a tuple built elsewhere.
                             for x in v.as_sequence().unwrap_or_default() {
-                                let e = self.to_index(&x, pspan)?;
+                                let e = self.index_expr_of(&x, pspan)?;
                                 items.push(IndexItem::Point(e));
                             }
                         }
                         other => {
-                            let e = self.to_index(&other, pspan)?;
+                            let e = self.index_expr_of(&other, pspan)?;
                             items.push(IndexItem::Point(e));
                         }
                     }
@@ -1526,7 +1864,12 @@ impl<'a> Evaluator<'a> {
             return Err(Box::new(
                 Diagnostic::error(
                     codes::BAD_SUBSCRIPT,
-                    format!("`{}` has {} dimensions but {} indices were given", b.name, b.shape.len(), items.len()),
+                    format!(
+                        "`{}` has {} dimensions but {} indices were given",
+                        b.name,
+                        b.shape.len(),
+                        items.len()
+                    ),
                     span_of(slice),
                 )
                 .with_label("too many indices"),
@@ -1537,41 +1880,54 @@ impl<'a> Evaluator<'a> {
 
     fn index_expr(&mut self, e: &'a ast::Expr, scope: &Rc<Scope<'a>>) -> EResult<Handle<ir::Expr>> {
         let v = self.eval(e, scope)?;
-        self.to_index(&v, span_of(e))
+        self.index_expr_of(&v, span_of(e))
     }
 
     /// Converts a value to an integer index expression.
-    pub fn to_index(&mut self, v: &Value<'a>, span: Span) -> EResult<Handle<ir::Expr>> {
+    pub fn index_expr_of(&mut self, v: &Value<'a>, span: Span) -> EResult<Handle<ir::Expr>> {
         if matches!(v, Value::Float(_)) {
             return Err(Box::new(
-                Diagnostic::error(codes::TYPE_ERROR, "buffer indices must be integers", span).with_label("this is a float"),
+                Diagnostic::error(codes::TYPE_ERROR, "buffer indices must be integers", span)
+                    .with_label("this is a float"),
             ));
         }
         let st = self.stager("a buffer index", span)?;
-        let e = st.to_expr(v, None, span)?;
+        let e = st.value_expr(v, None, span)?;
         let t = st.ty(e);
         if !t.is_int() {
             return Err(Box::new(
-                Diagnostic::error(codes::TYPE_ERROR, format!("buffer indices must be integers, this has type {t}"), span)
-                    .with_label("not an integer"),
+                Diagnostic::error(
+                    codes::TYPE_ERROR,
+                    format!("buffer indices must be integers, this has type {t}"),
+                    span,
+                )
+                .with_label("not an integer"),
             ));
         }
         Ok(e)
     }
 
     /// Buffer shape values → IR extents.
-    pub fn shape_exprs(&mut self, shape: &[Value<'a>], span: Span) -> EResult<Vec<Handle<ir::Expr>>> {
+    pub fn shape_exprs(
+        &mut self,
+        shape: &[Value<'a>],
+        span: Span,
+    ) -> EResult<Vec<Handle<ir::Expr>>> {
         let mut out = Vec::new();
         for v in shape {
-            if let Some(i) = v.as_int() {
-                if i <= 0 {
-                    return Err(Box::new(
-                        Diagnostic::error(codes::BAD_TILELANG_ARGUMENT, format!("buffer extents must be positive, got {i}"), span)
-                            .with_label("in this shape"),
-                    ));
-                }
+            if let Some(i) = v.as_int()
+                && i <= 0
+            {
+                return Err(Box::new(
+                    Diagnostic::error(
+                        codes::BAD_TILELANG_ARGUMENT,
+                        format!("buffer extents must be positive, got {i}"),
+                        span,
+                    )
+                    .with_label("in this shape"),
+                ));
             }
-            out.push(self.to_index(v, span)?);
+            out.push(self.index_expr_of(v, span)?);
         }
         Ok(out)
     }
@@ -1584,12 +1940,20 @@ impl<'a> Evaluator<'a> {
             Value::Dict(d) => Ok(d.borrow().iter().map(|(k, _)| k.clone()).collect()),
             Value::Poison(_) => Err(stage::cascade()),
             Value::Loop(_) => Err(Box::new(
-                Diagnostic::error(codes::PLACEMENT, "a kernel loop range can only be iterated by a `for` statement in kernel code", span)
-                    .with_label("iterated here"),
+                Diagnostic::error(
+                    codes::PLACEMENT,
+                    "a kernel loop range can only be iterated by a `for` statement in kernel code",
+                    span,
+                )
+                .with_label("iterated here"),
             )),
             other => Err(Box::new(
-                Diagnostic::error(codes::TYPE_ERROR, format!("a {} is not iterable", other.type_name()), span)
-                    .with_label("not iterable at compile time"),
+                Diagnostic::error(
+                    codes::TYPE_ERROR,
+                    format!("a {} is not iterable", other.type_name()),
+                    span,
+                )
+                .with_label("not iterable at compile time"),
             )),
         }
     }
@@ -1598,7 +1962,13 @@ impl<'a> Evaluator<'a> {
     // Calls
     // ----------------------------------------------------------------
 
-    pub fn call(&mut self, callee: Value<'a>, args: Vec<Value<'a>>, kwargs: Vec<(String, Value<'a>)>, span: Span) -> EResult<Value<'a>> {
+    pub fn call(
+        &mut self,
+        callee: Value<'a>,
+        args: Vec<Value<'a>>,
+        kwargs: Vec<(String, Value<'a>)>,
+        span: Span,
+    ) -> EResult<Value<'a>> {
         match callee {
             Value::Function(c) => self.call_closure(&c, args, kwargs, span, false),
             Value::Macro(c) => {
@@ -1636,7 +2006,13 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    pub fn call_builtin(&mut self, name: &'static str, args: Vec<Value<'a>>, kwargs: Vec<(String, Value<'a>)>, span: Span) -> EResult<Value<'a>> {
+    pub fn call_builtin(
+        &mut self,
+        name: &'static str,
+        args: Vec<Value<'a>>,
+        kwargs: Vec<(String, Value<'a>)>,
+        span: Span,
+    ) -> EResult<Value<'a>> {
         if let Some(rest) = name.strip_prefix("T.") {
             super::tl::call(self, rest, args, kwargs, span)
         } else {
@@ -1645,8 +2021,20 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Binds call arguments to a closure's parameters (defaults included).
-    pub fn bind_params(&mut self, c: &Closure<'a>, mut args: Vec<Value<'a>>, kwargs: Vec<(String, Value<'a>)>, span: Span, allow_missing: bool) -> EResult<Vec<(String, Option<Value<'a>>)>> {
-        let positional: Vec<&ast::ParameterWithDefault> = c.params.posonlyargs.iter().chain(c.params.args.iter()).collect();
+    pub fn bind_params(
+        &mut self,
+        c: &Closure<'a>,
+        mut args: Vec<Value<'a>>,
+        kwargs: Vec<(String, Value<'a>)>,
+        span: Span,
+        allow_missing: bool,
+    ) -> EResult<Vec<(String, Option<Value<'a>>)>> {
+        let positional: Vec<&ast::ParameterWithDefault> = c
+            .params
+            .posonlyargs
+            .iter()
+            .chain(c.params.args.iter())
+            .collect();
         let mut bound: Vec<(String, Option<Value<'a>>)> = positional
             .iter()
             .chain(c.params.kwonlyargs.iter().collect::<Vec<_>>().iter())
@@ -1663,7 +2051,12 @@ impl<'a> Evaluator<'a> {
             return Err(Box::new(
                 Diagnostic::error(
                     codes::BAD_ARGUMENTS,
-                    format!("`{}` takes {} positional arguments but {} were given", c.name, positional.len(), positional.len() + extra_positional.len()),
+                    format!(
+                        "`{}` takes {} positional arguments but {} were given",
+                        c.name,
+                        positional.len(),
+                        positional.len() + extra_positional.len()
+                    ),
                     span,
                 )
                 .with_label("too many arguments")
@@ -1675,50 +2068,77 @@ impl<'a> Evaluator<'a> {
             match bound.iter_mut().find(|(n, _)| *n == k) {
                 Some(slot) if slot.1.is_some() => {
                     return Err(Box::new(
-                        Diagnostic::error(codes::BAD_ARGUMENTS, format!("`{}` got several values for argument `{k}`", c.name), span)
-                            .with_label("duplicate argument"),
+                        Diagnostic::error(
+                            codes::BAD_ARGUMENTS,
+                            format!("`{}` got several values for argument `{k}`", c.name),
+                            span,
+                        )
+                        .with_label("duplicate argument"),
                     ));
                 }
                 Some(slot) => slot.1 = Some(v),
                 None if c.params.kwarg.is_some() => extra_kw.push((Value::str(&k), v)),
                 None => {
                     return Err(Box::new(
-                        Diagnostic::error(codes::BAD_ARGUMENTS, format!("`{}` has no parameter named `{k}`", c.name), span)
-                            .with_label("unknown keyword argument")
-                            .with_secondary(c.span, "defined here")
-                            .with_note(format!("its parameters are: {}", c.param_names().join(", "))),
+                        Diagnostic::error(
+                            codes::BAD_ARGUMENTS,
+                            format!("`{}` has no parameter named `{k}`", c.name),
+                            span,
+                        )
+                        .with_label("unknown keyword argument")
+                        .with_secondary(c.span, "defined here")
+                        .with_note(format!(
+                            "its parameters are: {}",
+                            c.param_names().join(", ")
+                        )),
                     ));
                 }
             }
         }
         for slot in bound.iter_mut() {
-            if slot.1.is_none() {
-                if let Some((_, d)) = c.defaults.iter().find(|(n, _)| *n == slot.0) {
-                    slot.1 = Some(d.clone());
-                }
+            if slot.1.is_none()
+                && let Some((_, d)) = c.defaults.iter().find(|(n, _)| *n == slot.0)
+            {
+                slot.1 = Some(d.clone());
             }
         }
-        if !allow_missing {
-            if let Some((missing, _)) = bound.iter().find(|(_, v)| v.is_none()) {
-                return Err(Box::new(
-                    Diagnostic::error(codes::BAD_ARGUMENTS, format!("`{}` is missing a value for parameter `{missing}`", c.name), span)
-                        .with_label("in this call")
-                        .with_secondary(c.span, "defined here"),
-                ));
-            }
+        if !allow_missing && let Some((missing, _)) = bound.iter().find(|(_, v)| v.is_none()) {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::BAD_ARGUMENTS,
+                    format!("`{}` is missing a value for parameter `{missing}`", c.name),
+                    span,
+                )
+                .with_label("in this call")
+                .with_secondary(c.span, "defined here"),
+            ));
         }
         if let Some(va) = &c.params.vararg {
             bound.push((va.name.id.to_string(), Some(Value::tuple(extra_positional))));
         }
         if let Some(kw) = &c.params.kwarg {
-            bound.push((kw.name.id.to_string(), Some(Value::Dict(Rc::new(std::cell::RefCell::new(extra_kw))))));
+            bound.push((
+                kw.name.id.to_string(),
+                Some(Value::Dict(Rc::new(std::cell::RefCell::new(extra_kw)))),
+            ));
         }
         Ok(bound)
     }
 
-    pub fn call_closure(&mut self, c: &Rc<Closure<'a>>, args: Vec<Value<'a>>, kwargs: Vec<(String, Value<'a>)>, span: Span, staged: bool) -> EResult<Value<'a>> {
+    pub fn call_closure(
+        &mut self,
+        c: &Rc<Closure<'a>>,
+        args: Vec<Value<'a>>,
+        kwargs: Vec<(String, Value<'a>)>,
+        span: Span,
+        staged: bool,
+    ) -> EResult<Value<'a>> {
         if self.depth >= MAX_DEPTH {
-            return Err(err(codes::EVAL_LIMIT, "compile-time recursion is too deep", span));
+            return Err(err(
+                codes::EVAL_LIMIT,
+                "compile-time recursion is too deep",
+                span,
+            ));
         }
         let bound = self.bind_params(c, args, kwargs, span, false)?;
         let scope = Scope::child(&c.scope);
@@ -1739,13 +2159,23 @@ impl<'a> Evaluator<'a> {
         result
     }
 
-    fn call_jit(&mut self, j: &JitValue<'a>, args: Vec<Value<'a>>, kwargs: Vec<(String, Value<'a>)>, span: Span) -> EResult<Value<'a>> {
+    fn call_jit(
+        &mut self,
+        j: &JitValue<'a>,
+        args: Vec<Value<'a>>,
+        kwargs: Vec<(String, Value<'a>)>,
+        span: Span,
+    ) -> EResult<Value<'a>> {
         let result = match &j.inner {
             Value::Function(c) if is_eager(c) => self.stage_eager(c, args, kwargs, span)?,
             Value::None => {
                 // `tilelang.jit(func)` called as a function rather than a decorator.
                 let [f] = args.as_slice() else {
-                    return Err(err(codes::BAD_ARGUMENTS, "`tilelang.jit(...)` needs the function to wrap", span));
+                    return Err(err(
+                        codes::BAD_ARGUMENTS,
+                        "`tilelang.jit(...)` needs the function to wrap",
+                        span,
+                    ));
                 };
                 return self.apply_jit(
                     JitValue {
@@ -1768,7 +2198,10 @@ impl<'a> Evaluator<'a> {
             other => Err(Box::new(
                 Diagnostic::error(
                     codes::NO_KERNEL,
-                    format!("the `@tilelang.jit` builder returned a {} instead of a `@T.prim_func`", other.type_name()),
+                    format!(
+                        "the `@tilelang.jit` builder returned a {} instead of a `@T.prim_func`",
+                        other.type_name()
+                    ),
                     span,
                 )
                 .with_label("in this call")
@@ -1777,11 +2210,19 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    fn call_autotune(&mut self, a: &AutotuneValue<'a>, args: Vec<Value<'a>>, mut kwargs: Vec<(String, Value<'a>)>, span: Span) -> EResult<Value<'a>> {
+    fn call_autotune(
+        &mut self,
+        a: &AutotuneValue<'a>,
+        args: Vec<Value<'a>>,
+        mut kwargs: Vec<(String, Value<'a>)>,
+        span: Span,
+    ) -> EResult<Value<'a>> {
         // tilec does not search: parameters the call leaves open are taken
         // from the first configuration.
         let configs = match &a.configs {
-            Value::Function(_) | Value::Builtin(_) => self.call(a.configs.clone(), vec![], vec![], span)?,
+            Value::Function(_) | Value::Builtin(_) => {
+                self.call(a.configs.clone(), vec![], vec![], span)?
+            }
             other => other.clone(),
         };
         let first = configs.as_sequence().and_then(|v| v.into_iter().next());
@@ -1819,7 +2260,11 @@ impl<'a> Evaluator<'a> {
     /// Stages a `@T.prim_func` body into an IR function.
     fn stage_prim_func(&mut self, c: &Rc<Closure<'a>>) -> EResult<Value<'a>> {
         let FunctionBody::Def(def) = c.body else {
-            return Err(err(codes::TYPE_ERROR, "`T.prim_func` needs a `def`", c.span));
+            return Err(err(
+                codes::TYPE_ERROR,
+                "`T.prim_func` needs a `def`",
+                c.span,
+            ));
         };
         let scope = Scope::child(&c.scope);
         self.stagers.push(Stager::new(&c.name));
@@ -1840,18 +2285,29 @@ impl<'a> Evaluator<'a> {
         let Some(stager) = stager else {
             return Err(stage::cascade());
         };
-        Ok(Value::Kernel(Rc::new(KernelValue { function: stager.finish() })))
+        Ok(Value::Kernel(Rc::new(KernelValue {
+            function: stager.finish(),
+        })))
     }
 
-    fn stage_params(&mut self, def: &'a ast::StmtFunctionDef, outer: &Rc<Scope<'a>>, scope: &Rc<Scope<'a>>) -> EResult<()> {
+    fn stage_params(
+        &mut self,
+        def: &'a ast::StmtFunctionDef,
+        outer: &Rc<Scope<'a>>,
+        scope: &Rc<Scope<'a>>,
+    ) -> EResult<()> {
         for p in def.parameters.iter_non_variadic_params() {
             let pspan = span_of(p);
             let name = p.parameter.name.id.as_str();
             let Some(ann) = &p.parameter.annotation else {
                 return Err(Box::new(
-                    Diagnostic::error(codes::BAD_TILELANG_ARGUMENT, format!("kernel parameter `{name}` needs a type annotation"), pspan)
-                        .with_label("no annotation")
-                        .with_note("write `name: T.Tensor((M, N), dtype)`"),
+                    Diagnostic::error(
+                        codes::BAD_TILELANG_ARGUMENT,
+                        format!("kernel parameter `{name}` needs a type annotation"),
+                        pspan,
+                    )
+                    .with_label("no annotation")
+                    .with_note("write `name: T.Tensor((M, N), dtype)`"),
                 ));
             };
             let t = self.eval(ann, outer)?;
@@ -1881,9 +2337,19 @@ impl<'a> Evaluator<'a> {
 
     /// Stages an eager `@tilelang.jit` kernel: tensor parameters are declared
     /// by annotations in the body, outputs by `T.empty` and `return`.
-    fn stage_eager(&mut self, c: &Rc<Closure<'a>>, args: Vec<Value<'a>>, kwargs: Vec<(String, Value<'a>)>, span: Span) -> EResult<Value<'a>> {
+    fn stage_eager(
+        &mut self,
+        c: &Rc<Closure<'a>>,
+        args: Vec<Value<'a>>,
+        kwargs: Vec<(String, Value<'a>)>,
+        span: Span,
+    ) -> EResult<Value<'a>> {
         let FunctionBody::Def(def) = c.body else {
-            return Err(err(codes::TYPE_ERROR, "an eager kernel needs a `def`", c.span));
+            return Err(err(
+                codes::TYPE_ERROR,
+                "an eager kernel needs a `def`",
+                c.span,
+            ));
         };
         let bound = self.bind_params(c, args, kwargs, span, true)?;
         let scope = Scope::child(&c.scope);
@@ -1895,7 +2361,9 @@ impl<'a> Evaluator<'a> {
                     signature.push(n.clone());
                     scope.set(
                         &n,
-                        Value::Opaque(Rc::from(format!("tensor parameter `{n}` before its `{n}: T.Tensor(...)` annotation"))),
+                        Value::Opaque(Rc::from(format!(
+                            "tensor parameter `{n}` before its `{n}: T.Tensor(...)` annotation"
+                        ))),
                     );
                 }
             }
@@ -1933,7 +2401,14 @@ impl<'a> Evaluator<'a> {
                     Value::Buffer(b) => eager.returned.push(b),
                     Value::None => {}
                     other => {
-                        return Err(err(codes::TYPE_ERROR, format!("an eager kernel can only return tensors, not a {}", other.type_name()), span));
+                        return Err(err(
+                            codes::TYPE_ERROR,
+                            format!(
+                                "an eager kernel can only return tensors, not a {}",
+                                other.type_name()
+                            ),
+                            span,
+                        ));
                     }
                 }
             }
@@ -1945,9 +2420,15 @@ impl<'a> Evaluator<'a> {
                 Some(b) => params.push(*b),
                 None => {
                     return Err(Box::new(
-                        Diagnostic::error(codes::MISSING_PARAMETER, format!("tensor parameter `{n}` is never annotated"), c.span)
-                            .with_label("in this eager kernel")
-                            .with_note(format!("add `{n}: T.Tensor((...), dtype)` to the body, or give `{n}` a value")),
+                        Diagnostic::error(
+                            codes::MISSING_PARAMETER,
+                            format!("tensor parameter `{n}` is never annotated"),
+                            c.span,
+                        )
+                        .with_label("in this eager kernel")
+                        .with_note(format!(
+                            "add `{n}: T.Tensor((...), dtype)` to the body, or give `{n}` a value"
+                        )),
                     ));
                 }
             }
@@ -1957,18 +2438,23 @@ impl<'a> Evaluator<'a> {
             if !params.contains(b) {
                 params.push(*b);
             }
-            if eager.returned.contains(b) || eager.outputs.contains(b) {
-                if let Some(i) = params.iter().position(|p| p == b) {
-                    let i = u32::try_from(i).unwrap_or(u32::MAX);
-                    if !out_idx.contains(&i) {
-                        out_idx.push(i);
-                    }
+            if (eager.returned.contains(b) || eager.outputs.contains(b))
+                && let Some(i) = params.iter().position(|p| p == b)
+            {
+                let i = u32::try_from(i).unwrap_or(u32::MAX);
+                if !out_idx.contains(&i) {
+                    out_idx.push(i);
                 }
             }
         }
-        stager.func.params = params.into_iter().map(|buffer| ir::Param { buffer }).collect();
+        stager.func.params = params
+            .into_iter()
+            .map(|buffer| ir::Param { buffer })
+            .collect();
         stager.func.attrs.out_idx = out_idx;
-        Ok(Value::Kernel(Rc::new(KernelValue { function: stager.finish() })))
+        Ok(Value::Kernel(Rc::new(KernelValue {
+            function: stager.finish(),
+        })))
     }
 
     pub fn get_attr(&mut self, base: &Value<'a>, name: &str, span: Span) -> EResult<Value<'a>> {
@@ -1999,16 +2485,23 @@ fn is_eager(c: &Closure<'_>) -> bool {
     fn has_prim_func(stmts: &[ast::Stmt]) -> bool {
         stmts.iter().any(|s| match s {
             ast::Stmt::FunctionDef(f) => {
-                f.decorator_list.iter().any(|d| decorator_mentions(&d.expression, "prim_func")) || has_prim_func(&f.body)
+                f.decorator_list
+                    .iter()
+                    .any(|d| decorator_mentions(&d.expression, "prim_func"))
+                    || has_prim_func(&f.body)
             }
-            ast::Stmt::If(i) => has_prim_func(&i.body) || i.elif_else_clauses.iter().any(|c| has_prim_func(&c.body)),
+            ast::Stmt::If(i) => {
+                has_prim_func(&i.body) || i.elif_else_clauses.iter().any(|c| has_prim_func(&c.body))
+            }
             _ => false,
         })
     }
     fn has_with(stmts: &[ast::Stmt]) -> bool {
         stmts.iter().any(|s| match s {
             ast::Stmt::With(_) => true,
-            ast::Stmt::If(i) => has_with(&i.body) || i.elif_else_clauses.iter().any(|c| has_with(&c.body)),
+            ast::Stmt::If(i) => {
+                has_with(&i.body) || i.elif_else_clauses.iter().any(|c| has_with(&c.body))
+            }
             ast::Stmt::For(f) => has_with(&f.body),
             _ => false,
         })
@@ -2033,9 +2526,13 @@ fn apply_jit_attrs(f: &mut ir::Function, j: &JitValue<'_>, span: Span) -> EResul
             let k = if i < 0 { n + i } else { i };
             if k < 0 || k >= n {
                 return Err(Box::new(
-                    Diagnostic::error(codes::BAD_TILELANG_ARGUMENT, format!("`out_idx` {i} is out of range for a kernel with {n} parameters"), j.span)
-                        .with_label("out_idx given here")
-                        .with_secondary(span, "kernel built here"),
+                    Diagnostic::error(
+                        codes::BAD_TILELANG_ARGUMENT,
+                        format!("`out_idx` {i} is out of range for a kernel with {n} parameters"),
+                        j.span,
+                    )
+                    .with_label("out_idx given here")
+                    .with_secondary(span, "kernel built here"),
                 ));
             }
             let k = u32::try_from(k).unwrap_or(0);
@@ -2052,13 +2549,21 @@ fn apply_jit_attrs(f: &mut ir::Function, j: &JitValue<'_>, span: Span) -> EResul
 }
 
 pub(crate) fn seq_index(key: &Value<'_>, len: usize, span: Span) -> EResult<usize> {
-    let i = key
-        .as_int()
-        .ok_or_else(|| err(codes::TYPE_ERROR, format!("indices must be integers, not {}", key.type_name()), span))?;
+    let i = key.as_int().ok_or_else(|| {
+        err(
+            codes::TYPE_ERROR,
+            format!("indices must be integers, not {}", key.type_name()),
+            span,
+        )
+    })?;
     let len_i = i64::try_from(len).unwrap_or(i64::MAX);
     let j = if i < 0 { i + len_i } else { i };
     if j < 0 || j >= len_i {
-        return Err(err(codes::INDEX_ERROR, format!("index {i} is out of range for length {len}"), span));
+        return Err(err(
+            codes::INDEX_ERROR,
+            format!("index {i} is out of range for length {len}"),
+            span,
+        ));
     }
     usize::try_from(j).map_err(|_| err(codes::INDEX_ERROR, "index out of range", span))
 }

@@ -19,7 +19,7 @@ mod value;
 
 use crate::front::Diagnostic;
 use crate::ir::{Module, Span};
-use eval::{span_of, Evaluator};
+use eval::{Evaluator, span_of};
 use rustpython_ruff_python_ast as ast;
 use rustpython_ruff_python_parser as parser;
 use rustpython_ruff_text_size::{TextRange, TextSize};
@@ -112,8 +112,12 @@ pub fn compile(source: &str, options: &Options) -> Output {
         Err(e) => {
             let r = e.location;
             out.diagnostics.push(
-                Diagnostic::error(codes::SYNTAX, format!("invalid Python syntax: {}", e.error), Span::new(r.start().to_u32(), r.end().to_u32()))
-                    .with_label("here"),
+                Diagnostic::error(
+                    codes::SYNTAX,
+                    format!("invalid Python syntax: {}", e.error),
+                    Span::new(r.start().to_u32(), r.end().to_u32()),
+                )
+                .with_label("here"),
             );
             return out;
         }
@@ -123,8 +127,15 @@ pub fn compile(source: &str, options: &Options) -> Output {
             Ok(parsed) => Some(parsed.into_syntax()),
             Err(e) => {
                 out.diagnostics.push(
-                    Diagnostic::error(codes::BAD_SELECTION, format!("the `--kernel` expression is not valid Python: {}", e.error), Span::UNKNOWN)
-                        .with_note(format!("--kernel {}", options.kernel.clone().unwrap_or_default())),
+                    Diagnostic::error(
+                        codes::BAD_SELECTION,
+                        format!("the `--kernel` expression is not valid Python: {}", e.error),
+                        Span::UNKNOWN,
+                    )
+                    .with_note(format!(
+                        "--kernel {}",
+                        options.kernel.clone().unwrap_or_default()
+                    )),
                 );
                 return out;
             }
@@ -138,8 +149,12 @@ pub fn compile(source: &str, options: &Options) -> Output {
                 defines.insert(name.clone(), v);
             }
             None => out.diagnostics.push(
-                Diagnostic::error(codes::BAD_SELECTION, format!("`-D {name}={value}`: the value is not a Python literal"), Span::UNKNOWN)
-                    .with_note("values are Python literals: 1024, 0.5, True, \"float16\""),
+                Diagnostic::error(
+                    codes::BAD_SELECTION,
+                    format!("`-D {name}={value}`: the value is not a Python literal"),
+                    Span::UNKNOWN,
+                )
+                .with_note("values are Python literals: 1024, 0.5, True, \"float16\""),
             ),
         }
     }
@@ -157,12 +172,21 @@ pub fn compile(source: &str, options: &Options) -> Output {
         Ok((Value::Kernel(k), call)) => {
             let function = k.function.clone();
             check_function(&function, &mut ev.diags);
-            out.module = Some(Module { functions: vec![function] });
+            out.module = Some(Module {
+                functions: vec![function],
+            });
             out.call = call;
         }
         Ok((other, _)) => ev.diags.push(
-            Diagnostic::error(codes::NO_KERNEL, format!("the selected kernel evaluated to a {}, not a kernel", other.type_name()), Span::UNKNOWN)
-                .with_note("a builder must return a function decorated with `@T.prim_func`"),
+            Diagnostic::error(
+                codes::NO_KERNEL,
+                format!(
+                    "the selected kernel evaluated to a {}, not a kernel",
+                    other.type_name()
+                ),
+                Span::UNKNOWN,
+            )
+            .with_note("a builder must return a function decorated with `@T.prim_func`"),
         ),
         Err(d) => ev.report(d),
     }
@@ -172,7 +196,8 @@ pub fn compile(source: &str, options: &Options) -> Output {
     for mut d in ev.diags {
         if d.primary.span.start > file_end {
             d.primary.span = Span::UNKNOWN;
-            d.notes.push(format!("in the `--kernel` expression `{kernel_text}`"));
+            d.notes
+                .push(format!("in the `--kernel` expression `{kernel_text}`"));
         }
         d.secondary.retain(|l| l.span.start <= file_end);
         out.diagnostics.push(d);
@@ -199,13 +224,25 @@ fn literal_value<'a>(e: &ast::Expr) -> Option<Value<'a>> {
         ast::Expr::BooleanLiteral(b) => Value::Bool(b.value),
         ast::Expr::NoneLiteral(_) => Value::None,
         ast::Expr::StringLiteral(s) => Value::str(s.value.to_str()),
-        ast::Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::USub) => match literal_value(&u.operand)? {
-            Value::Int(i) => Value::Int(i.checked_neg()?),
-            Value::Float(f) => Value::Float(-f),
-            _ => return None,
-        },
-        ast::Expr::Tuple(t) => Value::tuple(t.elts.iter().map(literal_value).collect::<Option<Vec<_>>>()?),
-        ast::Expr::List(l) => Value::list(l.elts.iter().map(literal_value).collect::<Option<Vec<_>>>()?),
+        ast::Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::USub) => {
+            match literal_value(&u.operand)? {
+                Value::Int(i) => Value::Int(i.checked_neg()?),
+                Value::Float(f) => Value::Float(-f),
+                _ => return None,
+            }
+        }
+        ast::Expr::Tuple(t) => Value::tuple(
+            t.elts
+                .iter()
+                .map(literal_value)
+                .collect::<Option<Vec<_>>>()?,
+        ),
+        ast::Expr::List(l) => Value::list(
+            l.elts
+                .iter()
+                .map(literal_value)
+                .collect::<Option<Vec<_>>>()?,
+        ),
         // A bare name such as `float16` is taken as a string.
         ast::Expr::Name(n) => Value::str(n.id.as_str()),
         _ => return None,
@@ -282,24 +319,38 @@ fn select_by_expression<'a>(ev: &mut Evaluator<'a>, expr: &'a ast::Expr) -> Sele
 
 /// `-D NAME=VALUE` for a parameter of the builder becomes a keyword
 /// argument (unless the call gives one).
-fn add_define_kwargs<'a>(ev: &Evaluator<'a>, builder: &Value<'a>, kwargs: &mut Vec<(String, Value<'a>)>) {
-    let Some(c) = builder_closure(builder) else { return };
+fn add_define_kwargs<'a>(
+    ev: &Evaluator<'a>,
+    builder: &Value<'a>,
+    kwargs: &mut Vec<(String, Value<'a>)>,
+) {
+    let Some(c) = builder_closure(builder) else {
+        return;
+    };
     for name in c.param_names() {
-        if let Some(v) = ev.defines.get(&name) {
-            if !kwargs.iter().any(|(k, _)| *k == name) {
-                kwargs.push((name, v.clone()));
-            }
+        if let Some(v) = ev.defines.get(&name)
+            && !kwargs.iter().any(|(k, _)| *k == name)
+        {
+            kwargs.push((name, v.clone()));
         }
     }
 }
 
 /// Finds the file's single builder (or prim_func) and calls it.
-fn select_single<'a>(ev: &mut Evaluator<'a>, body: &'a [ast::Stmt], _defines: &BTreeMap<String, Value<'a>>) -> Selected<'a> {
+fn select_single<'a>(
+    ev: &mut Evaluator<'a>,
+    body: &'a [ast::Stmt],
+    _defines: &BTreeMap<String, Value<'a>>,
+) -> Selected<'a> {
     let mut candidates: Vec<(String, Span)> = Vec::new();
     for stmt in body {
-        let ast::Stmt::FunctionDef(def) = stmt else { continue };
+        let ast::Stmt::FunctionDef(def) = stmt else {
+            continue;
+        };
         let name = def.name.id.to_string();
-        let Some(v) = ev.globals.vars.borrow().get(&name).cloned() else { continue };
+        let Some(v) = ev.globals.vars.borrow().get(&name).cloned() else {
+            continue;
+        };
         let is_builder = match &v {
             Value::Kernel(_) | Value::Jit(_) | Value::Autotune(_) => true,
             Value::Function(_) => contains_prim_func(&def.body),
@@ -345,14 +396,41 @@ fn select_single<'a>(ev: &mut Evaluator<'a>, body: &'a [ast::Stmt], _defines: &B
 fn contains_prim_func(stmts: &[ast::Stmt]) -> bool {
     stmts.iter().any(|s| match s {
         ast::Stmt::FunctionDef(f) => {
-            f.decorator_list.iter().any(|d| eval::decorator_mentions(&d.expression, "prim_func")) || contains_prim_func(&f.body)
+            f.decorator_list
+                .iter()
+                .any(|d| eval::decorator_mentions(&d.expression, "prim_func"))
+                || contains_prim_func(&f.body)
         }
-        ast::Stmt::If(i) => contains_prim_func(&i.body) || i.elif_else_clauses.iter().any(|c| contains_prim_func(&c.body)),
+        ast::Stmt::If(i) => {
+            contains_prim_func(&i.body)
+                || i.elif_else_clauses
+                    .iter()
+                    .any(|c| contains_prim_func(&c.body))
+        }
         _ => false,
     })
 }
 
-/// Runs the IR verifier and reports what it finds as diagnostics.
+/// Runs the IR verifier and reports what it finds as diagnostics. The front
+/// end checks most rules itself with better messages; what reaches the
+/// verifier is either a rule only it checks (fragment indexing) or a bug.
 fn check_function(function: &crate::ir::Function, diags: &mut Vec<Diagnostic>) {
-    let _ = (function, diags);
+    use crate::ir::verify::{VerifyError, verify_function};
+    if diags.iter().any(Diagnostic::is_error) {
+        return;
+    }
+    let Err(errors) = verify_function(function) else {
+        return;
+    };
+    for e in errors {
+        let d = match &e {
+            VerifyError::FragmentIndex { name, .. } => Diagnostic::error(codes::FRAGMENT_INDEX, e.to_string(), e.span())
+                .with_label(format!("`{name}` is indexed here"))
+                .with_note("inside `T.Parallel`, index fragments with the parallel loop variables (a constant 0 only on a dimension of extent 1)"),
+            _ => Diagnostic::error(codes::VERIFY, format!("the generated IR is invalid: {e}"), e.span())
+                .with_label("in the code staged from here")
+                .with_note("if the source looks valid, this is a bug in tilec; please report it with this file"),
+        };
+        diags.push(d);
+    }
 }

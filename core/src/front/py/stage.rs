@@ -188,7 +188,10 @@ impl Stager {
     /// Adds an expression, turning a type error into a diagnostic at `span`.
     pub fn expr(&mut self, e: Expr, span: Span) -> EResult<Handle<Expr>> {
         self.func.add_expr(e).map_err(|err| {
-            Box::new(Diagnostic::error(codes::IR_TYPE, err.to_string(), span).with_label("in this expression"))
+            Box::new(
+                Diagnostic::error(codes::IR_TYPE, err.to_string(), span)
+                    .with_label("in this expression"),
+            )
         })
     }
 
@@ -210,7 +213,12 @@ impl Stager {
 
     /// Converts a value to an IR expression. Python numbers become literals
     /// (int32 / float32 / bool unless `hint` gives a type).
-    pub fn to_expr(&mut self, v: &Value<'_>, hint: Option<DType>, span: Span) -> EResult<Handle<Expr>> {
+    pub fn value_expr(
+        &mut self,
+        v: &Value<'_>,
+        hint: Option<DType>,
+        span: Span,
+    ) -> EResult<Handle<Expr>> {
         match v {
             Value::Expr(e) => Ok(*e),
             Value::Bool(b) => Ok(match hint {
@@ -271,7 +279,10 @@ impl Stager {
                     return Err(Box::new(
                         Diagnostic::error(
                             codes::BAD_SUBSCRIPT,
-                            format!("`{name}` has {rank} dimensions but {} indices were given", indices.len()),
+                            format!(
+                                "`{name}` has {rank} dimensions but {} indices were given",
+                                indices.len()
+                            ),
                             a.span,
                         )
                         .with_label("used as a scalar here"),
@@ -301,7 +312,10 @@ impl Stager {
             other => Err(Box::new(
                 Diagnostic::error(
                     codes::TYPE_ERROR,
-                    format!("a {} cannot be used as a scalar value in a kernel", other.type_name()),
+                    format!(
+                        "a {} cannot be used as a scalar value in a kernel",
+                        other.type_name()
+                    ),
                     span,
                 )
                 .with_label(format!("this is a {}", other.type_name())),
@@ -352,25 +366,34 @@ impl Stager {
         let b_staged = b.is_staged();
         let (ea, eb) = match (a_staged, b_staged) {
             (true, false) => {
-                let ea = self.to_expr(a, None, span)?;
+                let ea = self.value_expr(a, None, span)?;
                 let hint = python_hint(self.ty(ea), b);
-                let eb = self.to_expr(b, Some(hint), span)?;
+                let eb = self.value_expr(b, Some(hint), span)?;
                 (ea, eb)
             }
             (false, true) => {
-                let eb = self.to_expr(b, None, span)?;
+                let eb = self.value_expr(b, None, span)?;
                 let hint = python_hint(self.ty(eb), a);
-                let ea = self.to_expr(a, Some(hint), span)?;
+                let ea = self.value_expr(a, Some(hint), span)?;
                 (ea, eb)
             }
-            _ => (self.to_expr(a, None, span)?, self.to_expr(b, None, span)?),
+            _ => (
+                self.value_expr(a, None, span)?,
+                self.value_expr(b, None, span)?,
+            ),
         };
         let t = self.common_type(self.ty(ea), self.ty(eb));
         Ok((self.cast(ea, t, span)?, self.cast(eb, t, span)?))
     }
 
     /// Stages a Python binary operator where at least one operand is IR.
-    pub fn binop(&mut self, op: PyBinOp, a: &Value<'_>, b: &Value<'_>, span: Span) -> EResult<Handle<Expr>> {
+    pub fn binop(
+        &mut self,
+        op: PyBinOp,
+        a: &Value<'_>,
+        b: &Value<'_>,
+        span: Span,
+    ) -> EResult<Handle<Expr>> {
         let (mut ea, mut eb) = self.operands(a, b, span)?;
         let t = self.ty(ea);
         let ir_op = match op {
@@ -390,18 +413,29 @@ impl Stager {
             PyBinOp::LShift => BinaryOp::Shl,
             PyBinOp::RShift => BinaryOp::Shr,
             PyBinOp::BitAnd => {
-                if t.is_bool() { BinaryOp::And } else { BinaryOp::BitAnd }
+                if t.is_bool() {
+                    BinaryOp::And
+                } else {
+                    BinaryOp::BitAnd
+                }
             }
             PyBinOp::BitOr => {
-                if t.is_bool() { BinaryOp::Or } else { BinaryOp::BitOr }
+                if t.is_bool() {
+                    BinaryOp::Or
+                } else {
+                    BinaryOp::BitOr
+                }
             }
             PyBinOp::BitXor => BinaryOp::BitXor,
             PyBinOp::MatMul => {
-                return Err(Box::new(Diagnostic::error(
-                    codes::TYPE_ERROR,
-                    "`@` is not defined on scalar kernel values",
-                    span,
-                ).with_note("use T.gemm for matrix products of tiles")));
+                return Err(Box::new(
+                    Diagnostic::error(
+                        codes::TYPE_ERROR,
+                        "`@` is not defined on scalar kernel values",
+                        span,
+                    )
+                    .with_note("use T.gemm for matrix products of tiles"),
+                ));
             }
         };
         if t.is_bool() && matches!(ir_op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul) {
@@ -412,20 +446,32 @@ impl Stager {
     }
 
     /// Stages `op` (any binary operator) on two values, reconciling types.
-    pub fn op_values(&mut self, op: BinaryOp, a: &Value<'_>, b: &Value<'_>, span: Span) -> EResult<Handle<Expr>> {
+    pub fn op_values(
+        &mut self,
+        op: BinaryOp,
+        a: &Value<'_>,
+        b: &Value<'_>,
+        span: Span,
+    ) -> EResult<Handle<Expr>> {
         let (ea, eb) = self.operands(a, b, span)?;
         self.binary(op, ea, eb, span)
     }
 
     /// Stages a comparison.
-    pub fn compare(&mut self, op: BinaryOp, a: &Value<'_>, b: &Value<'_>, span: Span) -> EResult<Handle<Expr>> {
+    pub fn compare(
+        &mut self,
+        op: BinaryOp,
+        a: &Value<'_>,
+        b: &Value<'_>,
+        span: Span,
+    ) -> EResult<Handle<Expr>> {
         let (ea, eb) = self.operands(a, b, span)?;
         self.binary(op, ea, eb, span)
     }
 
     /// Converts a value to a bool expression (`x != 0` for numbers).
-    pub fn to_bool(&mut self, v: &Value<'_>, span: Span) -> EResult<Handle<Expr>> {
-        let e = self.to_expr(v, None, span)?;
+    pub fn bool_expr(&mut self, v: &Value<'_>, span: Span) -> EResult<Handle<Expr>> {
+        let e = self.value_expr(v, None, span)?;
         let t = self.ty(e);
         if t.is_bool() {
             return Ok(e);
@@ -436,12 +482,18 @@ impl Stager {
 
     /// Adds a binary expression, folding literals and trivial integer
     /// identities.
-    pub fn binary(&mut self, op: BinaryOp, lhs: Handle<Expr>, rhs: Handle<Expr>, span: Span) -> EResult<Handle<Expr>> {
+    pub fn binary(
+        &mut self,
+        op: BinaryOp,
+        lhs: Handle<Expr>,
+        rhs: Handle<Expr>,
+        span: Span,
+    ) -> EResult<Handle<Expr>> {
         let (l, r) = (self.func.as_literal(lhs), self.func.as_literal(rhs));
-        if let (Some(l), Some(r)) = (l, r) {
-            if let Some(folded) = fold_binary(op, l, r) {
-                return Ok(self.lit(folded));
-            }
+        if let (Some(l), Some(r)) = (l, r)
+            && let Some(folded) = fold_binary(op, l, r)
+        {
+            return Ok(self.lit(folded));
         }
         if self.ty(lhs).is_int() {
             let li = l.and_then(Literal::as_i64);
@@ -464,16 +516,21 @@ impl Stager {
 
     /// Adds a unary expression, folding literals.
     pub fn unary(&mut self, op: UnaryOp, arg: Handle<Expr>, span: Span) -> EResult<Handle<Expr>> {
-        if let Some(l) = self.func.as_literal(arg) {
-            if let Some(folded) = fold_unary(op, l) {
-                return Ok(self.lit(folded));
-            }
+        if let Some(l) = self.func.as_literal(arg)
+            && let Some(folded) = fold_unary(op, l)
+        {
+            return Ok(self.lit(folded));
         }
         self.expr(Expr::Unary { op, arg }, span)
     }
 
     /// `stop - start`, simplified (constant when the difference is).
-    pub fn extent(&mut self, start: Handle<Expr>, stop: Handle<Expr>, span: Span) -> EResult<Handle<Expr>> {
+    pub fn extent(
+        &mut self,
+        start: Handle<Expr>,
+        stop: Handle<Expr>,
+        span: Span,
+    ) -> EResult<Handle<Expr>> {
         let t = self.common_type(self.ty(start), self.ty(stop));
         let start = self.cast(start, t, span)?;
         let stop = self.cast(stop, t, span)?;
@@ -569,7 +626,11 @@ impl Stager {
                 };
                 let ce = self.lit(Literal::Int(t.wrap_i64(c), t));
                 self.func
-                    .add_expr(Expr::Binary { op, lhs: a, rhs: ce })
+                    .add_expr(Expr::Binary {
+                        op,
+                        lhs: a,
+                        rhs: ce,
+                    })
                     .unwrap_or(a)
             }
         }
@@ -629,7 +690,9 @@ pub(crate) fn fold_binary(op: BinaryOp, l: Literal, r: Literal) -> Option<Litera
     }
     if op.is_comparison() {
         let ord = match (l, r) {
-            (Literal::Int(a, DType::U64), Literal::Int(b, _)) => (a as u64).partial_cmp(&(b as u64)),
+            (Literal::Int(a, DType::U64), Literal::Int(b, _)) => {
+                (a as u64).partial_cmp(&(b as u64))
+            }
             (Literal::Int(a, _), Literal::Int(b, _)) => a.partial_cmp(&b),
             _ => l.as_f64().partial_cmp(&r.as_f64()),
         };
@@ -664,11 +727,19 @@ pub(crate) fn fold_binary(op: BinaryOp, l: Literal, r: Literal) -> Option<Litera
                 BinaryOp::Div => a.checked_div(b)?,
                 BinaryOp::FloorDiv => a.checked_div_euclid(b).map(|_| {
                     let q = a / b;
-                    if (a % b != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q }
+                    if (a % b != 0) && ((a < 0) != (b < 0)) {
+                        q - 1
+                    } else {
+                        q
+                    }
                 })?,
                 BinaryOp::FloorMod => {
                     let r = a.checked_rem(b)?;
-                    if r != 0 && ((r < 0) != (b < 0)) { r + b } else { r }
+                    if r != 0 && ((r < 0) != (b < 0)) {
+                        r + b
+                    } else {
+                        r
+                    }
                 }
                 BinaryOp::Min => a.min(b),
                 BinaryOp::Max => a.max(b),
@@ -691,10 +762,18 @@ pub(crate) fn fold_binary(op: BinaryOp, l: Literal, r: Literal) -> Option<Litera
                 BinaryOp::Mul => a * b,
                 BinaryOp::Div => a / b,
                 BinaryOp::Min => {
-                    if a.is_nan() || b.is_nan() { f64::NAN } else { a.min(b) }
+                    if a.is_nan() || b.is_nan() {
+                        f64::NAN
+                    } else {
+                        a.min(b)
+                    }
                 }
                 BinaryOp::Max => {
-                    if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) }
+                    if a.is_nan() || b.is_nan() {
+                        f64::NAN
+                    } else {
+                        a.max(b)
+                    }
                 }
                 _ => return None,
             };

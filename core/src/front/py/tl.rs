@@ -8,7 +8,7 @@
 //! a mismatch is reported at the call with both shapes.
 
 use super::codes;
-use super::eval::{err, Evaluator};
+use super::eval::{Evaluator, err};
 use super::value::{EResult, IndexItem, LaunchSpec, LoopSpec, LoopSpecKind, TensorType, Value};
 use crate::front::Diagnostic;
 use crate::ir::{
@@ -19,31 +19,115 @@ use std::rc::Rc;
 
 /// Every function name under `T.` that tilec knows.
 const FUNCTIONS: &[&str] = &[
-    "prim_func", "macro", "Tensor", "Buffer", "Kernel", "alloc_shared", "alloc_fragment", "alloc_local",
-    "alloc_var", "alloc_buffer", "empty", "const", "dynamic", "symbolic", "ceildiv", "floordiv", "floormod",
-    "truncdiv", "truncmod", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "sigmoid", "tanh", "sin", "cos",
-    "floor", "ceil", "round", "isnan", "isinf", "max", "min", "pow", "clamp", "if_then_else", "infinity",
-    "max_value", "min_value", "cast", "Cast", "copy", "gemm", "fill", "clear", "reduce_sum", "reduce_max",
-    "reduce_min", "reduce_abssum", "reduce_absmax", "cumsum", "atomic_add", "Pipelined", "Parallel", "serial",
-    "unroll", "vectorized", "use_swizzle", "annotate_layout", "sync_threads", "get_thread_binding", "assume",
-    "no_set_max_nreg", "disable_warp_group_reg_alloc", "print",
+    "prim_func",
+    "macro",
+    "Tensor",
+    "Buffer",
+    "Kernel",
+    "alloc_shared",
+    "alloc_fragment",
+    "alloc_local",
+    "alloc_var",
+    "alloc_buffer",
+    "empty",
+    "const",
+    "dynamic",
+    "symbolic",
+    "ceildiv",
+    "floordiv",
+    "floormod",
+    "truncdiv",
+    "truncmod",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "sqrt",
+    "rsqrt",
+    "abs",
+    "sigmoid",
+    "tanh",
+    "sin",
+    "cos",
+    "floor",
+    "ceil",
+    "round",
+    "isnan",
+    "isinf",
+    "max",
+    "min",
+    "pow",
+    "clamp",
+    "if_then_else",
+    "infinity",
+    "max_value",
+    "min_value",
+    "cast",
+    "Cast",
+    "copy",
+    "gemm",
+    "fill",
+    "clear",
+    "reduce_sum",
+    "reduce_max",
+    "reduce_min",
+    "reduce_abssum",
+    "reduce_absmax",
+    "cumsum",
+    "atomic_add",
+    "Pipelined",
+    "Parallel",
+    "serial",
+    "unroll",
+    "vectorized",
+    "use_swizzle",
+    "annotate_layout",
+    "sync_threads",
+    "get_thread_binding",
+    "assume",
+    "no_set_max_nreg",
+    "disable_warp_group_reg_alloc",
+    "print",
 ];
 
 /// Names under `T.` that exist in TileLang but that tilec does not support
 /// yet; they resolve so that the error can name them at the call.
 const KNOWN_UNSUPPORTED: &[&str] = &[
-    "reinterpret", "Layout", "Fragment", "alloc_global", "alloc_barrier", "tma_copy", "mbarrier_wait_parity",
-    "mbarrier_arrive", "barrier_arrive", "barrier_wait", "ws", "set_max_nreg", "wgmma_gemm", "wait_wgmma",
-    "fence_proxy_async", "ClusterKernel", "Persistent", "annotate_safe_value", "call_extern", "import_source",
-    "atomic_max", "atomic_min", "gemm_sp", "reshape", "view", "alloc_tmem", "tcgen05_gemm",
+    "reinterpret",
+    "Layout",
+    "Fragment",
+    "alloc_global",
+    "alloc_barrier",
+    "tma_copy",
+    "mbarrier_wait_parity",
+    "mbarrier_arrive",
+    "barrier_arrive",
+    "barrier_wait",
+    "ws",
+    "set_max_nreg",
+    "wgmma_gemm",
+    "wait_wgmma",
+    "fence_proxy_async",
+    "ClusterKernel",
+    "Persistent",
+    "annotate_safe_value",
+    "call_extern",
+    "import_source",
+    "atomic_max",
+    "atomic_min",
+    "gemm_sp",
+    "reshape",
+    "view",
+    "alloc_tmem",
+    "tcgen05_gemm",
 ];
 
 /// Looks up `T.<name>`.
 pub(crate) fn attr<'a>(name: &str) -> Option<Value<'a>> {
-    if let Some(d) = DType::from_tilelang_name(name) {
-        if !matches!(name, "int" | "float" | "double" | "long" | "short") {
-            return Some(Value::DType(d));
-        }
+    if let Some(d) = DType::from_tilelang_name(name)
+        && !matches!(name, "int" | "float" | "double" | "long" | "short")
+    {
+        return Some(Value::DType(d));
     }
     if name == "GemmWarpPolicy" {
         return Some(Value::Module("T.GemmWarpPolicy"));
@@ -84,13 +168,27 @@ struct Args<'a> {
 }
 
 impl<'a> Args<'a> {
-    fn new(name: &'static str, params: &[&str], args: Vec<Value<'a>>, kwargs: Vec<(String, Value<'a>)>, span: Span) -> EResult<Self> {
+    fn new(
+        name: &'static str,
+        params: &[&str],
+        args: Vec<Value<'a>>,
+        kwargs: Vec<(String, Value<'a>)>,
+        span: Span,
+    ) -> EResult<Self> {
         let mut values: Vec<Option<Value<'a>>> = vec![None; params.len()];
         if args.len() > params.len() {
             return Err(Box::new(
-                Diagnostic::error(codes::BAD_ARGUMENTS, format!("`T.{name}` takes at most {} arguments, {} given", params.len(), args.len()), span)
-                    .with_label("too many arguments")
-                    .with_note(format!("parameters: {}", params.join(", "))),
+                Diagnostic::error(
+                    codes::BAD_ARGUMENTS,
+                    format!(
+                        "`T.{name}` takes at most {} arguments, {} given",
+                        params.len(),
+                        args.len()
+                    ),
+                    span,
+                )
+                .with_label("too many arguments")
+                .with_note(format!("parameters: {}", params.join(", "))),
             ));
         }
         for (slot, v) in values.iter_mut().zip(args) {
@@ -101,9 +199,13 @@ impl<'a> Args<'a> {
                 Some(i) => values[i] = Some(v),
                 None => {
                     return Err(Box::new(
-                        Diagnostic::error(codes::BAD_ARGUMENTS, format!("`T.{name}` has no parameter `{k}`"), span)
-                            .with_label("unknown keyword")
-                            .with_note(format!("parameters: {}", params.join(", "))),
+                        Diagnostic::error(
+                            codes::BAD_ARGUMENTS,
+                            format!("`T.{name}` has no parameter `{k}`"),
+                            span,
+                        )
+                        .with_label("unknown keyword")
+                        .with_note(format!("parameters: {}", params.join(", "))),
                     ));
                 }
             }
@@ -121,7 +223,12 @@ impl<'a> Args<'a> {
     fn req(&self, i: usize, what: &str) -> EResult<&Value<'a>> {
         self.get(i).ok_or_else(|| {
             Box::new(
-                Diagnostic::error(codes::BAD_ARGUMENTS, format!("`T.{}` needs {what}", self.name), self.span).with_label("missing argument"),
+                Diagnostic::error(
+                    codes::BAD_ARGUMENTS,
+                    format!("`T.{}` needs {what}", self.name),
+                    self.span,
+                )
+                .with_label("missing argument"),
             )
         })
     }
@@ -130,7 +237,14 @@ impl<'a> Args<'a> {
         match self.get(i) {
             None => Ok(default),
             Some(v) => v.truthy().ok_or_else(|| {
-                err(codes::NOT_CONSTANT, format!("this argument of `T.{}` must be a compile-time bool", self.name), self.span)
+                err(
+                    codes::NOT_CONSTANT,
+                    format!(
+                        "this argument of `T.{}` must be a compile-time bool",
+                        self.name
+                    ),
+                    self.span,
+                )
             }),
         }
     }
@@ -140,8 +254,12 @@ impl<'a> Args<'a> {
             None => Ok(default),
             Some(v) => v.as_int().ok_or_else(|| {
                 Box::new(
-                    Diagnostic::error(codes::NOT_CONSTANT, format!("{what} of `T.{}` must be a compile-time integer", self.name), self.span)
-                        .with_label(format!("got a {}", v.type_name())),
+                    Diagnostic::error(
+                        codes::NOT_CONSTANT,
+                        format!("{what} of `T.{}` must be a compile-time integer", self.name),
+                        self.span,
+                    )
+                    .with_label(format!("got a {}", v.type_name())),
                 )
             }),
         }
@@ -170,58 +288,79 @@ fn shape_values<'a>(v: &Value<'a>) -> Vec<Value<'a>> {
 }
 
 /// `T.float32(x)`: a cast (or a typed constant).
-pub(crate) fn dtype_call<'a>(ev: &mut Evaluator<'a>, d: DType, args: Vec<Value<'a>>, span: Span) -> EResult<Value<'a>> {
+pub(crate) fn dtype_call<'a>(
+    ev: &mut Evaluator<'a>,
+    d: DType,
+    args: Vec<Value<'a>>,
+    span: Span,
+) -> EResult<Value<'a>> {
     let [x] = args.as_slice() else {
-        return Err(err(codes::BAD_ARGUMENTS, format!("`T.{}(...)` takes one value", d.tilelang_name()), span));
+        return Err(err(
+            codes::BAD_ARGUMENTS,
+            format!("`T.{}(...)` takes one value", d.tilelang_name()),
+            span,
+        ));
     };
     cast(ev, x, d, span)
 }
 
 fn cast<'a>(ev: &mut Evaluator<'a>, x: &Value<'a>, d: DType, span: Span) -> EResult<Value<'a>> {
     let st = ev.stager("a typed value", span)?;
-    let e = st.to_expr(x, Some(d), span)?;
+    let e = st.value_expr(x, Some(d), span)?;
     Ok(Value::Expr(st.cast(e, d, span)?))
 }
 
-fn unary_math<'a>(ev: &mut Evaluator<'a>, op: UnaryOp, x: &Value<'a>, span: Span) -> EResult<Value<'a>> {
-    if let Some(f) = x.as_number() {
-        if !x.is_staged() && matches!(x, Value::Float(_) | Value::Int(_)) {
-            let r = match op {
-                UnaryOp::Exp => f.exp(),
-                UnaryOp::Exp2 => f.exp2(),
-                UnaryOp::Log => f.ln(),
-                UnaryOp::Log2 => f.log2(),
-                UnaryOp::Sqrt => f.sqrt(),
-                UnaryOp::Rsqrt => 1.0 / f.sqrt(),
-                UnaryOp::Abs => {
-                    if let Value::Int(i) = x {
-                        return Ok(Value::Int(i.saturating_abs()));
-                    }
-                    f.abs()
+fn unary_math<'a>(
+    ev: &mut Evaluator<'a>,
+    op: UnaryOp,
+    x: &Value<'a>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    if let Some(f) = x.as_number()
+        && !x.is_staged()
+        && matches!(x, Value::Float(_) | Value::Int(_))
+    {
+        let r = match op {
+            UnaryOp::Exp => f.exp(),
+            UnaryOp::Exp2 => f.exp2(),
+            UnaryOp::Log => f.ln(),
+            UnaryOp::Log2 => f.log2(),
+            UnaryOp::Sqrt => f.sqrt(),
+            UnaryOp::Rsqrt => 1.0 / f.sqrt(),
+            UnaryOp::Abs => {
+                if let Value::Int(i) = x {
+                    return Ok(Value::Int(i.saturating_abs()));
                 }
-                UnaryOp::Sigmoid => 1.0 / (1.0 + (-f).exp()),
-                UnaryOp::Tanh => f.tanh(),
-                UnaryOp::Sin => f.sin(),
-                UnaryOp::Cos => f.cos(),
-                UnaryOp::Floor => f.floor(),
-                UnaryOp::Ceil => f.ceil(),
-                UnaryOp::Round => f.round_ties_even(),
-                UnaryOp::IsNan => return Ok(Value::Bool(f.is_nan())),
-                UnaryOp::IsInf => return Ok(Value::Bool(f.is_infinite())),
-                _ => f,
-            };
-            return Ok(Value::Float(r));
-        }
+                f.abs()
+            }
+            UnaryOp::Sigmoid => 1.0 / (1.0 + (-f).exp()),
+            UnaryOp::Tanh => f.tanh(),
+            UnaryOp::Sin => f.sin(),
+            UnaryOp::Cos => f.cos(),
+            UnaryOp::Floor => f.floor(),
+            UnaryOp::Ceil => f.ceil(),
+            UnaryOp::Round => f.round_ties_even(),
+            UnaryOp::IsNan => return Ok(Value::Bool(f.is_nan())),
+            UnaryOp::IsInf => return Ok(Value::Bool(f.is_infinite())),
+            _ => f,
+        };
+        return Ok(Value::Float(r));
     }
     let st = ev.stager("a math function on run-time values", span)?;
-    let mut e = st.to_expr(x, None, span)?;
+    let mut e = st.value_expr(x, None, span)?;
     if op.is_float_math() && !st.ty(e).is_float() {
         e = st.cast(e, DType::F32, span)?;
     }
     Ok(Value::Expr(st.unary(op, e, span)?))
 }
 
-fn binary_values<'a>(ev: &mut Evaluator<'a>, op: BinaryOp, a: &Value<'a>, b: &Value<'a>, span: Span) -> EResult<Value<'a>> {
+fn binary_values<'a>(
+    ev: &mut Evaluator<'a>,
+    op: BinaryOp,
+    a: &Value<'a>,
+    b: &Value<'a>,
+    span: Span,
+) -> EResult<Value<'a>> {
     let st = ev.stager("a run-time expression", span)?;
     Ok(Value::Expr(st.op_values(op, a, b, span)?))
 }
@@ -242,9 +381,16 @@ fn operand<'a>(ev: &mut Evaluator<'a>, v: &Value<'a>, what: &str, span: Span) ->
             let shape = st.func.buffers[*b].shape.clone();
             let ranges = shape
                 .into_iter()
-                .map(|extent| Range { start: st.int(0), extent })
+                .map(|extent| Range {
+                    start: st.int(0),
+                    extent,
+                })
                 .collect();
-            Ok(Operand { region: Region { buffer: *b, ranges }, head: false, span })
+            Ok(Operand {
+                region: Region { buffer: *b, ranges },
+                head: false,
+                span,
+            })
         }
         Value::Access(a) => {
             let shape = st.func.buffers[a.buffer].shape.clone();
@@ -254,7 +400,10 @@ fn operand<'a>(ev: &mut Evaluator<'a>, v: &Value<'a>, what: &str, span: Span) ->
                 match a.items.get(i) {
                     Some(IndexItem::Point(e)) => {
                         let one = st.lit(Literal::Int(1, st.ty(*e)));
-                        ranges.push(Range { start: *e, extent: one });
+                        ranges.push(Range {
+                            start: *e,
+                            extent: one,
+                        });
                     }
                     Some(IndexItem::Slice { start, stop }) => {
                         head = false;
@@ -269,27 +418,50 @@ fn operand<'a>(ev: &mut Evaluator<'a>, v: &Value<'a>, what: &str, span: Span) ->
                     None => {
                         head = false;
                         let zero = st.int(0);
-                        ranges.push(Range { start: zero, extent: dim });
+                        ranges.push(Range {
+                            start: zero,
+                            extent: dim,
+                        });
                     }
                 }
             }
-            Ok(Operand { region: Region { buffer: a.buffer, ranges }, head, span: a.span })
+            Ok(Operand {
+                region: Region {
+                    buffer: a.buffer,
+                    ranges,
+                },
+                head,
+                span: a.span,
+            })
         }
         Value::Poison(_) => Err(super::stage::cascade()),
         other => Err(Box::new(
-            Diagnostic::error(codes::TYPE_ERROR, format!("{what} needs a buffer or a buffer region, got a {}", other.type_name()), span)
-                .with_label("not a buffer"),
+            Diagnostic::error(
+                codes::TYPE_ERROR,
+                format!(
+                    "{what} needs a buffer or a buffer region, got a {}",
+                    other.type_name()
+                ),
+                span,
+            )
+            .with_label("not a buffer"),
         )),
     }
 }
 
 /// Extents of a region as constants, where known.
 fn const_extents(f: &ir::Function, r: &Region) -> Vec<Option<i64>> {
-    r.ranges.iter().map(|rg| f.as_const_int(rg.extent)).collect()
+    r.ranges
+        .iter()
+        .map(|rg| f.as_const_int(rg.extent))
+        .collect()
 }
 
 fn shape_text(ext: &[Option<i64>]) -> String {
-    let parts: Vec<String> = ext.iter().map(|e| e.map_or("?".into(), |v| v.to_string())).collect();
+    let parts: Vec<String> = ext
+        .iter()
+        .map(|e| e.map_or("?".into(), |v| v.to_string()))
+        .collect();
     format!("[{}]", parts.join(", "))
 }
 
@@ -298,11 +470,18 @@ fn non_unit(ext: &[Option<i64>]) -> Vec<Option<i64>> {
 }
 
 /// Gives a head-address operand the extents of `other`, aligned from the right.
-fn fill_head(ev: &mut Evaluator<'_>, head: &mut Operand, other: &Operand, span: Span) -> EResult<()> {
+fn fill_head(
+    ev: &mut Evaluator<'_>,
+    head: &mut Operand,
+    other: &Operand,
+    span: Span,
+) -> EResult<()> {
     let st = ev.stager("a tile operation", span)?;
     // Drop leading unit dimensions of the other side that do not fit.
     let mut extents: Vec<Handle<ir::Expr>> = other.region.ranges.iter().map(|r| r.extent).collect();
-    while extents.len() > head.region.ranges.len() && extents.first().and_then(|e| st.func.as_const_int(*e)) == Some(1) {
+    while extents.len() > head.region.ranges.len()
+        && extents.first().and_then(|e| st.func.as_const_int(*e)) == Some(1)
+    {
         extents.remove(0);
     }
     let rank = head.region.ranges.len();
@@ -311,7 +490,10 @@ fn fill_head(ev: &mut Evaluator<'_>, head: &mut Operand, other: &Operand, span: 
         return Err(Box::new(
             Diagnostic::error(
                 codes::COPY_SHAPE,
-                format!("the other operand has {} dimensions but `{name}` has only {rank}", extents.len()),
+                format!(
+                    "the other operand has {} dimensions but `{name}` has only {rank}",
+                    extents.len()
+                ),
                 head.span,
             )
             .with_label("head address here"),
@@ -324,7 +506,13 @@ fn fill_head(ev: &mut Evaluator<'_>, head: &mut Operand, other: &Operand, span: 
     Ok(())
 }
 
-fn check_same_extents(ev: &mut Evaluator<'_>, src: &Operand, dst: &Operand, what: &str, span: Span) -> EResult<()> {
+fn check_same_extents(
+    ev: &mut Evaluator<'_>,
+    src: &Operand,
+    dst: &Operand,
+    what: &str,
+    span: Span,
+) -> EResult<()> {
     let st = ev.stager(what, span)?;
     let a = const_extents(&st.func, &src.region);
     let b = const_extents(&st.func, &dst.region);
@@ -336,7 +524,11 @@ fn check_same_extents(ev: &mut Evaluator<'_>, src: &Operand, dst: &Operand, what
         return Err(Box::new(
             Diagnostic::error(
                 codes::COPY_SHAPE,
-                format!("{what}: source extents {} do not match destination extents {}", shape_text(&a), shape_text(&b)),
+                format!(
+                    "{what}: source extents {} do not match destination extents {}",
+                    shape_text(&a),
+                    shape_text(&b)
+                ),
                 span,
             )
             .with_secondary(src.span, format!("`{sname}` region is {}", shape_text(&a)))
@@ -351,7 +543,14 @@ fn need_kernel<'a>(ev: &mut Evaluator<'a>, what: &str, span: Span) -> EResult<()
     ev.kernel_stager(what, span).map(|_| ())
 }
 
-fn alloc<'a>(ev: &mut Evaluator<'a>, scope: Scope, shape: &Value<'a>, dtype: DType, what: &str, span: Span) -> EResult<Value<'a>> {
+fn alloc<'a>(
+    ev: &mut Evaluator<'a>,
+    scope: Scope,
+    shape: &Value<'a>,
+    dtype: DType,
+    what: &str,
+    span: Span,
+) -> EResult<Value<'a>> {
     need_kernel(ev, what, span)?;
     let shape = shape_values(shape);
     let dims = ev.shape_exprs(&shape, span)?;
@@ -370,19 +569,34 @@ fn alloc<'a>(ev: &mut Evaluator<'a>, scope: Scope, shape: &Value<'a>, dtype: DTy
     }
     let b = st.add_buffer("buf", dtype, dims, scope, span);
     st.unnamed.insert(b);
-    st.emit(Stmt::Alloc { buffer: b, init: None }, span);
+    st.emit(
+        Stmt::Alloc {
+            buffer: b,
+            init: None,
+        },
+        span,
+    );
     Ok(Value::Buffer(b))
 }
 
-fn loop_range<'a>(ev: &mut Evaluator<'a>, a: &Value<'a>, b: Option<&Value<'a>>, span: Span) -> EResult<(Handle<ir::Expr>, Handle<ir::Expr>)> {
+fn loop_range<'a>(
+    ev: &mut Evaluator<'a>,
+    a: &Value<'a>,
+    b: Option<&Value<'a>>,
+    span: Span,
+) -> EResult<(Handle<ir::Expr>, Handle<ir::Expr>)> {
     let (start, stop) = match b {
         Some(stop) => (a.clone(), stop.clone()),
         None => (Value::Int(0), a.clone()),
     };
-    let s = ev.to_index(&start, span)?;
-    let e = ev.to_index(&stop, span)?;
+    let s = ev.index_expr_of(&start, span)?;
+    let e = ev.index_expr_of(&stop, span)?;
     let st = ev.stager("a loop", span)?;
-    let t = if st.ty(s).bits() >= st.ty(e).bits() { st.ty(s) } else { st.ty(e) };
+    let t = if st.ty(s).bits() >= st.ty(e).bits() {
+        st.ty(s)
+    } else {
+        st.ty(e)
+    };
     let _ = t;
     let extent = st.extent(s, e, span)?;
     Ok((s, extent))
@@ -392,9 +606,23 @@ fn int_list(v: Option<&Value<'_>>, what: &str, span: Span) -> EResult<Option<Vec
     match v {
         None => Ok(None),
         Some(v) => {
-            let seq = v.as_sequence().ok_or_else(|| err(codes::BAD_TILELANG_ARGUMENT, format!("{what} must be a list of integers"), span))?;
+            let seq = v.as_sequence().ok_or_else(|| {
+                err(
+                    codes::BAD_TILELANG_ARGUMENT,
+                    format!("{what} must be a list of integers"),
+                    span,
+                )
+            })?;
             seq.iter()
-                .map(|x| x.as_int().ok_or_else(|| err(codes::BAD_TILELANG_ARGUMENT, format!("{what} must be a list of integers"), span)))
+                .map(|x| {
+                    x.as_int().ok_or_else(|| {
+                        err(
+                            codes::BAD_TILELANG_ARGUMENT,
+                            format!("{what} must be a list of integers"),
+                            span,
+                        )
+                    })
+                })
                 .collect::<EResult<Vec<_>>>()
                 .map(Some)
         }
@@ -410,9 +638,30 @@ pub(crate) fn call<'a>(
     span: Span,
 ) -> EResult<Value<'a>> {
     match name {
-        "prim_func" | "macro" => Ok(Value::Builtin(if name == "prim_func" { "T.prim_func" } else { "T.macro" })),
+        "prim_func" | "macro" => Ok(Value::Builtin(if name == "prim_func" {
+            "T.prim_func"
+        } else {
+            "T.macro"
+        })),
         "Tensor" | "Buffer" => {
-            let a = Args::new("Tensor", &["shape", "dtype", "data", "strides", "elem_offset", "scope", "align", "offset_factor", "buffer_type", "axis_separators"], args, kwargs, span)?;
+            let a = Args::new(
+                "Tensor",
+                &[
+                    "shape",
+                    "dtype",
+                    "data",
+                    "strides",
+                    "elem_offset",
+                    "scope",
+                    "align",
+                    "offset_factor",
+                    "buffer_type",
+                    "axis_separators",
+                ],
+                args,
+                kwargs,
+                span,
+            )?;
             let shape = shape_values(a.req(0, "a shape")?);
             let dtype = match a.get(1) {
                 Some(d) => dtype_of(d, span)?,
@@ -421,26 +670,45 @@ pub(crate) fn call<'a>(
             for v in &shape {
                 if !(v.as_int().is_some() || v.is_staged()) {
                     return Err(Box::new(
-                        Diagnostic::error(codes::TYPE_ERROR, format!("tensor extents must be integers, got a {}", v.type_name()), span)
-                            .with_label("in this shape"),
+                        Diagnostic::error(
+                            codes::TYPE_ERROR,
+                            format!("tensor extents must be integers, got a {}", v.type_name()),
+                            span,
+                        )
+                        .with_label("in this shape"),
                     ));
                 }
             }
             Ok(Value::TensorType(Rc::new(TensorType { shape, dtype })))
         }
         "Kernel" => {
-            let threads_v = kwargs.iter().find(|(k, _)| k == "threads").map(|(_, v)| v.clone());
+            let threads_v = kwargs
+                .iter()
+                .find(|(k, _)| k == "threads")
+                .map(|(_, v)| v.clone());
             for (k, _) in &kwargs {
-                if !matches!(k.as_str(), "threads" | "prelude" | "is_cpu" | "cluster_dims") {
+                if !matches!(
+                    k.as_str(),
+                    "threads" | "prelude" | "is_cpu" | "cluster_dims"
+                ) {
                     return Err(Box::new(
-                        Diagnostic::error(codes::BAD_ARGUMENTS, format!("`T.Kernel` has no parameter `{k}`"), span).with_label("unknown keyword"),
+                        Diagnostic::error(
+                            codes::BAD_ARGUMENTS,
+                            format!("`T.Kernel` has no parameter `{k}`"),
+                            span,
+                        )
+                        .with_label("unknown keyword"),
                     ));
                 }
             }
             if args.is_empty() || args.len() > 3 {
                 return Err(Box::new(
-                    Diagnostic::error(codes::BAD_TILELANG_ARGUMENT, format!("`T.Kernel` takes 1 to 3 grid extents, got {}", args.len()), span)
-                        .with_label("grid extents"),
+                    Diagnostic::error(
+                        codes::BAD_TILELANG_ARGUMENT,
+                        format!("`T.Kernel` takes 1 to 3 grid extents, got {}", args.len()),
+                        span,
+                    )
+                    .with_label("grid extents"),
                 ));
             }
             let threads = match threads_v {
@@ -451,16 +719,24 @@ pub(crate) fn call<'a>(
                     for p in parts {
                         let n = p.as_int().ok_or_else(|| {
                             Box::new(
-                                Diagnostic::error(codes::NOT_CONSTANT, "`threads` must be a compile-time integer", span)
-                                    .with_label(format!("got a {}", p.type_name())),
+                                Diagnostic::error(
+                                    codes::NOT_CONSTANT,
+                                    "`threads` must be a compile-time integer",
+                                    span,
+                                )
+                                .with_label(format!("got a {}", p.type_name())),
                             )
                         })?;
                         total = total.saturating_mul(n);
                     }
                     if !(1..=4096).contains(&total) {
                         return Err(Box::new(
-                            Diagnostic::error(codes::BAD_TILELANG_ARGUMENT, format!("`threads` must be between 1 and 4096, got {total}"), span)
-                                .with_label("thread count"),
+                            Diagnostic::error(
+                                codes::BAD_TILELANG_ARGUMENT,
+                                format!("`threads` must be between 1 and 4096, got {total}"),
+                                span,
+                            )
+                            .with_label("thread count"),
                         ));
                     }
                     u32::try_from(total).unwrap_or(128)
@@ -468,30 +744,53 @@ pub(crate) fn call<'a>(
             };
             let mut grid = Vec::new();
             for g in &args {
-                if let Some(i) = g.as_int() {
-                    if i <= 0 {
-                        return Err(Box::new(
-                            Diagnostic::error(codes::BAD_TILELANG_ARGUMENT, format!("grid extents must be positive, got {i}"), span)
-                                .with_label("grid extent"),
-                        ));
-                    }
+                if let Some(i) = g.as_int()
+                    && i <= 0
+                {
+                    return Err(Box::new(
+                        Diagnostic::error(
+                            codes::BAD_TILELANG_ARGUMENT,
+                            format!("grid extents must be positive, got {i}"),
+                            span,
+                        )
+                        .with_label("grid extent"),
+                    ));
                 }
-                grid.push(ev.to_index(g, span)?);
+                grid.push(ev.index_expr_of(g, span)?);
             }
             Ok(Value::Launch(Rc::new(LaunchSpec { grid, threads })))
         }
         "alloc_shared" | "alloc_fragment" | "alloc_local" => {
-            let a = Args::new(leak_name(name), &["shape", "dtype", "scope"], args, kwargs, span)?;
+            let a = Args::new(
+                leak_name(name),
+                &["shape", "dtype", "scope"],
+                args,
+                kwargs,
+                span,
+            )?;
             let dtype = dtype_of(a.req(1, "a dtype")?, span)?;
             let scope = match name {
                 "alloc_shared" => Scope::Shared,
                 "alloc_fragment" => Scope::Fragment,
                 _ => Scope::Local,
             };
-            alloc(ev, scope, a.req(0, "a shape")?, dtype, &format!("`T.{name}`"), span)
+            alloc(
+                ev,
+                scope,
+                a.req(0, "a shape")?,
+                dtype,
+                &format!("`T.{name}`"),
+                span,
+            )
         }
         "alloc_buffer" => {
-            let a = Args::new("alloc_buffer", &["shape", "dtype", "scope"], args, kwargs, span)?;
+            let a = Args::new(
+                "alloc_buffer",
+                &["shape", "dtype", "scope"],
+                args,
+                kwargs,
+                span,
+            )?;
             let dtype = match a.get(1) {
                 Some(d) => dtype_of(d, span)?,
                 None => DType::F32,
@@ -502,10 +801,21 @@ pub(crate) fn call<'a>(
                 Some("local") => Scope::Local,
                 Some("local.var") => Scope::Var,
                 Some(other) => {
-                    return Err(err(codes::UNSUPPORTED_TILELANG, format!("buffer scope {other:?} is not supported"), span));
+                    return Err(err(
+                        codes::UNSUPPORTED_TILELANG,
+                        format!("buffer scope {other:?} is not supported"),
+                        span,
+                    ));
                 }
             };
-            alloc(ev, scope, a.req(0, "a shape")?, dtype, "`T.alloc_buffer`", span)
+            alloc(
+                ev,
+                scope,
+                a.req(0, "a shape")?,
+                dtype,
+                "`T.alloc_buffer`",
+                span,
+            )
         }
         "alloc_var" => {
             let a = Args::new("alloc_var", &["dtype", "init", "scope"], args, kwargs, span)?;
@@ -514,13 +824,13 @@ pub(crate) fn call<'a>(
             let v = alloc(ev, Scope::Var, &Value::Int(1), dtype, "`T.alloc_var`", span)?;
             if let (Value::Buffer(b), Some(init)) = (&v, init) {
                 let st = ev.stager("`T.alloc_var`", span)?;
-                let e = st.to_expr(&init, Some(dtype), span)?;
+                let e = st.value_expr(&init, Some(dtype), span)?;
                 let e = st.cast(e, dtype, span)?;
                 // The allocation was just emitted; attach the initial value.
-                if let Some(Stmt::Alloc { init, buffer }) = last_stmt_mut(st) {
-                    if *buffer == *b {
-                        *init = Some(e);
-                    }
+                if let Some(Stmt::Alloc { init, buffer }) = last_stmt_mut(st)
+                    && *buffer == *b
+                {
+                    *init = Some(e);
                 }
             }
             Ok(v)
@@ -552,9 +862,17 @@ pub(crate) fn call<'a>(
             let mut names = Vec::new();
             for a in &args {
                 let Value::Str(s) = a else {
-                    return Err(err(codes::BAD_ARGUMENTS, "`T.const` takes names as strings", span));
+                    return Err(err(
+                        codes::BAD_ARGUMENTS,
+                        "`T.const` takes names as strings",
+                        span,
+                    ));
                 };
-                names.extend(s.split([',', ' ']).filter(|n| !n.is_empty()).map(str::to_string));
+                names.extend(
+                    s.split([',', ' '])
+                        .filter(|n| !n.is_empty())
+                        .map(str::to_string),
+                );
             }
             let dtype = match kwargs.iter().find(|(k, _)| k == "dtype") {
                 Some((_, d)) => dtype_of(d, span)?,
@@ -562,50 +880,89 @@ pub(crate) fn call<'a>(
             };
             let values: Vec<Value<'a>> = names
                 .iter()
-                .map(|n| ev.defines.get(n).cloned().unwrap_or_else(|| Value::Symbol(Rc::from(n.as_str()), dtype)))
+                .map(|n| {
+                    ev.defines
+                        .get(n)
+                        .cloned()
+                        .unwrap_or_else(|| Value::Symbol(Rc::from(n.as_str()), dtype))
+                })
                 .collect();
-            Ok(if values.len() == 1 { values.into_iter().next().unwrap_or(Value::None) } else { Value::tuple(values) })
+            Ok(if values.len() == 1 {
+                values.into_iter().next().unwrap_or(Value::None)
+            } else {
+                Value::tuple(values)
+            })
         }
         "dynamic" | "symbolic" => {
             let a = Args::new("dynamic", &["name", "dtype"], args, kwargs, span)?;
             let Value::Str(n) = a.req(0, "a name")? else {
-                return Err(err(codes::BAD_ARGUMENTS, "`T.dynamic` takes a name string", span));
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    "`T.dynamic` takes a name string",
+                    span,
+                ));
             };
             let dtype = match a.get(1) {
                 Some(d) => dtype_of(d, span)?,
                 None => DType::I32,
             };
             if !dtype.is_int() {
-                return Err(err(codes::BAD_DTYPE, "symbolic sizes must have an integer dtype", span));
+                return Err(err(
+                    codes::BAD_DTYPE,
+                    "symbolic sizes must have an integer dtype",
+                    span,
+                ));
             }
             Ok(Value::Symbol(n.clone(), dtype))
         }
         "ceildiv" => {
-            let [a, b] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, "`T.ceildiv` takes two values", span)) };
+            let [a, b] = args.as_slice() else {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    "`T.ceildiv` takes two values",
+                    span,
+                ));
+            };
             if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {
                 if y == 0 {
-                    return Err(err(codes::COMPILE_TIME_ARITHMETIC, "`T.ceildiv` by zero", span));
+                    return Err(err(
+                        codes::COMPILE_TIME_ARITHMETIC,
+                        "`T.ceildiv` by zero",
+                        span,
+                    ));
                 }
-                return Ok(Value::Int(super::value::floor_div_i64(x.saturating_add(y - 1), y).unwrap_or(0)));
+                return Ok(Value::Int(
+                    super::value::floor_div_i64(x.saturating_add(y - 1), y).unwrap_or(0),
+                ));
             }
             let sum = ev.binop(super::value::PyBinOp::Add, a, b, span)?;
             let sum = ev.binop(super::value::PyBinOp::Sub, &sum, &Value::Int(1), span)?;
             ev.binop(super::value::PyBinOp::FloorDiv, &sum, b, span)
         }
         "floordiv" | "floormod" | "truncdiv" | "truncmod" => {
-            let [a, b] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, format!("`T.{name}` takes two values"), span)) };
+            let [a, b] = args.as_slice() else {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    format!("`T.{name}` takes two values"),
+                    span,
+                ));
+            };
             match name {
                 "floordiv" => ev.binop(super::value::PyBinOp::FloorDiv, a, b, span),
                 "floormod" => ev.binop(super::value::PyBinOp::Mod, a, b, span),
                 "truncdiv" => {
                     if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {
-                        return x.checked_div(y).map(Value::Int).ok_or_else(|| err(codes::COMPILE_TIME_ARITHMETIC, "division by zero", span));
+                        return x.checked_div(y).map(Value::Int).ok_or_else(|| {
+                            err(codes::COMPILE_TIME_ARITHMETIC, "division by zero", span)
+                        });
                     }
                     binary_values(ev, BinaryOp::Div, a, b, span)
                 }
                 _ => {
                     if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {
-                        return x.checked_rem(y).map(Value::Int).ok_or_else(|| err(codes::COMPILE_TIME_ARITHMETIC, "division by zero", span));
+                        return x.checked_rem(y).map(Value::Int).ok_or_else(|| {
+                            err(codes::COMPILE_TIME_ARITHMETIC, "division by zero", span)
+                        });
                     }
                     // a - (a / b) * b with truncating division.
                     let q = binary_values(ev, BinaryOp::Div, a, b, span)?;
@@ -614,33 +971,82 @@ pub(crate) fn call<'a>(
                 }
             }
         }
-        "exp" | "exp2" | "log" | "log2" | "sqrt" | "rsqrt" | "abs" | "sigmoid" | "tanh" | "sin" | "cos" | "floor" | "ceil" | "round" | "isnan" | "isinf" => {
-            let [x] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, format!("`T.{name}` takes one value"), span)) };
+        "exp" | "exp2" | "log" | "log2" | "sqrt" | "rsqrt" | "abs" | "sigmoid" | "tanh" | "sin"
+        | "cos" | "floor" | "ceil" | "round" | "isnan" | "isinf" => {
+            let [x] = args.as_slice() else {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    format!("`T.{name}` takes one value"),
+                    span,
+                ));
+            };
             let op = UnaryOp::from_name(name).unwrap_or(UnaryOp::Abs);
             unary_math(ev, op, x, span)
         }
         "max" | "min" => {
-            let [a, b] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, format!("`T.{name}` takes two values"), span)) };
+            let [a, b] = args.as_slice() else {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    format!("`T.{name}` takes two values"),
+                    span,
+                ));
+            };
             if !a.is_staged() && !b.is_staged() {
-                return super::builtins::call(ev, if name == "max" { "max" } else { "min" }, vec![a.clone(), b.clone()], vec![], span);
+                return super::builtins::call(
+                    ev,
+                    if name == "max" { "max" } else { "min" },
+                    vec![a.clone(), b.clone()],
+                    vec![],
+                    span,
+                );
             }
-            binary_values(ev, if name == "max" { BinaryOp::Max } else { BinaryOp::Min }, a, b, span)
+            binary_values(
+                ev,
+                if name == "max" {
+                    BinaryOp::Max
+                } else {
+                    BinaryOp::Min
+                },
+                a,
+                b,
+                span,
+            )
         }
         "pow" => {
-            let [a, b] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, "`T.pow` takes two values", span)) };
+            let [a, b] = args.as_slice() else {
+                return Err(err(codes::BAD_ARGUMENTS, "`T.pow` takes two values", span));
+            };
             ev.binop(super::value::PyBinOp::Pow, a, b, span)
         }
         "clamp" => {
-            let [x, lo, hi] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, "`T.clamp` takes a value, a lower and an upper bound", span)) };
+            let [x, lo, hi] = args.as_slice() else {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    "`T.clamp` takes a value, a lower and an upper bound",
+                    span,
+                ));
+            };
             let m = call(ev, "max", vec![x.clone(), lo.clone()], vec![], span)?;
             call(ev, "min", vec![m, hi.clone()], vec![], span)
         }
         "if_then_else" => {
-            let [c, a, b] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, "`T.if_then_else` takes a condition and two values", span)) };
+            let [c, a, b] = args.as_slice() else {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    "`T.if_then_else` takes a condition and two values",
+                    span,
+                ));
+            };
             ev.select(c, a, b, span)
         }
         "infinity" | "max_value" | "min_value" => {
-            let [d] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, format!("`T.{name}` takes a dtype"), span)) };
+            let [d] = args.as_slice() else {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    format!("`T.{name}` takes a dtype"),
+                    span,
+                ));
+            };
             let d = dtype_of(d, span)?;
             let st = ev.stager(&format!("`T.{name}`"), span)?;
             let lit = match (name, d.kind()) {
@@ -650,7 +1056,16 @@ pub(crate) fn call<'a>(
                     }
                     Literal::Float(f64::INFINITY, d)
                 }
-                ("infinity", _) => return Err(err(codes::BAD_DTYPE, format!("`T.infinity` needs a floating dtype, got {}", d.tilelang_name()), span)),
+                ("infinity", _) => {
+                    return Err(err(
+                        codes::BAD_DTYPE,
+                        format!(
+                            "`T.infinity` needs a floating dtype, got {}",
+                            d.tilelang_name()
+                        ),
+                        span,
+                    ));
+                }
                 (_, ir::DTypeKind::Float) => {
                     let m = d.max_finite().unwrap_or(f64::MAX);
                     Literal::Float(if name == "max_value" { m } else { -m }, d)
@@ -667,17 +1082,42 @@ pub(crate) fn call<'a>(
             Ok(Value::Expr(st.lit(lit)))
         }
         "cast" => {
-            let [x, d] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, "`T.cast` takes a value and a dtype", span)) };
+            let [x, d] = args.as_slice() else {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    "`T.cast` takes a value and a dtype",
+                    span,
+                ));
+            };
             let d = dtype_of(d, span)?;
             cast(ev, x, d, span)
         }
         "Cast" => {
-            let [d, x] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, "`T.Cast` takes a dtype and a value", span)) };
+            let [d, x] = args.as_slice() else {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    "`T.Cast` takes a dtype and a value",
+                    span,
+                ));
+            };
             let d = dtype_of(d, span)?;
             cast(ev, x, d, span)
         }
         "copy" => {
-            let a = Args::new("copy", &["src", "dst", "coalesced_width", "disable_tma", "eviction_policy", "loop_layout"], args, kwargs, span)?;
+            let a = Args::new(
+                "copy",
+                &[
+                    "src",
+                    "dst",
+                    "coalesced_width",
+                    "disable_tma",
+                    "eviction_policy",
+                    "loop_layout",
+                ],
+                args,
+                kwargs,
+                span,
+            )?;
             need_kernel(ev, "`T.copy`", span)?;
             let mut src = operand(ev, a.req(0, "a source")?, "`T.copy`", span)?;
             let mut dst = operand(ev, a.req(1, "a destination")?, "`T.copy`", span)?;
@@ -689,8 +1129,12 @@ pub(crate) fn call<'a>(
                     let _ = st;
                     if rank_s != rank_d {
                         return Err(Box::new(
-                            Diagnostic::error(codes::COPY_SHAPE, "both operands of `T.copy` are single elements of different ranks", span)
-                                .with_label("give one side as a region"),
+                            Diagnostic::error(
+                                codes::COPY_SHAPE,
+                                "both operands of `T.copy` are single elements of different ranks",
+                                span,
+                            )
+                            .with_label("give one side as a region"),
                         ));
                     }
                 }
@@ -700,7 +1144,13 @@ pub(crate) fn call<'a>(
             }
             check_same_extents(ev, &src, &dst, "`T.copy`", span)?;
             let st = ev.stager("`T.copy`", span)?;
-            st.emit(Stmt::Copy { src: src.region, dst: dst.region }, span);
+            st.emit(
+                Stmt::Copy {
+                    src: src.region,
+                    dst: dst.region,
+                },
+                span,
+            );
             Ok(Value::None)
         }
         "gemm" => gemm(ev, args, kwargs, span),
@@ -716,14 +1166,26 @@ pub(crate) fn call<'a>(
             let dst = operand(ev, &target, &format!("`T.{name}`"), span)?;
             let st = ev.stager("`T.fill`", span)?;
             let dtype = st.func.buffers[dst.region.buffer].dtype;
-            let v = st.to_expr(&value, Some(dtype), span)?;
+            let v = st.value_expr(&value, Some(dtype), span)?;
             let v = st.cast(v, dtype, span)?;
-            st.emit(Stmt::Fill { dst: dst.region, value: v }, span);
+            st.emit(
+                Stmt::Fill {
+                    dst: dst.region,
+                    value: v,
+                },
+                span,
+            );
             Ok(Value::None)
         }
         "reduce_sum" | "reduce_max" | "reduce_min" | "reduce_abssum" | "reduce_absmax" => {
             let kind = ReduceKind::from_name(&name["reduce_".len()..]).unwrap_or(ReduceKind::Sum);
-            let a = Args::new(leak_name(name), &["buffer", "out", "dim", "clear"], args, kwargs, span)?;
+            let a = Args::new(
+                leak_name(name),
+                &["buffer", "out", "dim", "clear"],
+                args,
+                kwargs,
+                span,
+            )?;
             need_kernel(ev, &format!("`T.{name}`"), span)?;
             let src = whole_buffer(a.req(0, "a source buffer")?, name, span)?;
             let dst = whole_buffer(a.req(1, "an output buffer")?, name, span)?;
@@ -731,11 +1193,26 @@ pub(crate) fn call<'a>(
             let clear = a.flag(3, true)?;
             let st = ev.stager("a reduction", span)?;
             let dim = check_reduce(&st.func, src, dst, dim, name, span)?;
-            st.emit(Stmt::Reduce { kind, src, dst, dim, clear }, span);
+            st.emit(
+                Stmt::Reduce {
+                    kind,
+                    src,
+                    dst,
+                    dim,
+                    clear,
+                },
+                span,
+            );
             Ok(Value::None)
         }
         "cumsum" => {
-            let a = Args::new("cumsum", &["src", "dst", "dim", "reverse"], args, kwargs, span)?;
+            let a = Args::new(
+                "cumsum",
+                &["src", "dst", "dim", "reverse"],
+                args,
+                kwargs,
+                span,
+            )?;
             need_kernel(ev, "`T.cumsum`", span)?;
             let src = whole_buffer(a.req(0, "a source buffer")?, name, span)?;
             let dst = match a.get(1) {
@@ -748,16 +1225,38 @@ pub(crate) fn call<'a>(
             let rank = st.func.buffers[src].shape.len() as i64;
             let d = if dim < 0 { dim + rank } else { dim };
             if d < 0 || d >= rank {
-                return Err(err(codes::REDUCE_SHAPE, format!("`dim` {dim} is out of range for a {rank}-dimensional buffer"), span));
+                return Err(err(
+                    codes::REDUCE_SHAPE,
+                    format!("`dim` {dim} is out of range for a {rank}-dimensional buffer"),
+                    span,
+                ));
             }
             if st.const_shape_of(src) != st.const_shape_of(dst) {
-                return Err(err(codes::REDUCE_SHAPE, "`T.cumsum` source and destination must have the same shape", span));
+                return Err(err(
+                    codes::REDUCE_SHAPE,
+                    "`T.cumsum` source and destination must have the same shape",
+                    span,
+                ));
             }
-            st.emit(Stmt::Cumsum { src, dst, dim: u32::try_from(d).unwrap_or(0), reverse }, span);
+            st.emit(
+                Stmt::Cumsum {
+                    src,
+                    dst,
+                    dim: u32::try_from(d).unwrap_or(0),
+                    reverse,
+                },
+                span,
+            );
             Ok(Value::None)
         }
         "atomic_add" => {
-            let a = Args::new("atomic_add", &["dst", "value", "memory_order", "return_prev", "use_tma"], args, kwargs, span)?;
+            let a = Args::new(
+                "atomic_add",
+                &["dst", "value", "memory_order", "return_prev", "use_tma"],
+                args,
+                kwargs,
+                span,
+            )?;
             need_kernel(ev, "`T.atomic_add`", span)?;
             let dst_v = a.req(0, "a destination")?.clone();
             let val_v = a.req(1, "a value")?.clone();
@@ -776,38 +1275,80 @@ pub(crate) fn call<'a>(
             } else {
                 let st = ev.stager("`T.atomic_add`", span)?;
                 let dtype = st.func.buffers[dst.region.buffer].dtype;
-                let e = st.to_expr(&val_v, Some(dtype), span)?;
+                let e = st.value_expr(&val_v, Some(dtype), span)?;
                 AtomicValue::Scalar(st.cast(e, dtype, span)?)
             };
             let st = ev.stager("`T.atomic_add`", span)?;
-            st.emit(Stmt::AtomicAdd { dst: dst.region, value }, span);
+            st.emit(
+                Stmt::AtomicAdd {
+                    dst: dst.region,
+                    value,
+                },
+                span,
+            );
             Ok(Value::None)
         }
         "Pipelined" => {
-            let a = Args::new("Pipelined", &["start", "stop", "num_stages", "order", "stage", "sync", "group"], args, kwargs, span)?;
+            let a = Args::new(
+                "Pipelined",
+                &[
+                    "start",
+                    "stop",
+                    "num_stages",
+                    "order",
+                    "stage",
+                    "sync",
+                    "group",
+                ],
+                args,
+                kwargs,
+                span,
+            )?;
             let (s, e) = loop_range(ev, a.req(0, "an extent")?, a.get(1), span)?;
             let num_stages = a.int(2, 0, "`num_stages`")?;
             if !(0..=16).contains(&num_stages) {
-                return Err(err(codes::BAD_TILELANG_ARGUMENT, format!("`num_stages` must be between 0 and 16, got {num_stages}"), span));
+                return Err(err(
+                    codes::BAD_TILELANG_ARGUMENT,
+                    format!("`num_stages` must be between 0 and 16, got {num_stages}"),
+                    span,
+                ));
             }
             let order = int_list(a.get(3), "`order`", span)?;
             let stage = int_list(a.get(4), "`stage`", span)?;
-            if let (Some(o), Some(st)) = (&order, &stage) {
-                if o.len() != st.len() {
-                    return Err(err(codes::BAD_TILELANG_ARGUMENT, "`order` and `stage` must have the same length", span));
-                }
+            if let (Some(o), Some(st)) = (&order, &stage)
+                && o.len() != st.len()
+            {
+                return Err(err(
+                    codes::BAD_TILELANG_ARGUMENT,
+                    "`order` and `stage` must have the same length",
+                    span,
+                ));
             }
             Ok(Value::Loop(Rc::new(LoopSpec {
-                kind: LoopSpecKind::Serial(LoopKind::Pipelined { num_stages: u32::try_from(num_stages).unwrap_or(0), order, stage }),
+                kind: LoopSpecKind::Serial(LoopKind::Pipelined {
+                    num_stages: u32::try_from(num_stages).unwrap_or(0),
+                    order,
+                    stage,
+                }),
                 ranges: vec![(s, e)],
             })))
         }
         "serial" | "unroll" | "vectorized" => {
-            let a = Args::new(leak_name(name), &["start", "stop", "step", "explicit", "unroll_factor"], args, kwargs, span)?;
-            if let Some(step) = a.get(2) {
-                if step.as_int() != Some(1) {
-                    return Err(err(codes::UNSUPPORTED_TILELANG, "kernel loops with a step other than 1 are not supported", span));
-                }
+            let a = Args::new(
+                leak_name(name),
+                &["start", "stop", "step", "explicit", "unroll_factor"],
+                args,
+                kwargs,
+                span,
+            )?;
+            if let Some(step) = a.get(2)
+                && step.as_int() != Some(1)
+            {
+                return Err(err(
+                    codes::UNSUPPORTED_TILELANG,
+                    "kernel loops with a step other than 1 are not supported",
+                    span,
+                ));
             }
             let (s, e) = loop_range(ev, a.req(0, "an extent")?, a.get(1), span)?;
             let kind = match name {
@@ -815,16 +1356,27 @@ pub(crate) fn call<'a>(
                 "unroll" => LoopKind::Unroll,
                 _ => LoopKind::Vectorized,
             };
-            Ok(Value::Loop(Rc::new(LoopSpec { kind: LoopSpecKind::Serial(kind), ranges: vec![(s, e)] })))
+            Ok(Value::Loop(Rc::new(LoopSpec {
+                kind: LoopSpecKind::Serial(kind),
+                ranges: vec![(s, e)],
+            })))
         }
         "Parallel" => {
             for (k, _) in &kwargs {
                 if k != "coalesced_width" && k != "loop_layout" {
-                    return Err(err(codes::BAD_ARGUMENTS, format!("`T.Parallel` has no parameter `{k}`"), span));
+                    return Err(err(
+                        codes::BAD_ARGUMENTS,
+                        format!("`T.Parallel` has no parameter `{k}`"),
+                        span,
+                    ));
                 }
             }
             if args.is_empty() {
-                return Err(err(codes::BAD_ARGUMENTS, "`T.Parallel` needs at least one extent", span));
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    "`T.Parallel` needs at least one extent",
+                    span,
+                ));
             }
             let mut ranges = Vec::new();
             for v in &args {
@@ -836,14 +1388,21 @@ pub(crate) fn call<'a>(
                     )
                 })?;
                 if n <= 0 {
-                    return Err(err(codes::BAD_TILELANG_ARGUMENT, format!("`T.Parallel` extents must be positive, got {n}"), span));
+                    return Err(err(
+                        codes::BAD_TILELANG_ARGUMENT,
+                        format!("`T.Parallel` extents must be positive, got {n}"),
+                        span,
+                    ));
                 }
                 let st = ev.stager("`T.Parallel`", span)?;
                 let zero = st.int(0);
                 let ext = st.int(n);
                 ranges.push((zero, ext));
             }
-            Ok(Value::Loop(Rc::new(LoopSpec { kind: LoopSpecKind::Parallel, ranges })))
+            Ok(Value::Loop(Rc::new(LoopSpec {
+                kind: LoopSpecKind::Parallel,
+                ranges,
+            })))
         }
         "use_swizzle" | "annotate_layout" | "no_set_max_nreg" | "disable_warp_group_reg_alloc" => {
             // Scheduling hints: no effect on what the kernel computes.
@@ -860,35 +1419,60 @@ pub(crate) fn call<'a>(
             let a = Args::new("get_thread_binding", &["dim"], args, kwargs, span)?;
             let dim = a.int(0, 0, "`dim`")?;
             if dim != 0 {
-                return Err(err(codes::UNSUPPORTED_TILELANG, "only `T.get_thread_binding(0)` is supported (threads form one dimension)", span));
+                return Err(err(
+                    codes::UNSUPPORTED_TILELANG,
+                    "only `T.get_thread_binding(0)` is supported (threads form one dimension)",
+                    span,
+                ));
             }
             Ok(Value::Expr(ev.thread_var(span)?))
         }
         "assume" => {
-            let [c] = args.as_slice() else { return Err(err(codes::BAD_ARGUMENTS, "`T.assume` takes a condition", span)) };
+            let [c] = args.as_slice() else {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    "`T.assume` takes a condition",
+                    span,
+                ));
+            };
             match c.truthy() {
                 Some(true) => Ok(Value::None),
-                Some(false) => Err(err(codes::ASSERTION_FAILED, "`T.assume` of a condition that is false at compile time", span)),
+                Some(false) => Err(err(
+                    codes::ASSERTION_FAILED,
+                    "`T.assume` of a condition that is false at compile time",
+                    span,
+                )),
                 None => {
                     let st = ev.stager("`T.assume`", span)?;
-                    let cond = st.to_bool(c, span)?;
+                    let cond = st.bool_expr(c, span)?;
                     st.emit(Stmt::Assume { cond }, span);
                     Ok(Value::None)
                 }
             }
         }
         other => Err(Box::new(
-            Diagnostic::error(codes::UNSUPPORTED_TILELANG, format!("`T.{other}` is not supported by tilec"), span).with_label("not supported"),
+            Diagnostic::error(
+                codes::UNSUPPORTED_TILELANG,
+                format!("`T.{other}` is not supported by tilec"),
+                span,
+            )
+            .with_label("not supported"),
         )),
     }
 }
 
 fn leak_name(name: &str) -> &'static str {
-    FUNCTIONS.iter().find(|n| **n == name).copied().unwrap_or("function")
+    FUNCTIONS
+        .iter()
+        .find(|n| **n == name)
+        .copied()
+        .unwrap_or("function")
 }
 
 fn is_var_scope(ev: &Evaluator<'_>, b: &Handle<ir::Buffer>) -> bool {
-    ev.stagers.last().is_some_and(|s| s.func.buffers[*b].scope == Scope::Var)
+    ev.stagers
+        .last()
+        .is_some_and(|s| s.func.buffers[*b].scope == Scope::Var)
 }
 
 fn last_stmt_mut(st: &mut super::stage::Stager) -> Option<&mut Stmt> {
@@ -900,29 +1484,55 @@ fn whole_buffer(v: &Value<'_>, name: &str, span: Span) -> EResult<Handle<ir::Buf
         Value::Buffer(b) => Ok(*b),
         Value::Poison(_) => Err(super::stage::cascade()),
         other => Err(Box::new(
-            Diagnostic::error(codes::TYPE_ERROR, format!("`T.{name}` takes whole buffers, got a {}", other.type_name()), span)
-                .with_label("not a buffer")
-                .with_note("copy the region into a buffer of its own first"),
+            Diagnostic::error(
+                codes::TYPE_ERROR,
+                format!(
+                    "`T.{name}` takes whole buffers, got a {}",
+                    other.type_name()
+                ),
+                span,
+            )
+            .with_label("not a buffer")
+            .with_note("copy the region into a buffer of its own first"),
         )),
     }
 }
 
-fn check_reduce(f: &ir::Function, src: Handle<ir::Buffer>, dst: Handle<ir::Buffer>, dim: i64, name: &str, span: Span) -> EResult<u32> {
+fn check_reduce(
+    f: &ir::Function,
+    src: Handle<ir::Buffer>,
+    dst: Handle<ir::Buffer>,
+    dim: i64,
+    name: &str,
+    span: Span,
+) -> EResult<u32> {
     let sb = &f.buffers[src];
     let db = &f.buffers[dst];
     let rank = sb.shape.len() as i64;
     let d = if dim < 0 { dim + rank } else { dim };
     if d < 0 || d >= rank {
         return Err(Box::new(
-            Diagnostic::error(codes::REDUCE_SHAPE, format!("`dim` {dim} is out of range for the {rank}-dimensional `{}`", sb.name), span)
-                .with_label("reduction here"),
+            Diagnostic::error(
+                codes::REDUCE_SHAPE,
+                format!(
+                    "`dim` {dim} is out of range for the {rank}-dimensional `{}`",
+                    sb.name
+                ),
+                span,
+            )
+            .with_label("reduction here"),
         ));
     }
     let du = usize::try_from(d).unwrap_or(0);
     let src_shape = f.const_shape(src);
     let dst_shape = f.const_shape(dst);
     if let (Some(s), Some(t)) = (src_shape, dst_shape) {
-        let mut expected: Vec<i64> = s.iter().enumerate().filter(|(i, _)| *i != du).map(|(_, v)| *v).collect();
+        let mut expected: Vec<i64> = s
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != du)
+            .map(|(_, v)| *v)
+            .collect();
         if expected.is_empty() {
             expected.push(1);
         }
@@ -941,8 +1551,30 @@ fn check_reduce(f: &ir::Function, src: Handle<ir::Buffer>, dst: Handle<ir::Buffe
     u32::try_from(d).map_err(|_| err(codes::REDUCE_SHAPE, "dim out of range", span))
 }
 
-fn gemm<'a>(ev: &mut Evaluator<'a>, args: Vec<Value<'a>>, kwargs: Vec<(String, Value<'a>)>, span: Span) -> EResult<Value<'a>> {
-    let a = Args::new("gemm", &["A", "B", "C", "transpose_A", "transpose_B", "policy", "clear_accum", "k_pack", "wg_wait", "mbar"], args, kwargs, span)?;
+fn gemm<'a>(
+    ev: &mut Evaluator<'a>,
+    args: Vec<Value<'a>>,
+    kwargs: Vec<(String, Value<'a>)>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    let a = Args::new(
+        "gemm",
+        &[
+            "A",
+            "B",
+            "C",
+            "transpose_A",
+            "transpose_B",
+            "policy",
+            "clear_accum",
+            "k_pack",
+            "wg_wait",
+            "mbar",
+        ],
+        args,
+        kwargs,
+        span,
+    )?;
     need_kernel(ev, "`T.gemm`", span)?;
     let ta = a.flag(3, false)?;
     let tb = a.flag(4, false)?;
@@ -951,15 +1583,26 @@ fn gemm<'a>(ev: &mut Evaluator<'a>, args: Vec<Value<'a>>, kwargs: Vec<(String, V
         Some(Value::Policy(p)) => *p,
         Some(other) => {
             return Err(Box::new(
-                Diagnostic::error(codes::BAD_TILELANG_ARGUMENT, format!("`policy` must be a `T.GemmWarpPolicy`, got a {}", other.type_name()), span)
-                    .with_label("policy argument"),
+                Diagnostic::error(
+                    codes::BAD_TILELANG_ARGUMENT,
+                    format!(
+                        "`policy` must be a `T.GemmWarpPolicy`, got a {}",
+                        other.type_name()
+                    ),
+                    span,
+                )
+                .with_label("policy argument"),
             ));
         }
     };
     let clear_v = a.get(6).cloned().unwrap_or(Value::Bool(false));
     let k_pack = a.int(7, 1, "`k_pack`")?;
     if k_pack != 1 && k_pack != 2 {
-        return Err(err(codes::BAD_TILELANG_ARGUMENT, "`k_pack` must be 1 or 2", span));
+        return Err(err(
+            codes::BAD_TILELANG_ARGUMENT,
+            "`k_pack` must be 1 or 2",
+            span,
+        ));
     }
     let oa = operand(ev, a.req(0, "operand A")?, "`T.gemm`", span)?;
     let ob = operand(ev, a.req(1, "operand B")?, "`T.gemm`", span)?;
@@ -967,8 +1610,8 @@ fn gemm<'a>(ev: &mut Evaluator<'a>, args: Vec<Value<'a>>, kwargs: Vec<(String, V
     let st = ev.stager("`T.gemm`", span)?;
     let f = &st.func;
     for (o, which, allowed) in [
-        (&oa, "A", &[Scope::Shared, Scope::Fragment, Scope::Local][..]),
-        (&ob, "B", &[Scope::Shared, Scope::Fragment, Scope::Local][..]),
+        (&oa, "A", &[Scope::Shared, Scope::Fragment][..]),
+        (&ob, "B", &[Scope::Shared, Scope::Fragment][..]),
         (&oc, "C", &[Scope::Fragment, Scope::Local][..]),
     ] {
         let b = &f.buffers[o.region.buffer];
@@ -988,8 +1631,15 @@ fn gemm<'a>(ev: &mut Evaluator<'a>, args: Vec<Value<'a>>, kwargs: Vec<(String, V
         let e = non_unit(&const_extents(f, &o.region));
         if e.len() > 2 {
             return Err(Box::new(
-                Diagnostic::error(codes::GEMM_SHAPE, format!("`T.gemm` operands must be 2-D tiles, this one is {}", shape_text(&e)), o.span)
-                    .with_label("not a matrix"),
+                Diagnostic::error(
+                    codes::GEMM_SHAPE,
+                    format!(
+                        "`T.gemm` operands must be 2-D tiles, this one is {}",
+                        shape_text(&e)
+                    ),
+                    o.span,
+                )
+                .with_label("not a matrix"),
             ));
         }
         let mut e = e;
@@ -1021,7 +1671,7 @@ fn gemm<'a>(ev: &mut Evaluator<'a>, args: Vec<Value<'a>>, kwargs: Vec<(String, V
             .with_note("C (M×N) += op(A) (M×K) · op(B) (K×N); `transpose_A`/`transpose_B` say whether A is stored K×M and B N×K"),
         ));
     }
-    let clear = st.to_bool(&clear_v, span)?;
+    let clear = st.bool_expr(&clear_v, span)?;
     st.emit(
         Stmt::Gemm {
             a: oa.region,

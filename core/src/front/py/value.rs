@@ -261,7 +261,11 @@ impl<'a> Value<'a> {
             Value::Tuple(t) => !t.is_empty(),
             Value::List(l) => !l.borrow().is_empty(),
             Value::Dict(d) => !d.borrow().is_empty(),
-            Value::Expr(_) | Value::Access(_) | Value::Buffer(_) | Value::Symbol(..) | Value::Poison(_) => {
+            Value::Expr(_)
+            | Value::Access(_)
+            | Value::Buffer(_)
+            | Value::Symbol(..)
+            | Value::Poison(_) => {
                 return None;
             }
             _ => true,
@@ -551,14 +555,20 @@ pub(crate) fn py_binop<'a>(
         }
         (PyBinOp::Mul, Value::List(_) | Value::Tuple(_) | Value::Str(_), Value::Int(_))
         | (PyBinOp::Mul, Value::Int(_), Value::List(_) | Value::Tuple(_) | Value::Str(_)) => {
-            let (seq, n) = if let Value::Int(n) = b { (a, *n) } else { (b, a.as_int().unwrap_or(0)) };
+            let (seq, n) = if let Value::Int(n) = b {
+                (a, *n)
+            } else {
+                (b, a.as_int().unwrap_or(0))
+            };
             let n = usize::try_from(n.max(0)).unwrap_or(0);
             if n > 1 << 20 {
                 return Err(overflow(span, op));
             }
             return Ok(Some(match seq {
                 Value::Str(s) => Value::str(&s.repeat(n)),
-                Value::Tuple(t) => Value::tuple(t.iter().cloned().cycle().take(t.len() * n).collect()),
+                Value::Tuple(t) => {
+                    Value::tuple(t.iter().cloned().cycle().take(t.len() * n).collect())
+                }
                 Value::List(l) => {
                     let l = l.borrow();
                     Value::list(l.iter().cloned().cycle().take(l.len() * n).collect())
@@ -652,7 +662,11 @@ pub(crate) fn py_binop<'a>(
                 return Err(zero_division(span));
             }
             let r = x % y;
-            if r != 0.0 && ((r < 0.0) != (y < 0.0)) { r + y } else { r }
+            if r != 0.0 && ((r < 0.0) != (y < 0.0)) {
+                r + y
+            } else {
+                r
+            }
         }
         PyBinOp::Pow => x.powf(y),
         _ => return Ok(None),
