@@ -29,9 +29,12 @@
 //! iterations are later mapped onto threads.
 //!
 //! # Out-of-bounds rule
-//! Tile ops follow TileLang: an element of a region that falls outside its
-//! buffer reads as zero and is not written. Scalar loads and stores must be
-//! in bounds (the interpreter reports a violation as an error).
+//! Tilec follows TileLang: an element of a *global* buffer read outside the
+//! buffer reads as zero and an element written outside is skipped, whether
+//! the access is a scalar load/store or part of a tile op's region. Tile ops
+//! treat region elements outside on-chip buffers the same way. A scalar load
+//! or store outside a shared, fragment, local or var buffer is an error (the
+//! interpreter reports it with the statement's span).
 //!
 //! # Invariants
 //! Checked by [`verify::verify_function`]: see that module.
@@ -478,7 +481,8 @@ pub enum Stmt {
     },
     /// Declares a buffer of a non-global scope (or a `T.empty` / global
     /// scratch buffer at function level). Its contents start undefined,
-    /// except for `var` buffers with an `init` value.
+    /// except for `var` buffers with an `init` value; a global scratch
+    /// buffer starts zeroed.
     Alloc {
         buffer: Handle<Buffer>,
         init: Option<Handle<Expr>>,
@@ -527,7 +531,7 @@ pub enum Stmt {
         policy: GemmPolicy,
         clear_accum: Handle<Expr>,
     },
-    /// Sets every element of `dst` to `value` (converted to its type).
+    /// Sets every element of `dst` to `value`, which has `dst`'s type.
     Fill { dst: Region, value: Handle<Expr> },
     /// Reduces `src` along `dim` into `dst`, whose shape is `src`'s with
     /// `dim` removed. With `clear`, `dst` starts at the identity; otherwise
@@ -539,14 +543,16 @@ pub enum Stmt {
         dim: u32,
         clear: bool,
     },
-    /// Inclusive (or exclusive with `reverse`) prefix sum along `dim`.
+    /// Inclusive prefix sum along `dim`; with `reverse`, the inclusive
+    /// suffix sum.
     Cumsum {
         src: Handle<Buffer>,
         dst: Handle<Buffer>,
         dim: u32,
         reverse: bool,
     },
-    /// Atomically adds `value` to every element of `dst`.
+    /// Atomically adds `value` to every element of `dst`; the value is
+    /// converted to `dst`'s type first, as the hardware operand would be.
     AtomicAdd { dst: Region, value: AtomicValue },
     /// A block-wide barrier (`T.sync_threads`).
     Barrier,

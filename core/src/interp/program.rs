@@ -1,0 +1,352 @@
+//! Statements compiled for execution.
+//!
+//! Before anything runs, the whole function body is compiled into a tree of
+//! [`Op`]s whose expressions are closures ([`super::expr`]). Compiling first
+//! means every expression is translated once, however often it runs, and
+//! that unsupported constructs (per-thread code) and unbound symbols are
+//! reported before any memory is touched. Compile errors carry the span of
+//! the statement that holds the offending expression.
+
+use super::error::{Eval, malformed};
+use super::expr::{Code, Compiler, IntFn};
+use crate::ir::{
+    AtomicValue, Block, Buffer, DType, Handle, ReduceKind, Region, Scope, Span, Stmt, Var,
+};
+
+/// A compiled block: operations with the span of their statement.
+pub(crate) struct CBlock {
+    pub(crate) ops: Vec<(Op, Span)>,
+}
+
+/// A variable a statement binds: its index in [`super::expr::Env::ints`]
+/// and its type (for wrapping).
+#[derive(Clone, Copy)]
+pub(crate) struct Binding {
+    pub(crate) index: usize,
+    pub(crate) dtype: DType,
+}
+
+/// A compiled buffer region: per dimension a start and an extent.
+pub(crate) struct CRegion {
+    pub(crate) buffer: usize,
+    pub(crate) starts: Vec<IntFn>,
+    pub(crate) extents: Vec<IntFn>,
+}
+
+/// A compiled `gemm`.
+pub(crate) struct GemmOp {
+    pub(crate) a: CRegion,
+    pub(crate) b: CRegion,
+    pub(crate) c: CRegion,
+    pub(crate) transpose_a: bool,
+    pub(crate) transpose_b: bool,
+    pub(crate) clear_accum: IntFn,
+}
+
+/// What `atomic_add` adds.
+pub(crate) enum AtomicSource {
+    /// One value of the given type for every element.
+    Scalar(Code, DType),
+    Region(CRegion),
+}
+
+/// A compiled statement; see [`crate::ir::Stmt`] for the meaning of each.
+pub(crate) enum Op {
+    Kernel {
+        grid: Vec<IntFn>,
+        block_vars: Vec<Binding>,
+        body: CBlock,
+    },
+    Alloc {
+        buffer: usize,
+        dtype: DType,
+        scope: Scope,
+        shape: Vec<IntFn>,
+        /// Initial value, already converted to `dtype`.
+        init: Option<Code>,
+    },
+    For {
+        var: Binding,
+        start: IntFn,
+        extent: IntFn,
+        body: CBlock,
+    },
+    Parallel {
+        vars: Vec<Binding>,
+        extents: Vec<IntFn>,
+        body: CBlock,
+    },
+    If {
+        cond: IntFn,
+        then: CBlock,
+        otherwise: CBlock,
+    },
+    Let {
+        var: usize,
+        value: Code,
+    },
+    Store {
+        buffer: usize,
+        indices: Vec<IntFn>,
+        value: Code,
+    },
+    Copy {
+        src: CRegion,
+        dst: CRegion,
+    },
+    Gemm(Box<GemmOp>),
+    Fill {
+        dst: CRegion,
+        /// Already converted to the type of `dst`.
+        value: Code,
+    },
+    Reduce {
+        kind: ReduceKind,
+        src: usize,
+        dst: usize,
+        dim: usize,
+        clear: bool,
+    },
+    Cumsum {
+        src: usize,
+        dst: usize,
+        dim: usize,
+        reverse: bool,
+    },
+    AtomicAdd {
+        dst: CRegion,
+        value: AtomicSource,
+    },
+    Barrier,
+    Assume {
+        cond: IntFn,
+    },
+}
+
+impl Compiler<'_> {
+    /// Compiles a block; an error gets the span of the statement it came
+    /// from (unless a nested statement already gave it one).
+    pub(crate) fn block(&self, block: &Block) -> Eval<CBlock> {
+        let mut ops = Vec::with_capacity(block.len());
+        for (stmt, span) in block.iter() {
+            let op = self.stmt(stmt).map_err(|e| e.at(span))?;
+            ops.push((op, span));
+        }
+        Ok(CBlock { ops })
+    }
+
+    fn binding(&self, var: Handle<Var>) -> Eval<Binding> {
+        let v = self.var(var)?;
+        if !v.dtype.is_int() {
+            return Err(malformed(format!(
+                "index variable `{}` has type {}, expected an integer",
+                v.name, v.dtype
+            )));
+        }
+        Ok(Binding {
+            index: var.index(),
+            dtype: v.dtype,
+        })
+    }
+
+    fn region(&self, region: &Region) -> Eval<CRegion> {
+        let b = self.buffer(region.buffer)?;
+        if b.shape.len() != region.ranges.len() {
+            return Err(malformed(format!(
+                "region of buffer `{}` has {} ranges for {} dimensions",
+                b.name,
+                region.ranges.len(),
+                b.shape.len()
+            )));
+        }
+        Ok(CRegion {
+            buffer: region.buffer.index(),
+            starts: region
+                .ranges
+                .iter()
+                .map(|r| self.int(r.start))
+                .collect::<Eval<_>>()?,
+            extents: region
+                .ranges
+                .iter()
+                .map(|r| self.int(r.extent))
+                .collect::<Eval<_>>()?,
+        })
+    }
+
+    fn whole_buffer(&self, buffer: Handle<Buffer>) -> Eval<usize> {
+        self.buffer(buffer)?;
+        Ok(buffer.index())
+    }
+
+    fn stmt(&self, stmt: &Stmt) -> Eval<Op> {
+        Ok(match stmt {
+            Stmt::Kernel {
+                grid,
+                block_vars,
+                thread_var,
+                body,
+                ..
+            } => {
+                if grid.len() != block_vars.len() || grid.is_empty() {
+                    return Err(malformed(format!(
+                        "kernel with {} grid extents and {} block variables",
+                        grid.len(),
+                        block_vars.len()
+                    )));
+                }
+                self.var(*thread_var)?;
+                Op::Kernel {
+                    grid: grid.iter().map(|&g| self.int(g)).collect::<Eval<_>>()?,
+                    block_vars: block_vars
+                        .iter()
+                        .map(|&v| self.binding(v))
+                        .collect::<Eval<_>>()?,
+                    body: self.block(body)?,
+                }
+            }
+            Stmt::Alloc { buffer, init } => {
+                let b = self.buffer(*buffer)?;
+                Op::Alloc {
+                    buffer: buffer.index(),
+                    dtype: b.dtype,
+                    scope: b.scope,
+                    shape: b.shape.iter().map(|&e| self.int(e)).collect::<Eval<_>>()?,
+                    init: init.map(|v| self.converted(v, b.dtype)).transpose()?,
+                }
+            }
+            Stmt::For {
+                var,
+                start,
+                extent,
+                body,
+                ..
+            } => Op::For {
+                var: self.binding(*var)?,
+                start: self.int(*start)?,
+                extent: self.int(*extent)?,
+                body: self.block(body)?,
+            },
+            Stmt::Parallel {
+                vars,
+                extents,
+                body,
+            } => {
+                if vars.len() != extents.len() {
+                    return Err(malformed(
+                        "parallel nest with unequal variables and extents",
+                    ));
+                }
+                Op::Parallel {
+                    vars: vars.iter().map(|&v| self.binding(v)).collect::<Eval<_>>()?,
+                    extents: extents.iter().map(|&e| self.int(e)).collect::<Eval<_>>()?,
+                    body: self.block(body)?,
+                }
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => Op::If {
+                cond: self.condition(*cond)?,
+                then: self.block(then)?,
+                otherwise: self.block(otherwise)?,
+            },
+            Stmt::Let { var, value } => {
+                let v = self.var(*var)?;
+                let ty = self.dtype(*value)?;
+                if ty != v.dtype {
+                    return Err(malformed(format!(
+                        "`let {}: {}` bound to a value of type {ty}",
+                        v.name, v.dtype
+                    )));
+                }
+                Op::Let {
+                    var: var.index(),
+                    value: self.code(*value)?,
+                }
+            }
+            Stmt::Store {
+                buffer,
+                indices,
+                value,
+            } => {
+                let b = self.buffer(*buffer)?;
+                let ty = self.dtype(*value)?;
+                if ty != b.dtype {
+                    return Err(malformed(format!(
+                        "store of a {ty} value into {} buffer `{}`",
+                        b.dtype, b.name
+                    )));
+                }
+                Op::Store {
+                    buffer: buffer.index(),
+                    indices: self.indices(*buffer, indices)?,
+                    value: self.code(*value)?,
+                }
+            }
+            Stmt::Copy { src, dst } => Op::Copy {
+                src: self.region(src)?,
+                dst: self.region(dst)?,
+            },
+            Stmt::Gemm {
+                a,
+                b,
+                c,
+                transpose_a,
+                transpose_b,
+                clear_accum,
+                ..
+            } => Op::Gemm(Box::new(GemmOp {
+                a: self.region(a)?,
+                b: self.region(b)?,
+                c: self.region(c)?,
+                transpose_a: *transpose_a,
+                transpose_b: *transpose_b,
+                clear_accum: self.condition(*clear_accum)?,
+            })),
+            Stmt::Fill { dst, value } => {
+                let dtype = self.buffer(dst.buffer)?.dtype;
+                Op::Fill {
+                    dst: self.region(dst)?,
+                    value: self.converted(*value, dtype)?,
+                }
+            }
+            Stmt::Reduce {
+                kind,
+                src,
+                dst,
+                dim,
+                clear,
+            } => Op::Reduce {
+                kind: *kind,
+                src: self.whole_buffer(*src)?,
+                dst: self.whole_buffer(*dst)?,
+                dim: *dim as usize,
+                clear: *clear,
+            },
+            Stmt::Cumsum {
+                src,
+                dst,
+                dim,
+                reverse,
+            } => Op::Cumsum {
+                src: self.whole_buffer(*src)?,
+                dst: self.whole_buffer(*dst)?,
+                dim: *dim as usize,
+                reverse: *reverse,
+            },
+            Stmt::AtomicAdd { dst, value } => Op::AtomicAdd {
+                dst: self.region(dst)?,
+                value: match value {
+                    AtomicValue::Scalar(v) => AtomicSource::Scalar(self.code(*v)?, self.dtype(*v)?),
+                    AtomicValue::Region(r) => AtomicSource::Region(self.region(r)?),
+                },
+            },
+            Stmt::Barrier => Op::Barrier,
+            Stmt::Assume { cond } => Op::Assume {
+                cond: self.condition(*cond)?,
+            },
+        })
+    }
+}
