@@ -17,10 +17,12 @@
 //! it. Run with `TILEC_BLESS=1` to write the snapshots instead.
 
 use std::path::{Path, PathBuf};
-use tilec_core::front::{self, line_col, py, Severity};
+use tilec_core::front::{self, Severity, line_col, py};
 
 fn collect(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
     entries.sort();
     for p in entries {
@@ -56,7 +58,9 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
         }
         if let Some(d) = directive(line, "DEFINE") {
             let (n, v) = d.split_once('=').ok_or("DEFINE needs NAME=VALUE")?;
-            options.defines.insert(n.trim().to_string(), v.trim().to_string());
+            options
+                .defines
+                .insert(n.trim().to_string(), v.trim().to_string());
         }
         if let Some(c) = directive(line, "CHECK") {
             checks.push((true, c.to_string()));
@@ -65,13 +69,25 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
             checks.push((false, c.to_string()));
         }
         if let Some(code) = directive(line, "ERROR") {
-            expected.push(Expected { severity: "error", code: code.to_string(), line: Some(lineno) });
+            expected.push(Expected {
+                severity: "error",
+                code: code.to_string(),
+                line: Some(lineno),
+            });
         }
         if let Some(code) = directive(line, "ERROR-ANYWHERE") {
-            expected.push(Expected { severity: "error", code: code.to_string(), line: None });
+            expected.push(Expected {
+                severity: "error",
+                code: code.to_string(),
+                line: None,
+            });
         }
         if let Some(code) = directive(line, "WARNING") {
-            expected.push(Expected { severity: "warning", code: code.to_string(), line: Some(lineno) });
+            expected.push(Expected {
+                severity: "warning",
+                code: code.to_string(),
+                line: Some(lineno),
+            });
         }
     }
     let out = py::compile(&source, &options);
@@ -79,9 +95,21 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
         .diagnostics
         .iter()
         .map(|d| {
-            let line = (!d.primary.span.is_unknown()).then(|| line_col(&source, d.primary.span.start).0);
-            let sev = if d.severity == Severity::Error { "error" } else { "warning" };
-            (Expected { severity: sev, code: d.code.to_string(), line }, d.message.clone())
+            let line =
+                (!d.primary.span.is_unknown()).then(|| line_col(&source, d.primary.span.start).0);
+            let sev = if d.severity == Severity::Error {
+                "error"
+            } else {
+                "warning"
+            };
+            (
+                Expected {
+                    severity: sev,
+                    code: d.code.to_string(),
+                    line,
+                },
+                d.message.clone(),
+            )
         })
         .collect();
     let mut problems = Vec::new();
@@ -93,11 +121,17 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
             Some(p) => {
                 found.remove(p);
             }
-            None => problems.push(format!("missing {} {} at line {:?}", e.severity, e.code, e.line)),
+            None => problems.push(format!(
+                "missing {} {} at line {:?}",
+                e.severity, e.code, e.line
+            )),
         }
     }
     for (f, msg) in &found {
-        problems.push(format!("unexpected {} {} at line {:?}: {msg}", f.severity, f.code, f.line));
+        problems.push(format!(
+            "unexpected {} {} at line {:?}: {msg}",
+            f.severity, f.code, f.line
+        ));
     }
     if !problems.is_empty() {
         return Err(problems.join("\n"));
@@ -109,7 +143,9 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
         }
         return Ok(());
     }
-    let module = out.module.ok_or("no module produced and no error expected")?;
+    let module = out
+        .module
+        .ok_or("no module produced and no error expected")?;
     let text = tilec_core::text::print_module(&module);
     // CHECK lines, in order.
     let mut pos = 0;
@@ -117,7 +153,9 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
     for (positive, pat) in &checks {
         if *positive {
             let Some(idx) = text[pos..].find(pat.as_str()) else {
-                return Err(format!("CHECK not found after offset {pos}: {pat}\n--- IR ---\n{text}"));
+                return Err(format!(
+                    "CHECK not found after offset {pos}: {pat}\n--- IR ---\n{text}"
+                ));
             };
             for n in pending_not.drain(..) {
                 if text[pos..pos + idx].contains(&n) {
@@ -138,10 +176,18 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
     if bless {
         std::fs::write(&snapshot, &text).map_err(|e| e.to_string())?;
     } else {
-        let want = std::fs::read_to_string(&snapshot)
-            .map_err(|_| format!("missing snapshot {} (run with TILEC_BLESS=1)", snapshot.display()))?;
+        let want = std::fs::read_to_string(&snapshot).map_err(|_| {
+            format!(
+                "missing snapshot {} (run with TILEC_BLESS=1)",
+                snapshot.display()
+            )
+        })?;
         if want != text {
-            return Err(format!("printed IR differs from {}:\n{}", snapshot.display(), diff(&want, &text)));
+            return Err(format!(
+                "printed IR differs from {}:\n{}",
+                snapshot.display(),
+                diff(&want, &text)
+            ));
         }
     }
     Ok(())
@@ -154,7 +200,12 @@ fn diff(want: &str, got: &str) -> String {
         match (w.get(i), g.get(i)) {
             (Some(a), Some(b)) if a == b => {}
             (a, b) => {
-                out.push_str(&format!("line {}:\n  - {}\n  + {}\n", i + 1, a.unwrap_or(&""), b.unwrap_or(&"")));
+                out.push_str(&format!(
+                    "line {}:\n  - {}\n  + {}\n",
+                    i + 1,
+                    a.unwrap_or(&""),
+                    b.unwrap_or(&"")
+                ));
             }
         }
     }
@@ -173,8 +224,18 @@ fn front_end_file_tests() {
             failures.push(format!("{}:\n{e}", f.display()));
         }
     }
-    assert!(files.len() >= 60, "expected at least 60 front-end test files, found {}", files.len());
-    assert!(failures.is_empty(), "{} of {} front-end tests failed:\n\n{}", failures.len(), files.len(), failures.join("\n\n"));
+    assert!(
+        files.len() >= 60,
+        "expected at least 60 front-end test files, found {}",
+        files.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} front-end tests failed:\n\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n\n")
+    );
 }
 
 /// The examples compile without diagnostics.

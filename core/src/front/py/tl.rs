@@ -1381,11 +1381,13 @@ pub(crate) fn call<'a>(
             let mut ranges = Vec::new();
             for v in &args {
                 let n = v.as_int().ok_or_else(|| {
-                    Box::new(
-                        Diagnostic::error(codes::NOT_CONSTANT, "`T.Parallel` extents must be compile-time integers", span)
-                            .with_label(format!("got a {}", v.type_name()))
-                            .with_note("parallel loops cover tiles whose size is fixed when the kernel is compiled"),
-                    )
+                    let mut d = Diagnostic::error(codes::NOT_CONSTANT, "`T.Parallel` extents must be compile-time integers", span)
+                        .with_label(format!("got a {}", v.type_name()))
+                        .with_note("parallel loops cover tiles whose size is fixed when the kernel is compiled");
+                    if let Value::Symbol(name, _) = v {
+                        d = d.with_note(format!("`{name}` is a symbolic size; give it a value with `-D {name}=...`"));
+                    }
+                    Box::new(d)
                 })?;
                 if n <= 0 {
                     return Err(err(

@@ -1,0 +1,211 @@
+//! Command-line syntax: every subcommand and flag of `tilec`, declared with
+//! clap's derive API. The doc comments here are the `--help` text.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Text shown after `tilec --help`: the exit-code contract scripts rely on.
+const EXIT_CODES: &str = "\
+Exit codes:
+    0  success
+    1  the input could not be read, compiled or verified, or the command
+       could not be carried out (bad -D value, missing symbolic size,
+       unavailable backend, unwritable output)
+    2  usage error: unknown subcommand or flag, malformed argument
+    3  run-time failure: the kernel failed while running, or `run --check`
+       found a mismatch or has no reference to compare with
+  101  internal error: tilec crashed (a bug; please report it)";
+
+/// tilec: a tile-level kernel compiler for TileLang kernels.
+///
+/// Compiles TileLang-syntax Python files to Tile IR without Python, checks
+/// them, and runs them on the reference interpreter.
+#[derive(Debug, Parser)]
+#[command(name = "tilec", version, after_help = EXIT_CODES, propagate_version = true)]
+pub struct Cli {
+    /// When to colour diagnostics: `auto` colours them when standard error
+    /// is a terminal and NO_COLOR is unset.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
+    pub color: ColorChoice,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// When to use ANSI colours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Compile a kernel file and report every diagnostic, without output.
+    ///
+    /// Runs the front end and the Tile IR verifier. Exits 0 when there is no
+    /// error (warnings are printed but do not fail the check).
+    #[command(after_help = EXIT_CODES)]
+    Check(CheckArgs),
+
+    /// Compile a kernel file and write the result (Tile IR text today).
+    #[command(after_help = EXIT_CODES)]
+    Compile(CompileArgs),
+
+    /// Compile a kernel and run it on random inputs.
+    ///
+    /// Allocates one tensor per kernel parameter, fills inputs from a seeded
+    /// deterministic generator (floats: N(0,1) rounded to the dtype; signed
+    /// integers: uniform in [-8, 8]; unsigned: [0, 16); bool: 0 or 1),
+    /// poisons outputs (NaN, or a fixed bit pattern for integers), runs the
+    /// kernel and prints a summary of every parameter.
+    #[command(after_help = EXIT_CODES)]
+    Run(RunArgs),
+}
+
+/// What to compile: the file and how to instantiate its kernel.
+#[derive(Debug, Args)]
+pub struct SourceArgs {
+    /// The TileLang kernel file (`.py`), or a Tile IR text file (`.tir`, as
+    /// `tilec compile` writes), which skips the front end.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// The builder call that produces the kernel, evaluated in the file's
+    /// namespace, e.g. `matmul(1024, 1024, 1024, 128, 128, 32)`. Default:
+    /// the file's single builder (or `prim_func`), called with its defaults.
+    #[arg(long, value_name = "CALL")]
+    pub kernel: Option<String>,
+
+    /// Bind NAME to VALUE: a `T.const` name, a `T.dynamic` size or a
+    /// keyword parameter of the builder. VALUE is a Python literal (`1024`,
+    /// `True`, `"float16"`). `run` also takes the values of symbolic sizes
+    /// from these. May be repeated; a later binding of a name wins.
+    #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define, action = clap::ArgAction::Append)]
+    pub define: Vec<(String, String)>,
+}
+
+impl SourceArgs {
+    /// The `-D` bindings by name, later ones replacing earlier ones.
+    pub fn defines(&self) -> BTreeMap<String, String> {
+        self.define.iter().cloned().collect()
+    }
+}
+
+/// Parses one `-D NAME=VALUE`.
+fn parse_define(text: &str) -> Result<(String, String), String> {
+    let Some((name, value)) = text.split_once('=') else {
+        return Err(format!(
+            "expected NAME=VALUE, found `{text}` (write e.g. `-D {text}=1024`)"
+        ));
+    };
+    let name = name.trim();
+    let mut chars = name.chars();
+    let starts_well = chars.next().is_some_and(|c| c == '_' || c.is_alphabetic());
+    if !starts_well || !chars.all(|c| c == '_' || c.is_alphanumeric()) {
+        return Err(format!("`{name}` is not a Python identifier"));
+    }
+    Ok((name.to_string(), value.trim().to_string()))
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+
+    /// Print the result as one JSON object on standard output:
+    /// {ok, diagnostics: [{severity, code, message, file, line, col,
+    /// end_line, end_col, label, notes, secondary}]}. Lines and columns are
+    /// 1-based; `end_col` is exclusive.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `compile` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Emit {
+    /// The tile-level IR in its textual form. Backend plugins will add
+    /// their own outputs (PTX, code objects, kernel sources) here later.
+    TileIr,
+}
+
+#[derive(Debug, Args)]
+pub struct CompileArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+
+    /// What to write.
+    #[arg(long, value_enum, default_value_t = Emit::TileIr)]
+    pub emit: Emit,
+
+    /// Backend that compiles the kernel. Only `ref` (the reference
+    /// interpreter, which consumes Tile IR directly) is available until
+    /// backend plugins are loaded.
+    #[arg(long, value_name = "NAME", default_value = "ref")]
+    pub backend: String,
+
+    /// Where to write the output; `-` is standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "-")]
+    pub output: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+
+    /// Backend that runs the kernel: `ref` is the reference interpreter,
+    /// the only one available until backend plugins are loaded.
+    #[arg(long, value_name = "NAME", default_value = "ref")]
+    pub backend: String,
+
+    /// Seed of the input generator; the same seed gives the same inputs.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+
+    /// Compare every parameter the kernel writes with an independent
+    /// reference implementation of the example (chosen by the file's stem);
+    /// exit 3 on a mismatch or when the file has no reference.
+    #[arg(long)]
+    pub check: bool,
+
+    /// Write every parameter into DIR as NumPy `.npy` files: inputs before
+    /// the run (`<name>.in.npy`), every parameter after it (`<name>.npy`),
+    /// and `manifest.json` describing them. bfloat16 and fp8 are stored
+    /// widened to float32.
+    #[arg(long, value_name = "DIR")]
+    pub dump: Option<PathBuf>,
+
+    /// Print the summary (and check results) as one JSON object on standard
+    /// output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn command_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn defines_parse() {
+        assert_eq!(
+            parse_define("M=1024"),
+            Ok(("M".to_string(), "1024".to_string()))
+        );
+        assert_eq!(
+            parse_define("dtype=\"a=b\""),
+            Ok(("dtype".to_string(), "\"a=b\"".to_string()))
+        );
+        assert!(parse_define("M").is_err());
+        assert!(parse_define("=3").is_err());
+        assert!(parse_define("1x=3").is_err());
+    }
+}

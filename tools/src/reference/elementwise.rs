@@ -1,0 +1,53 @@
+//! Reference for the elementwise example `elementwise_add`: `C = A + B`.
+
+use super::{Outputs, Params, check_arity, dims, output, require_shape, values};
+use tilec_core::interp::Tensor;
+
+/// `elementwise_add(M, N, ...)`: parameters `A, B, C`, all (M, N); writes C.
+pub(super) fn add(params: &Params, args: &[Tensor]) -> Result<Outputs, String> {
+    check_arity(args, &["A", "B", "C"])?;
+    let [m, n] = dims::<2>(&args[0], "A")?;
+    require_shape(&args[1], "B", &[m, n])?;
+    require_shape(&args[2], "C", &[m, n])?;
+    params.check_sizes(&[("M", m), ("N", n)])?;
+    let a = values(&args[0], "A")?;
+    let b = values(&args[1], "B")?;
+    let c = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+    Ok(vec![(2, output(&args[2], c))])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_util::*;
+    use tilec_core::front::py::CallArg;
+    use tilec_core::ir::DType;
+
+    #[test]
+    fn adds_and_rounds_once() -> Result<(), String> {
+        let a = tensor(DType::F16, &[2, 2], &[1.0, 2.0, -3.0, 1.0]);
+        let b = tensor(DType::F16, &[2, 2], &[0.5, -2.0, 0.25, 2f64.powi(-11)]);
+        let out = single(
+            run(
+                "elementwise_add",
+                None,
+                &[a, b, poisoned(DType::F16, &[2, 2])],
+            )?,
+            2,
+        )?;
+        // 1 + 2^-11 is a tie between two f16 neighbours: it rounds to even, 1.
+        assert_close(&out, &[1.5, 0.0, -2.75, 1.0], 0.0)?;
+        assert_eq!(out.dtype, DType::F16);
+        Ok(())
+    }
+
+    #[test]
+    fn rejects_mismatched_shapes_and_sizes() {
+        let a = tensor(DType::F32, &[1, 2], &[1.0, 2.0]);
+        let b = tensor(DType::F32, &[2, 1], &[1.0, 2.0]);
+        let c = poisoned(DType::F32, &[1, 2]);
+        assert!(run("elementwise_add", None, &[a.clone(), b, c.clone()]).is_err());
+        assert!(run("elementwise_add", None, &[a.clone(), c.clone()]).is_err());
+        let wrong_m = call("elementwise_add", &[("M", CallArg::Int(3))]);
+        assert!(run("elementwise_add", Some(&wrong_m), &[a.clone(), a, c]).is_err());
+    }
+}

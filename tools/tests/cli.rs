@@ -1,0 +1,504 @@
+//! Integration tests of the `tilec` binary: flags, exit codes and outputs,
+//! observed the way a user or a script sees them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn tilec(args: &[&str]) -> Output {
+    let result = Command::new(env!("CARGO_BIN_EXE_tilec"))
+        .args(args)
+        .current_dir(workspace_root())
+        .env_remove("NO_COLOR")
+        .output();
+    match result {
+        Ok(output) => output,
+        Err(e) => panic!("cannot start tilec: {e}"),
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+fn code(output: &Output) -> i32 {
+    output.status.code().unwrap_or(-1)
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn json(output: &Output) -> serde_json::Value {
+    match serde_json::from_slice(&output.stdout) {
+        Ok(value) => value,
+        Err(e) => panic!("stdout is not one JSON document ({e}): {}", stdout(output)),
+    }
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn help_documents_every_subcommand_and_exit_codes() {
+    let out = tilec(&["--help"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    for word in [
+        "check",
+        "compile",
+        "run",
+        "--color",
+        "Exit codes",
+        "usage error",
+    ] {
+        assert!(text.contains(word), "`{word}` missing from:\n{text}");
+    }
+}
+
+#[test]
+fn each_subcommand_has_help() {
+    let cases: &[(&str, &[&str])] = &[
+        ("check", &["--kernel", "-D", "--json"]),
+        (
+            "compile",
+            &[
+                "--kernel",
+                "-D",
+                "--emit",
+                "tile-ir",
+                "--backend",
+                "--output",
+            ],
+        ),
+        (
+            "run",
+            &[
+                "--kernel",
+                "-D",
+                "--backend",
+                "--seed",
+                "--check",
+                "--dump",
+                "--json",
+            ],
+        ),
+    ];
+    for (command, flags) in cases {
+        let out = tilec(&[command, "--help"]);
+        assert_eq!(code(&out), 0, "{command}: {}", stderr(&out));
+        let text = stdout(&out);
+        for flag in *flags {
+            assert!(
+                text.contains(flag),
+                "`{command} --help` lacks `{flag}`:\n{text}"
+            );
+        }
+        assert!(text.contains("Exit codes"), "{command}");
+    }
+}
+
+#[test]
+fn version_is_printed() {
+    let out = tilec(&["--version"]);
+    assert_eq!(code(&out), 0);
+    assert!(stdout(&out).starts_with("tilec "));
+}
+
+#[test]
+fn missing_file_is_a_clear_error() {
+    for command in ["check", "compile", "run"] {
+        let out = tilec(&[command, "no/such/kernel.py", "--color", "never"]);
+        assert_eq!(code(&out), 1, "{command}: {}", stderr(&out));
+        let text = stderr(&out);
+        assert!(
+            text.starts_with("error: cannot read `no/such/kernel.py`: "),
+            "{command}: {text}"
+        );
+        assert!(!text.contains("os error"), "{text}");
+        assert!(!text.contains("panicked"), "{text}");
+    }
+}
+
+#[test]
+fn missing_file_in_json_mode() {
+    let out = tilec(&["check", "--json", "nope.py"]);
+    assert_eq!(code(&out), 1);
+    let doc = json(&out);
+    assert_eq!(doc["ok"], false);
+    let diagnostic = &doc["diagnostics"][0];
+    assert_eq!(diagnostic["severity"], "error");
+    assert_eq!(diagnostic["file"], "nope.py");
+    assert!(diagnostic["line"].is_null());
+    assert!(
+        diagnostic["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("cannot read `nope.py`"))
+    );
+
+    let out = tilec(&["run", "--json", "nope.py"]);
+    assert_eq!(code(&out), 1);
+    let doc = json(&out);
+    assert_eq!(doc["ok"], false);
+    assert_eq!(doc["diagnostics"][0]["severity"], "error");
+}
+
+#[test]
+fn define_without_equals_is_a_usage_error() {
+    let out = tilec(&["check", "kernel.py", "-D", "M"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("NAME=VALUE"), "{}", stderr(&out));
+}
+
+#[test]
+fn define_with_bad_name_is_a_usage_error() {
+    let out = tilec(&["run", "kernel.py", "-D", "1M=3"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+}
+
+#[test]
+fn unknown_things_are_usage_errors() {
+    assert_eq!(code(&tilec(&["frobnicate"])), 2);
+    assert_eq!(code(&tilec(&["check"])), 2);
+    assert_eq!(code(&tilec(&["compile", "k.py", "--emit", "ptx"])), 2);
+    assert_eq!(code(&tilec(&["run", "k.py", "--seed", "-1"])), 2);
+    assert_eq!(code(&tilec(&["check", "k.py", "--color", "sometimes"])), 2);
+}
+
+#[test]
+fn unavailable_backend_is_refused() {
+    for command in ["compile", "run"] {
+        let out = tilec(&[command, "k.py", "--backend", "cuda", "--color", "never"]);
+        assert_eq!(code(&out), 1, "{command}");
+        assert!(
+            stderr(&out).contains("backend `cuda` is not available: no plugin provides it"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn color_is_off_when_asked_and_on_when_forced() {
+    let plain = tilec(&["check", "nope.py", "--color", "never"]);
+    assert!(!stderr(&plain).contains('\x1b'));
+    let coloured = tilec(&["check", "nope.py", "--color", "always"]);
+    assert!(stderr(&coloured).contains("\x1b["));
+}
+
+#[test]
+fn front_end_errors_point_at_the_source() {
+    let dir = scratch("front_end_errors");
+    let _ = std::fs::create_dir_all(&dir);
+    let file = dir.join("broken.py");
+    let _ = std::fs::write(
+        &file,
+        "import tilelang.language as T\n\ndef f(:\n    pass\n",
+    );
+    let path = file.display().to_string();
+    let out = tilec(&["check", &path, "--color", "never"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    // Whatever the front end's exact wording, no crash and a located error.
+    let text = stderr(&out);
+    assert!(!text.contains("panicked"), "{text}");
+    assert!(text.starts_with("error"), "{text}");
+}
+
+// End-to-end tests on the examples: they need the front end and the
+// interpreter.
+
+#[test]
+fn check_accepts_every_example() {
+    let examples = workspace_root().join("examples");
+    let mut count = 0;
+    for entry in std::fs::read_dir(&examples).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "py") {
+            let shown = path.display().to_string();
+            let out = tilec(&["check", &shown, "--color", "never"]);
+            assert_eq!(code(&out), 0, "{shown}: {}", stderr(&out));
+            count += 1;
+        }
+    }
+    assert!(count > 0, "no examples found in {}", examples.display());
+}
+
+#[test]
+fn check_json_reports_ok() {
+    let out = tilec(&["check", "examples/gemm.py", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let doc = json(&out);
+    assert_eq!(doc["ok"], true);
+    assert!(doc["diagnostics"].is_array());
+}
+
+#[test]
+fn compile_writes_tile_ir_that_parses_back() {
+    let out = tilec(&[
+        "compile",
+        "examples/gemm.py",
+        "--kernel",
+        "matmul(64, 64, 64)",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    let module = tilec_core::text::parse_module(&text);
+    assert!(module.is_ok(), "{module:?}\n{text}");
+
+    let dir = scratch("compile_output");
+    let _ = std::fs::create_dir_all(&dir);
+    let file = dir.join("gemm.tir");
+    let shown = file.display().to_string();
+    let out = tilec(&["compile", "examples/gemm.py", "-o", &shown]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(std::fs::read_to_string(&file).is_ok_and(|t| !t.is_empty()));
+}
+
+#[test]
+fn run_check_passes_on_examples() {
+    for (file, extra) in [
+        (
+            "examples/elementwise_add.py",
+            vec!["-D", "M=64", "-D", "N=128"],
+        ),
+        (
+            "examples/gemm.py",
+            vec!["--kernel", "matmul(64, 64, 64, 32, 32, 32)"],
+        ),
+        (
+            "examples/gemm_splitk.py",
+            vec!["--kernel", "matmul_splitk(64, 64, 128, 32, 32, 32, 2)"],
+        ),
+        ("examples/row_reduce.py", vec!["-D", "M=20"]),
+    ] {
+        let mut args = vec!["run", file, "--check", "--color", "never"];
+        args.extend(extra);
+        let out = tilec(&args);
+        assert_eq!(code(&out), 0, "{file}: {}{}", stdout(&out), stderr(&out));
+        assert!(stdout(&out).contains("ok"), "{}", stdout(&out));
+    }
+}
+
+#[test]
+fn run_json_summarizes_roles_and_check() {
+    let out = tilec(&[
+        "run",
+        "examples/gemm_splitk.py",
+        "--kernel",
+        "matmul_splitk(64, 64, 128, 32, 32, 32, 2)",
+        "--check",
+        "--json",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let doc = json(&out);
+    assert_eq!(doc["ok"], true);
+    let roles: Vec<&str> = doc["params"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["role"].as_str())
+        .collect();
+    // C is not in out_idx but the kernel accumulates into it.
+    assert_eq!(roles, ["input", "input", "in-out"]);
+    assert_eq!(doc["params"][2]["stats"]["nan"], 0);
+    assert_eq!(doc["check"]["passed"], true);
+    assert!(doc["time_ms"].as_f64().is_some());
+}
+
+#[test]
+fn run_without_reference_fails_check() {
+    let dir = scratch("no_reference");
+    let _ = std::fs::create_dir_all(&dir);
+    let file = dir.join("my_copy.py");
+    let source = std::fs::read_to_string(workspace_root().join("examples/elementwise_add.py"));
+    let _ = std::fs::write(&file, source.unwrap_or_default());
+    let shown = file.display().to_string();
+    let out = tilec(&[
+        "run", &shown, "-D", "M=32", "-D", "N=128", "--check", "--color", "never",
+    ]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(stderr(&out).contains("no independent reference for `my_copy`"));
+}
+
+#[test]
+fn run_dump_writes_npy_files_and_manifest() {
+    let dir = scratch("dump");
+    let shown = dir.display().to_string();
+    let out = tilec(&[
+        "run",
+        "examples/elementwise_add.py",
+        "-D",
+        "M=32",
+        "-D",
+        "N=128",
+        "--seed",
+        "7",
+        "--dump",
+        &shown,
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let manifest: serde_json::Value = std::fs::read(dir.join("manifest.json"))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default();
+    assert_eq!(manifest["seed"], 7);
+    let params = manifest["params"].as_array().cloned().unwrap_or_default();
+    assert_eq!(params.len(), 3);
+    for param in &params {
+        let after = param["files"]["after"].as_str().unwrap_or("missing");
+        let bytes = std::fs::read(dir.join(after)).unwrap_or_default();
+        assert!(bytes.starts_with(b"\x93NUMPY\x01\x00"), "{after}");
+        assert_eq!(param["stored_dtype"], "float16");
+    }
+    assert!(params[0]["files"]["before"].is_string());
+    assert!(params[2]["files"]["before"].is_null());
+    assert_eq!(params[2]["role"], "output");
+
+    // The same seed gives the same inputs.
+    let again = scratch("dump_again");
+    let again_shown = again.display().to_string();
+    let out = tilec(&[
+        "run",
+        "examples/elementwise_add.py",
+        "-D",
+        "M=32",
+        "-D",
+        "N=128",
+        "--seed",
+        "7",
+        "--dump",
+        &again_shown,
+    ]);
+    assert_eq!(code(&out), 0);
+    for name in ["A.in.npy", "B.in.npy", "C.npy"] {
+        let first = std::fs::read(dir.join(name)).ok();
+        assert!(first.is_some(), "{name}");
+        assert_eq!(first, std::fs::read(again.join(name)).ok(), "{name}");
+    }
+}
+
+#[test]
+fn front_end_diagnostics_are_rendered_rustc_style() {
+    let dir = scratch("rustc_style");
+    let _ = std::fs::create_dir_all(&dir);
+    let file = dir.join("typo.py");
+    let source = std::fs::read_to_string(workspace_root().join("examples/elementwise_add.py"))
+        .unwrap_or_default()
+        .replace(
+            "A_shared[i, j] + B_shared[i, j]",
+            "A_shared[i, j] + B_sharde[i, j]",
+        );
+    let _ = std::fs::write(&file, source);
+    let shown = file.display().to_string();
+    let out = tilec(&["check", &shown, "--color", "never"]);
+    assert_eq!(code(&out), 1);
+    let text = stderr(&out);
+    assert!(text.starts_with("error[T"), "{text}");
+    assert!(text.contains(&format!("--> {shown}:")), "{text}");
+    assert!(text.contains("B_sharde[i, j]"), "{text}");
+    assert!(text.contains("^^^^^^^^"), "{text}");
+    assert!(text.contains("could not compile"), "{text}");
+
+    let out = tilec(&["check", &shown, "--json"]);
+    let doc = json(&out);
+    assert_eq!(doc["ok"], false);
+    let diagnostic = &doc["diagnostics"][0];
+    assert!(
+        diagnostic["code"]
+            .as_str()
+            .is_some_and(|c| c.starts_with('T'))
+    );
+    assert!(diagnostic["line"].as_u64().is_some_and(|l| l > 1));
+    assert!(diagnostic["col"].as_u64().is_some());
+}
+
+/// Writes Tile IR text to a scratch file and returns its path.
+fn tile_ir_file(test: &str, text: &str) -> String {
+    let dir = scratch(test);
+    let _ = std::fs::create_dir_all(&dir);
+    let file = dir.join("kernel.tir");
+    let _ = std::fs::write(&file, text);
+    file.display().to_string()
+}
+
+const SYMBOLIC_ADD: &str = "\
+tile_ir 0.1
+
+func @add(%A: global f32[%M, 8], %B: global f32[%M, 8], %C: global f32[%M, 8]) symbols(%M) attrs(out_idx=[2]) {
+  kernel grid(1) threads(128) block(%bx) thread(%tx) {
+    for %i in serial(0, %M) {
+      parallel (%j < 8) {
+        %C[%i, %j] = %A[%i, %j] + %B[%i, %j]
+      }
+    }
+  }
+}
+";
+
+#[test]
+fn run_names_a_missing_symbolic_size() {
+    let file = tile_ir_file("missing_symbol", SYMBOLIC_ADD);
+    let out = tilec(&["run", &file, "--color", "never"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let text = stderr(&out);
+    assert!(text.contains("symbolic size `M`"), "{text}");
+    assert!(text.contains("-D M=<integer>"), "{text}");
+}
+
+#[test]
+fn run_tile_ir_with_symbols() {
+    let file = tile_ir_file("tile_ir_run", SYMBOLIC_ADD);
+    let out = tilec(&["run", &file, "-D", "M=3", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let doc = json(&out);
+    assert_eq!(doc["symbols"]["M"], 3);
+    assert_eq!(doc["params"][2]["shape"], serde_json::json!([3, 8]));
+    assert_eq!(doc["params"][2]["role"], "output");
+    assert_eq!(doc["params"][2]["stats"]["nan"], 0);
+}
+
+#[test]
+fn run_time_errors_point_at_the_statement() {
+    let file = tile_ir_file(
+        "division_by_zero",
+        "\
+tile_ir 0.1
+
+func @divide(%A: global i32[4, 8], %C: global i32[4, 8]) attrs(out_idx=[1]) {
+  kernel grid(1) threads(128) block(%bx) thread(%tx) {
+    parallel (%i < 4, %j < 8) {
+      %C[%i, %j] = %A[%i, %j] // (%A[%i, %j] - %A[%i, %j])
+    }
+  }
+}
+",
+    );
+    let out = tilec(&["run", &file, "--color", "never"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let text = stderr(&out);
+    assert!(text.contains("failed at run time"), "{text}");
+    assert!(text.contains(&format!("--> {file}:6:")), "{text}");
+}
+
+#[test]
+fn malformed_tile_ir_is_a_user_error() {
+    let file = tile_ir_file(
+        "malformed_tile_ir",
+        &SYMBOLIC_ADD.replace("serial(0, %M)", "serial(0, %N)"),
+    );
+    let out = tilec(&["check", &file, "--color", "never"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let text = stderr(&out);
+    assert!(text.starts_with("error"), "{text}");
+    assert!(text.contains(&format!("--> {file}:")), "{text}");
+    assert!(!text.contains("internal compiler error"), "{text}");
+}
