@@ -86,8 +86,29 @@ impl Output {
     }
 }
 
+/// Stack for compiling: deeply nested source and compile-time recursion are
+/// bounded by diagnostics, not by the caller's stack size.
+const COMPILE_STACK_BYTES: usize = 256 << 20;
+
 /// Compiles TileLang source text to Tile IR.
 pub fn compile(source: &str, options: &Options) -> Output {
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("tilec-front".into())
+            .stack_size(COMPILE_STACK_BYTES)
+            .spawn_scoped(scope, || compile_on_this_thread(source, options));
+        match worker {
+            Ok(handle) => match handle.join() {
+                Ok(out) => out,
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            // No thread could be started: compile here.
+            Err(_) => compile_on_this_thread(source, options),
+        }
+    })
+}
+
+fn compile_on_this_thread(source: &str, options: &Options) -> Output {
     // The `--kernel` expression is parsed as text appended after the file,
     // so its nodes have spans beyond the file's end; diagnostics there are
     // rewritten to say they concern the expression.
