@@ -18,10 +18,10 @@ fn corpus() -> Vec<String> {
         let mut paths: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
         paths.sort();
         for p in paths {
-            if p.extension().is_some_and(|e| e == "py") {
-                if let Ok(text) = std::fs::read_to_string(&p) {
-                    files.push(text);
-                }
+            if p.extension().is_some_and(|e| e == "py")
+                && let Ok(text) = std::fs::read_to_string(&p)
+            {
+                files.push(text);
             }
         }
     }

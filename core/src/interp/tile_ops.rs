@@ -465,20 +465,7 @@ pub(crate) fn reduce(
             ReduceKind::Min => (f64::INFINITY, nan_min),
             ReduceKind::AbsMax => (0.0, |a, x| nan_max(a, x.abs())),
         };
-        let mut out = Vec::with_capacity(axis.outer * axis.inner);
-        for o in 0..axis.outer {
-            for i in 0..axis.inner {
-                let mut acc = if clear {
-                    identity
-                } else {
-                    old.get(o * axis.inner + i).copied().unwrap_or(identity)
-                };
-                for r in 0..axis.len {
-                    acc = combine(acc, x[(o * axis.len + r) * axis.inner + i]);
-                }
-                out.push(acc);
-            }
-        }
+        let out = reduce_along(&axis, &x, &old, clear, identity, combine);
         env.tick(steps)?;
         store_all_f64(env, dst, &out)
     } else {
@@ -492,23 +479,37 @@ pub(crate) fn reduce(
             ReduceKind::Min => (hi, |a, x| a.min(x)),
             ReduceKind::AbsMax => (0, |a, x| a.max(x.abs())),
         };
-        let mut out = Vec::with_capacity(axis.outer * axis.inner);
-        for o in 0..axis.outer {
-            for i in 0..axis.inner {
-                let mut acc = if clear {
-                    identity
-                } else {
-                    old.get(o * axis.inner + i).copied().unwrap_or(identity)
-                };
-                for r in 0..axis.len {
-                    acc = combine(acc, x[(o * axis.len + r) * axis.inner + i]);
-                }
-                out.push(acc);
-            }
-        }
+        let out = reduce_along(&axis, &x, &old, clear, identity, combine);
         env.tick(steps)?;
         store_all_i128(env, dst, &out)
     }
+}
+
+/// Folds `x` along the reduced axis with `combine`, starting from `identity`
+/// (with `clear`) or from the destination's current value.
+fn reduce_along<T: Copy>(
+    axis: &Axis,
+    x: &[T],
+    old: &[T],
+    clear: bool,
+    identity: T,
+    combine: fn(T, T) -> T,
+) -> Vec<T> {
+    let mut out = Vec::with_capacity(axis.outer * axis.inner);
+    for o in 0..axis.outer {
+        for i in 0..axis.inner {
+            let mut acc = if clear {
+                identity
+            } else {
+                old.get(o * axis.inner + i).copied().unwrap_or(identity)
+            };
+            for r in 0..axis.len {
+                acc = combine(acc, x[(o * axis.len + r) * axis.inner + i]);
+            }
+            out.push(acc);
+        }
+    }
+    out
 }
 
 pub(crate) fn cumsum(env: &mut Env, src: usize, dst: usize, dim: usize, reverse: bool) -> Eval<()> {

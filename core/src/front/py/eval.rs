@@ -962,18 +962,12 @@ impl<'a> Evaluator<'a> {
         }
         let b = &stager.func.buffers[buffer];
         if indices.len() != b.shape.len() {
-            return Err(Box::new(
-                Diagnostic::error(
-                    codes::BAD_SUBSCRIPT,
-                    format!(
-                        "`{}` has {} dimensions but {} indices were given",
-                        b.name,
-                        b.shape.len(),
-                        indices.len()
-                    ),
-                    target_span,
-                )
-                .with_label("store target"),
+            return Err(stage::rank_mismatch(
+                &b.name,
+                b.shape.len(),
+                indices.len(),
+                target_span,
+                "store target",
             ));
         }
         let dtype = b.dtype;
@@ -1861,18 +1855,12 @@ impl<'a> Evaluator<'a> {
         let st = self.stager("a buffer subscript", span_of(slice))?;
         let b = &st.func.buffers[buffer];
         if items.len() > b.shape.len() {
-            return Err(Box::new(
-                Diagnostic::error(
-                    codes::BAD_SUBSCRIPT,
-                    format!(
-                        "`{}` has {} dimensions but {} indices were given",
-                        b.name,
-                        b.shape.len(),
-                        items.len()
-                    ),
-                    span_of(slice),
-                )
-                .with_label("too many indices"),
+            return Err(stage::rank_mismatch(
+                &b.name,
+                b.shape.len(),
+                items.len(),
+                span_of(slice),
+                "too many indices",
             ));
         }
         Ok(items)

@@ -275,17 +275,13 @@ impl Stager {
                 }
                 let rank = self.func.buffers[a.buffer].shape.len();
                 if indices.len() != rank {
-                    let name = self.func.buffers[a.buffer].name.clone();
-                    return Err(Box::new(
-                        Diagnostic::error(
-                            codes::BAD_SUBSCRIPT,
-                            format!(
-                                "`{name}` has {rank} dimensions but {} indices were given",
-                                indices.len()
-                            ),
-                            a.span,
-                        )
-                        .with_label("used as a scalar here"),
+                    let name = &self.func.buffers[a.buffer].name;
+                    return Err(rank_mismatch(
+                        name,
+                        rank,
+                        indices.len(),
+                        a.span,
+                        "used as a scalar here",
                     ));
                 }
                 self.expr(
@@ -671,6 +667,24 @@ fn python_hint(ir: DType, py: &Value<'_>) -> DType {
         _ if ir.is_bool() => DType::I32,
         _ => ir,
     }
+}
+
+/// `buffer` was indexed with the wrong number of indices.
+pub(crate) fn rank_mismatch(
+    buffer: &str,
+    rank: usize,
+    given: usize,
+    span: Span,
+    label: &str,
+) -> Box<Diagnostic> {
+    Box::new(
+        Diagnostic::error(
+            codes::BAD_SUBSCRIPT,
+            format!("`{buffer}` has {rank} dimensions but {given} indices were given"),
+            span,
+        )
+        .with_label(label),
+    )
 }
 
 /// An error already reported elsewhere; the evaluator drops it.
