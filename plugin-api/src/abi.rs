@@ -1,0 +1,211 @@
+//! The binary interface: one `abi_stable` root module of byte-level calls.
+//!
+//! The root module is a *prefix type*: functions are only ever appended, in
+//! a new minor version, after the `#[sabi(last_prefix_field)]` marker. A host
+//! reading a plugin built for an older minor sees the newer functions as
+//! absent (`None`) and reports them unavailable; layout and version checks
+//! run when the library is loaded, before any call.
+//!
+//! Every call takes and returns bytes of versioned documents
+//! ([`crate::document`]) so that what evolves (IR, options, target
+//! descriptions) never changes this layout. Memory returned by a plugin is
+//! an `RVec`, freed by the allocator that made it.
+//!
+//! | ABI   | functions |
+//! |-------|-----------|
+//! | 1.0   | `abi_version`, `info`, `describe_target`, `compile` |
+//! | 1.1   | `runtime` (devices, memory, load, launch, timing) |
+
+// The `StableAbi` derive and `export_root_module` generate `unsafe` code
+// (prefix-field accessors, the exported symbol); this module writes none.
+#![allow(unsafe_code)]
+
+use crate::document::{self, Document, Encoding, Version};
+use crate::types::{
+    CompileRequest, CompileResult, ErrorCode, PluginError, PluginInfo, RuntimeRequest,
+    RuntimeResponse, TargetDescription,
+};
+use abi_stable::library::RootModule;
+use abi_stable::sabi_types::VersionStrings;
+use abi_stable::std_types::{RResult, RSlice, RStr, RVec};
+use abi_stable::{StableAbi, declare_root_module_statics};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// The ABI version this build of the crate speaks.
+#[cfg(not(any(feature = "test-abi-1-0", feature = "test-abi-2-0")))]
+pub const ABI_VERSION: Version = Version::new(1, 1);
+/// The ABI version this build of the crate speaks (test build: ABI 1.0).
+#[cfg(feature = "test-abi-1-0")]
+pub const ABI_VERSION: Version = Version::new(1, 0);
+/// The ABI version this build of the crate speaks (test build: ABI 2.0).
+#[cfg(all(feature = "test-abi-2-0", not(feature = "test-abi-1-0")))]
+pub const ABI_VERSION: Version = Version::new(2, 0);
+
+/// `ABI_VERSION` as the version string abi_stable checks at load.
+#[cfg(not(any(feature = "test-abi-1-0", feature = "test-abi-2-0")))]
+const ABI_VERSION_STRINGS: VersionStrings = VersionStrings::new("1.1.0");
+#[cfg(feature = "test-abi-1-0")]
+const ABI_VERSION_STRINGS: VersionStrings = VersionStrings::new("1.0.0");
+#[cfg(all(feature = "test-abi-2-0", not(feature = "test-abi-1-0")))]
+const ABI_VERSION_STRINGS: VersionStrings = VersionStrings::new("2.0.0");
+
+/// The result of a byte-level call: a document, or an encoded
+/// [`PluginError`].
+pub type ByteResult = RResult<RVec<u8>, RVec<u8>>;
+
+/// `major.minor` as it crosses the ABI.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AbiVersion {
+    pub major: u16,
+    pub minor: u16,
+}
+
+/// The root module every plugin exports.
+#[repr(C)]
+#[derive(StableAbi, Debug)]
+#[sabi(kind(Prefix(prefix_ref = BackendRef)))]
+#[sabi(missing_field(option))]
+pub struct Backend {
+    /// The ABI version the plugin was built for.
+    pub abi_version: extern "C" fn() -> AbiVersion,
+    /// `PluginInfo`, in the encoding given by the byte (0 postcard, 1 JSON).
+    pub info: extern "C" fn(encoding: u8) -> ByteResult,
+    /// `TargetDescription` of one target.
+    pub describe_target: extern "C" fn(arch: RStr<'_>, encoding: u8) -> ByteResult,
+    /// A `CompileRequest` in, a `CompileResult` out (in the request's
+    /// encoding).
+    #[sabi(last_prefix_field)]
+    pub compile: extern "C" fn(request: RSlice<'_, u8>) -> ByteResult,
+    /// ABI 1.1: a `RuntimeRequest` in, a `RuntimeResponse` out.
+    #[cfg(not(feature = "test-abi-1-0"))]
+    pub runtime: extern "C" fn(request: RSlice<'_, u8>) -> ByteResult,
+}
+
+impl RootModule for BackendRef {
+    declare_root_module_statics! {BackendRef}
+    const BASE_NAME: &'static str = "tilec_backend";
+    const NAME: &'static str = "tilec backend plugin";
+    const VERSION_STRINGS: VersionStrings = ABI_VERSION_STRINGS;
+}
+
+/// What a backend implements, in safe Rust. [`crate::export_backend!`] turns
+/// an implementation into the exported root module; every call runs inside
+/// `catch_unwind`, so a panic becomes an [`ErrorCode::Panic`] error.
+pub trait BackendPlugin: 'static {
+    fn info() -> PluginInfo;
+    fn describe_target(arch: &str) -> Result<TargetDescription, PluginError>;
+    fn compile(request: CompileRequest) -> Result<CompileResult, PluginError>;
+    /// The optional runtime. The default answers that there is none.
+    fn runtime(request: RuntimeRequest) -> Result<RuntimeResponse, PluginError> {
+        let _ = request;
+        Err(PluginError::new(
+            ErrorCode::NoDevice,
+            "this plugin has no runtime",
+        ))
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-string payload".to_string()
+    }
+}
+
+/// Runs `f` behind the panic firewall and encodes its result.
+fn firewall<T: Document>(
+    encoding: Encoding,
+    f: impl FnOnce() -> Result<T, PluginError>,
+) -> ByteResult {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(doc)) => RResult::ROk(document::encode(&doc, encoding).into()),
+        Ok(Err(e)) => RResult::RErr(document::encode(&e, encoding).into()),
+        Err(payload) => {
+            let e = PluginError::new(ErrorCode::Panic, panic_message(&*payload));
+            RResult::RErr(document::encode(&e, encoding).into())
+        }
+    }
+}
+
+fn bad_request(message: String) -> PluginError {
+    PluginError::new(ErrorCode::BadRequest, message)
+}
+
+extern "C" fn abi_version_shim() -> AbiVersion {
+    AbiVersion {
+        major: ABI_VERSION.major,
+        minor: ABI_VERSION.minor,
+    }
+}
+
+extern "C" fn info_shim<P: BackendPlugin>(encoding: u8) -> ByteResult {
+    let enc = Encoding::from_byte(encoding).unwrap_or(Encoding::Postcard);
+    firewall(enc, || Ok(P::info()))
+}
+
+extern "C" fn describe_target_shim<P: BackendPlugin>(arch: RStr<'_>, encoding: u8) -> ByteResult {
+    let enc = Encoding::from_byte(encoding).unwrap_or(Encoding::Postcard);
+    firewall(enc, || P::describe_target(arch.as_str()))
+}
+
+extern "C" fn compile_shim<P: BackendPlugin>(request: RSlice<'_, u8>) -> ByteResult {
+    let bytes = request.as_slice();
+    let enc = document::peek(bytes)
+        .map(|p| p.2)
+        .unwrap_or(Encoding::Postcard);
+    firewall(enc, || {
+        let req: CompileRequest =
+            document::decode(bytes).map_err(|e| bad_request(e.to_string()))?;
+        P::compile(req)
+    })
+}
+
+#[cfg(not(feature = "test-abi-1-0"))]
+extern "C" fn runtime_shim<P: BackendPlugin>(request: RSlice<'_, u8>) -> ByteResult {
+    let bytes = request.as_slice();
+    let enc = document::peek(bytes)
+        .map(|p| p.2)
+        .unwrap_or(Encoding::Postcard);
+    firewall(enc, || {
+        let req: RuntimeRequest =
+            document::decode(bytes).map_err(|e| bad_request(e.to_string()))?;
+        P::runtime(req)
+    })
+}
+
+/// Builds the root module for `P`. Called once, by the exported function
+/// that [`crate::export_backend!`] writes.
+pub fn root_module<P: BackendPlugin>() -> BackendRef {
+    use abi_stable::prefix_type::PrefixTypeTrait;
+    Backend {
+        abi_version: abi_version_shim,
+        info: info_shim::<P>,
+        describe_target: describe_target_shim::<P>,
+        compile: compile_shim::<P>,
+        #[cfg(not(feature = "test-abi-1-0"))]
+        runtime: runtime_shim::<P>,
+    }
+    .leak_into_prefix()
+}
+
+/// Exports a [`BackendPlugin`] implementation as this library's root
+/// module. Use it once, in a `cdylib` crate:
+///
+/// ```ignore
+/// struct MyBackend;
+/// impl tilec_plugin_api::BackendPlugin for MyBackend { /* ... */ }
+/// tilec_plugin_api::export_backend!(MyBackend);
+/// ```
+#[macro_export]
+macro_rules! export_backend {
+    ($plugin:ty) => {
+        #[$crate::reexports::export_root_module]
+        pub fn tilec_backend_root_module() -> $crate::abi::BackendRef {
+            $crate::abi::root_module::<$plugin>()
+        }
+    };
+}

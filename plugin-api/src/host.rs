@@ -1,0 +1,486 @@
+//! The host side: finding plugin libraries, loading them with version and
+//! layout checks, and calling them.
+//!
+//! # Discovery
+//! In this order: files given explicitly (`--plugin PATH`), the entries of
+//! `TILEC_PLUGIN_PATH` (files or folders, separated like `PATH`), the folder
+//! `plugins/` next to the `tilec` executable, then `<prefix>/lib/tilec/plugins`
+//! where `<prefix>` is the folder above the executable's. Folders are scanned
+//! for shared libraries in sorted order, so loading is deterministic. A file
+//! reached twice is loaded once.
+//!
+//! # Loading
+//! A library is loaded once and never unloaded (thread-local destructors of
+//! unloaded Rust code crash). Before any call the host checks that it
+//! exports the root module, that its ABI major version equals the host's,
+//! and that the root module's layout is compatible; a plugin of an older
+//! minor version loads, and the functions it lacks are reported unavailable
+//! when used.
+//!
+//! # Calls
+//! Every call exchanges documents. A plugin's error, panic (caught inside
+//! the plugin by the export macro) or malformed answer becomes a
+//! [`CallError`] naming the plugin; nothing a plugin returns can take the
+//! host down.
+
+use crate::abi::{ABI_VERSION, BackendRef};
+use crate::document::{self, Document, DocumentError, Encoding, Version};
+use crate::types::{
+    CompileOptions, CompileRequest, CompileResult, ErrorCode, IrDocument, PluginError, PluginInfo,
+    RuntimeRequest, RuntimeResponse, TILE_IR_FORMAT, TargetDescription,
+};
+use abi_stable::library::{LibraryError, lib_header_from_path};
+use abi_stable::std_types::{RResult, RStr};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use tilec_core::ir;
+
+/// The environment variable listing extra plugin files and folders.
+pub const PLUGIN_PATH_VAR: &str = "TILEC_PLUGIN_PATH";
+
+/// Why a library could not be loaded as a plugin.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LoadError {
+    #[error("plugin file `{path}` does not exist")]
+    Missing { path: PathBuf },
+    #[error("cannot load `{path}` as a shared library: {reason}")]
+    Open { path: PathBuf, reason: String },
+    #[error("`{path}` is not a tilec plugin: it does not export the `tilec_backend` root module")]
+    NotAPlugin { path: PathBuf },
+    #[error("`{path}` was built for tilec plugin ABI {plugin}, but this tilec speaks ABI {host}; rebuild the plugin against tilec-plugin-api {}.x", host.major)]
+    AbiMajor {
+        path: PathBuf,
+        plugin: String,
+        host: Version,
+    },
+    #[error("`{path}` was built with an abi_stable version that this tilec cannot load")]
+    AbiStable { path: PathBuf },
+    #[error("`{path}` has a plugin interface layout this tilec does not understand: {detail}")]
+    Layout { path: PathBuf, detail: String },
+    #[error("plugin `{path}` returned malformed information about itself: {reason}")]
+    BadInfo { path: PathBuf, reason: String },
+}
+
+/// Why a call into a loaded plugin failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CallError {
+    #[error("backend `{plugin}` refused: {}: {}", .error.code.name(), .error.message)]
+    Plugin { plugin: String, error: PluginError },
+    #[error("backend `{plugin}` panicked in `{call}`: {message}")]
+    Panic {
+        plugin: String,
+        call: &'static str,
+        message: String,
+    },
+    #[error("backend `{plugin}` returned malformed bytes from `{call}`: {reason}")]
+    Malformed {
+        plugin: String,
+        call: &'static str,
+        reason: String,
+    },
+    #[error(
+        "backend `{plugin}` was built for plugin ABI {plugin_abi} and has no `{call}` call (added in ABI {since})"
+    )]
+    Unavailable {
+        plugin: String,
+        call: &'static str,
+        since: Version,
+        plugin_abi: Version,
+    },
+    #[error(
+        "backend `{plugin}` reads Tile IR {min} to {max}, but this kernel needs Tile IR ≥ {needs}; update the plugin"
+    )]
+    IrTooNew {
+        plugin: String,
+        min: Version,
+        max: Version,
+        needs: Version,
+    },
+    #[error(
+        "backend `{plugin}` reads Tile IR {min} to {max}, but this tilec writes Tile IR {writes}; update tilec"
+    )]
+    IrTooOld {
+        plugin: String,
+        min: Version,
+        max: Version,
+        writes: Version,
+    },
+}
+
+/// A plugin library loaded into this process.
+pub struct LoadedPlugin {
+    /// The file it was loaded from.
+    pub path: PathBuf,
+    /// Given with `--plugin` (wins over discovered plugins of the same name).
+    pub explicit: bool,
+    pub info: PluginInfo,
+    /// The ABI version the plugin was built for.
+    pub abi: Version,
+    module: BackendRef,
+}
+
+impl std::fmt::Debug for LoadedPlugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedPlugin")
+            .field("path", &self.path)
+            .field("explicit", &self.explicit)
+            .field("info", &self.info)
+            .field("abi", &self.abi)
+            .finish_non_exhaustive()
+    }
+}
+
+fn open_error(path: &Path, e: &LibraryError) -> LoadError {
+    match e {
+        LibraryError::OpenError { err, .. } => LoadError::Open {
+            path: path.to_path_buf(),
+            reason: err.to_string(),
+        },
+        LibraryError::GetSymbolError { .. } => LoadError::NotAPlugin {
+            path: path.to_path_buf(),
+        },
+        LibraryError::InvalidAbiHeader(_) | LibraryError::InvalidCAbi { .. } => {
+            LoadError::AbiStable {
+                path: path.to_path_buf(),
+            }
+        }
+        LibraryError::IncompatibleVersionNumber { actual_version, .. } => LoadError::AbiMajor {
+            path: path.to_path_buf(),
+            plugin: format!("{}.{}", actual_version.major, actual_version.minor),
+            host: ABI_VERSION,
+        },
+        other => LoadError::Layout {
+            path: path.to_path_buf(),
+            detail: first_line(&other.to_string()),
+        },
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+        .to_string()
+}
+
+impl LoadedPlugin {
+    /// Loads and checks the plugin at `path`.
+    pub fn load(path: &Path, explicit: bool) -> Result<LoadedPlugin, LoadError> {
+        if !path.exists() {
+            return Err(LoadError::Missing {
+                path: path.to_path_buf(),
+            });
+        }
+        let header = lib_header_from_path(path).map_err(|e| open_error(path, &e))?;
+        // Compare ABI versions ourselves first, for a message that names both.
+        let plugin_version = header.version_strings();
+        let plugin_major = plugin_version.version.split('.').next().unwrap_or("");
+        if plugin_major != ABI_VERSION.major.to_string() {
+            let plugin = plugin_version
+                .version
+                .rsplit_once('.')
+                .map_or(plugin_version.version.to_string(), |(mm, _)| mm.to_string());
+            return Err(LoadError::AbiMajor {
+                path: path.to_path_buf(),
+                plugin,
+                host: ABI_VERSION,
+            });
+        }
+        let module = header
+            .init_root_module::<BackendRef>()
+            .map_err(|e| open_error(path, &e))?;
+        let v = (module.abi_version())();
+        let abi = Version::new(v.major, v.minor);
+        if abi.major != ABI_VERSION.major {
+            return Err(LoadError::AbiMajor {
+                path: path.to_path_buf(),
+                plugin: abi.to_string(),
+                host: ABI_VERSION,
+            });
+        }
+        let bytes = match (module.info())(Encoding::Postcard.to_byte()) {
+            RResult::ROk(b) => b,
+            RResult::RErr(b) => {
+                let reason = match document::decode::<PluginError>(&b) {
+                    Ok(e) => format!("{}: {}", e.code.name(), e.message),
+                    Err(e) => e.to_string(),
+                };
+                return Err(LoadError::BadInfo {
+                    path: path.to_path_buf(),
+                    reason,
+                });
+            }
+        };
+        let info = document::decode::<PluginInfo>(&bytes).map_err(|e| LoadError::BadInfo {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        Ok(LoadedPlugin {
+            path: path.to_path_buf(),
+            explicit,
+            info,
+            abi,
+            module,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.info.name
+    }
+
+    /// Whether the plugin has the runtime call (ABI 1.1) and says it
+    /// implements it.
+    pub fn has_runtime(&self) -> bool {
+        self.module.runtime().is_some() && self.info.has_runtime
+    }
+
+    fn answer<T: Document>(
+        &self,
+        call: &'static str,
+        result: RResult<abi_stable::std_types::RVec<u8>, abi_stable::std_types::RVec<u8>>,
+    ) -> Result<T, CallError> {
+        let malformed = |e: DocumentError| CallError::Malformed {
+            plugin: self.info.name.clone(),
+            call,
+            reason: e.to_string(),
+        };
+        match result {
+            RResult::ROk(bytes) => document::decode::<T>(&bytes).map_err(malformed),
+            RResult::RErr(bytes) => {
+                let error = document::decode::<PluginError>(&bytes).map_err(malformed)?;
+                if error.code == ErrorCode::Panic {
+                    return Err(CallError::Panic {
+                        plugin: self.info.name.clone(),
+                        call,
+                        message: error.message,
+                    });
+                }
+                Err(CallError::Plugin {
+                    plugin: self.info.name.clone(),
+                    error,
+                })
+            }
+        }
+    }
+
+    /// The description of one target.
+    pub fn describe_target(&self, arch: &str) -> Result<TargetDescription, CallError> {
+        let r = (self.module.describe_target())(RStr::from_str(arch), Encoding::Postcard.to_byte());
+        self.answer("describe_target", r)
+    }
+
+    /// The Tile IR format to send, or why none fits.
+    pub fn ir_format(&self) -> Result<Version, CallError> {
+        let (min, max) = self.info.ir_formats;
+        if min.major == TILE_IR_FORMAT.major
+            && min.minor <= TILE_IR_FORMAT.minor
+            && TILE_IR_FORMAT.minor <= max.minor
+            && max.major == TILE_IR_FORMAT.major
+        {
+            return Ok(TILE_IR_FORMAT);
+        }
+        if (max.major, max.minor) < (TILE_IR_FORMAT.major, TILE_IR_FORMAT.minor) {
+            // Only one IR format exists so far, so there is nothing older
+            // to fall back to.
+            return Err(CallError::IrTooNew {
+                plugin: self.info.name.clone(),
+                min,
+                max,
+                needs: TILE_IR_FORMAT,
+            });
+        }
+        Err(CallError::IrTooOld {
+            plugin: self.info.name.clone(),
+            min,
+            max,
+            writes: TILE_IR_FORMAT,
+        })
+    }
+
+    /// Compiles `module` for `target`.
+    pub fn compile(
+        &self,
+        module: &ir::Module,
+        target: &str,
+        options: &CompileOptions,
+    ) -> Result<CompileResult, CallError> {
+        let format = self.ir_format()?;
+        let request = CompileRequest {
+            ir: IrDocument {
+                format,
+                module: module.clone(),
+            },
+            target: target.to_string(),
+            options: options.clone(),
+        };
+        let bytes = document::encode(&request, Encoding::Postcard);
+        let r = (self.module.compile())(bytes.as_slice().into());
+        self.answer("compile", r)
+    }
+
+    /// Sends one runtime request.
+    pub fn runtime(&self, request: &RuntimeRequest) -> Result<RuntimeResponse, CallError> {
+        let Some(call) = self.module.runtime() else {
+            return Err(CallError::Unavailable {
+                plugin: self.info.name.clone(),
+                call: "runtime",
+                since: Version::new(1, 1),
+                plugin_abi: self.abi,
+            });
+        };
+        let bytes = document::encode(request, Encoding::Postcard);
+        let r = call(bytes.as_slice().into());
+        self.answer("runtime", r)
+    }
+}
+
+/// Where to look for plugins.
+#[derive(Clone, Debug, Default)]
+pub struct SearchPaths {
+    /// `--plugin PATH` files, in order.
+    pub explicit: Vec<PathBuf>,
+    /// The value of `TILEC_PLUGIN_PATH`.
+    pub env: Option<OsString>,
+    /// The folder of the running executable.
+    pub exe_dir: Option<PathBuf>,
+}
+
+impl SearchPaths {
+    /// The standard search for the running `tilec`: `explicit`, then
+    /// `TILEC_PLUGIN_PATH`, then the folders next to the executable.
+    pub fn standard(explicit: Vec<PathBuf>) -> SearchPaths {
+        SearchPaths {
+            explicit,
+            env: std::env::var_os(PLUGIN_PATH_VAR),
+            exe_dir: std::env::current_exe()
+                .ok()
+                .and_then(|p| p.parent().map(Path::to_path_buf)),
+        }
+    }
+
+    /// Candidate files in search order, with whether each was explicit.
+    pub fn candidates(&self) -> Vec<(PathBuf, bool)> {
+        let mut out: Vec<(PathBuf, bool)> =
+            self.explicit.iter().map(|p| (p.clone(), true)).collect();
+        let mut folders = Vec::new();
+        if let Some(env) = &self.env {
+            for entry in std::env::split_paths(env) {
+                if entry.as_os_str().is_empty() {
+                    continue;
+                }
+                if entry.is_dir() {
+                    folders.push(entry);
+                } else {
+                    out.push((entry, false));
+                }
+            }
+        }
+        if let Some(dir) = &self.exe_dir {
+            folders.push(dir.join("plugins"));
+            if let Some(prefix) = dir.parent() {
+                folders.push(prefix.join("lib").join("tilec").join("plugins"));
+            }
+        }
+        for folder in folders {
+            out.extend(libraries_in(&folder).into_iter().map(|p| (p, false)));
+        }
+        out
+    }
+}
+
+/// Shared libraries in a folder, sorted.
+fn libraries_in(folder: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return Vec::new();
+    };
+    let mut libs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file()
+                && p.extension()
+                    .is_some_and(|e| e == std::env::consts::DLL_EXTENSION)
+        })
+        .collect();
+    libs.sort();
+    libs
+}
+
+/// Why no single plugin serves a backend name.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LookupError {
+    #[error("backend `{name}` is not available: no plugin provides it{}", available_list(.available))]
+    NotFound {
+        name: String,
+        available: Vec<String>,
+    },
+    #[error(
+        "two plugins claim backend `{name}`: `{first}` and `{second}`; choose one with `--plugin PATH` or remove the other"
+    )]
+    Duplicate {
+        name: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
+}
+
+fn available_list(names: &[String]) -> String {
+    if names.is_empty() {
+        String::new()
+    } else {
+        format!(" (available: {})", names.join(", "))
+    }
+}
+
+/// Every plugin found, and every library that failed to load.
+#[derive(Debug, Default)]
+pub struct Registry {
+    pub plugins: Vec<LoadedPlugin>,
+    pub failures: Vec<(PathBuf, LoadError)>,
+}
+
+impl Registry {
+    /// Loads every candidate of `paths`.
+    pub fn discover(paths: &SearchPaths) -> Registry {
+        let mut registry = Registry::default();
+        let mut seen: Vec<PathBuf> = Vec::new();
+        for (path, explicit) in paths.candidates() {
+            let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            match LoadedPlugin::load(&path, explicit) {
+                Ok(p) => registry.plugins.push(p),
+                Err(e) => registry.failures.push((path, e)),
+            }
+        }
+        registry
+    }
+
+    /// The plugin serving backend `name`: an explicit one first; otherwise
+    /// exactly one must claim the name.
+    pub fn find(&self, name: &str) -> Result<&LoadedPlugin, LookupError> {
+        let claims: Vec<&LoadedPlugin> = self
+            .plugins
+            .iter()
+            .filter(|p| p.info.name == name)
+            .collect();
+        if let Some(p) = claims.iter().find(|p| p.explicit) {
+            return Ok(p);
+        }
+        match claims.as_slice() {
+            [] => Err(LookupError::NotFound {
+                name: name.to_string(),
+                available: self.plugins.iter().map(|p| p.info.name.clone()).collect(),
+            }),
+            [one] => Ok(one),
+            [a, b, ..] => Err(LookupError::Duplicate {
+                name: name.to_string(),
+                first: a.path.clone(),
+                second: b.path.clone(),
+            }),
+        }
+    }
+}

@@ -1,0 +1,344 @@
+//! The documents of the plugin protocol.
+//!
+//! Each type here is a [`Document`] with its own kind and format version.
+//! Fields are only ever appended in a minor version; renaming, removing or
+//! reordering a field needs a new major version of that document.
+
+use crate::document::{Document, Version};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use tilec_core::ir;
+
+/// The Tile IR serialization this build writes: the format version of
+/// [`IrDocument`].
+pub const TILE_IR_FORMAT: Version = Version::new(0, 1);
+
+/// What a plugin says about itself.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PluginInfo {
+    /// The backend name users pass to `--backend` (`cuda`, `ascend`, ...).
+    pub name: String,
+    pub vendor: String,
+    /// The plugin's own semantic version.
+    pub plugin_version: String,
+    /// Oldest and newest Tile IR format the plugin reads.
+    pub ir_formats: (Version, Version),
+    /// Target names the plugin serves (`sm_90a`, `gfx942`, ...).
+    pub targets: Vec<String>,
+    /// The target used when none is given.
+    pub default_target: Option<String>,
+    /// The IR level the plugin consumes: `tile` today.
+    pub ir_level: String,
+    /// Whether the plugin implements the runtime call.
+    pub has_runtime: bool,
+    /// Free-form notes shown by `tilec plugins` (a URL, a support contact).
+    pub notes: Vec<String>,
+}
+
+impl Document for PluginInfo {
+    const KIND: &'static str = "plugin-info";
+    const VERSION: Version = Version::new(1, 0);
+}
+
+/// How a target executes kernels.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ExecutionModel {
+    /// Threads in lockstep groups of `width` (warp, wavefront, simdgroup).
+    Simt { width: u32 },
+    /// Tile engines with named on-chip buffers (matrix and vector units).
+    TileEngine { units: Vec<String> },
+}
+
+/// One memory space of a target.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemorySpace {
+    /// `global`, `shared`, `registers`, `L1`, `UB`, ...
+    pub name: String,
+    /// Capacity per block (or per core for tile engines), in bytes.
+    pub capacity_bytes: u64,
+    /// Required alignment of buffers, in bytes.
+    pub alignment_bytes: u32,
+}
+
+/// What the compiler may assume about one target. The core's passes read
+/// only this (no vendor names); the full model grows with the passes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TargetDescription {
+    /// The target name (`sm_90a`).
+    pub arch: String,
+    pub execution: ExecutionModel,
+    pub max_threads_per_block: u32,
+    pub memory: Vec<MemorySpace>,
+    /// Element types the target computes with (TileLang spellings).
+    pub dtypes: Vec<String>,
+    /// Conformance profiles the target claims (`l2.gemm.f16`, ...).
+    pub profiles: Vec<String>,
+    /// Where each fact comes from (documents, vendor code).
+    pub sources: Vec<String>,
+}
+
+impl Document for TargetDescription {
+    const KIND: &'static str = "target-description";
+    const VERSION: Version = Version::new(0, 1);
+}
+
+/// Tile IR as it crosses the boundary.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IrDocument {
+    /// The Tile IR format the module is written in.
+    pub format: Version,
+    pub module: ir::Module,
+}
+
+impl Document for IrDocument {
+    const KIND: &'static str = "tile-ir";
+    const VERSION: Version = TILE_IR_FORMAT;
+}
+
+/// Options of one compilation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CompileOptions {
+    /// What to produce (`ptx`, `cubin`, `llvm-ir`, `source`, ...); empty for
+    /// the plugin's default.
+    pub emit: String,
+    /// `tl.enable_fast_math` and friends: whether approximations are allowed.
+    pub fast_math: bool,
+    /// Further `key = value` options, passed through.
+    pub extra: BTreeMap<String, String>,
+}
+
+/// A request to compile a module for one target.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompileRequest {
+    pub ir: IrDocument,
+    pub target: String,
+    pub options: CompileOptions,
+}
+
+impl Document for CompileRequest {
+    const KIND: &'static str = "compile-request";
+    const VERSION: Version = Version::new(1, 0);
+}
+
+/// Whether an artifact is text or binary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ArtifactKind {
+    Text,
+    Binary,
+}
+
+/// One produced file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Artifact {
+    /// Suggested file name (`gemm.ptx`).
+    pub name: String,
+    pub kind: ArtifactKind,
+    pub bytes: Vec<u8>,
+}
+
+/// One kernel parameter as the launcher sees it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParamMetadata {
+    pub name: String,
+    /// TileLang dtype name.
+    pub dtype: String,
+    /// Extents; symbolic ones by name.
+    pub shape: Vec<String>,
+}
+
+/// What a launcher needs to know about one compiled kernel.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelMetadata {
+    pub entry: String,
+    pub params: Vec<ParamMetadata>,
+    /// Grid extents (expressions over symbolic sizes, as text).
+    pub grid: Vec<String>,
+    pub threads: u32,
+    pub shared_bytes: u64,
+    pub registers: Option<u32>,
+}
+
+/// Severity of a plugin diagnostic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Severity {
+    Error,
+    Warning,
+    Note,
+}
+
+/// A place in the IR a plugin refers to.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IrLocation {
+    pub function: String,
+    /// The source span the IR statement carries; the host maps it back to
+    /// the user's file and line.
+    pub span: ir::Span,
+}
+
+/// A message from a plugin about the user's kernel.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PluginDiagnostic {
+    pub severity: Severity,
+    pub message: String,
+    pub location: Option<IrLocation>,
+    pub notes: Vec<String>,
+}
+
+/// A successful compilation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompileResult {
+    pub artifacts: Vec<Artifact>,
+    pub kernels: Vec<KernelMetadata>,
+    /// Warnings and notes.
+    pub diagnostics: Vec<PluginDiagnostic>,
+}
+
+impl Document for CompileResult {
+    const KIND: &'static str = "compile-result";
+    const VERSION: Version = Version::new(1, 0);
+}
+
+/// Why a call failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ErrorCode {
+    /// The IR breaks a rule the plugin relies on.
+    InvalidIr,
+    /// The kernel needs a capability the target does not claim.
+    UnsupportedFeature,
+    /// A dtype the target cannot compute with.
+    UnsupportedDtype,
+    /// The plugin does not implement this yet (a claimed capability).
+    Unimplemented,
+    /// The plugin's own bug.
+    Internal,
+    /// A runtime call without a device (or without the vendor runtime).
+    NoDevice,
+    /// The target name is not one the plugin serves.
+    UnknownTarget,
+    /// The request could not be decoded.
+    BadRequest,
+    /// The plugin panicked; the message is the panic's.
+    Panic,
+}
+
+impl ErrorCode {
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidIr => "InvalidIr",
+            ErrorCode::UnsupportedFeature => "UnsupportedFeature",
+            ErrorCode::UnsupportedDtype => "UnsupportedDtype",
+            ErrorCode::Unimplemented => "Unimplemented",
+            ErrorCode::Internal => "Internal",
+            ErrorCode::NoDevice => "NoDevice",
+            ErrorCode::UnknownTarget => "UnknownTarget",
+            ErrorCode::BadRequest => "BadRequest",
+            ErrorCode::Panic => "Panic",
+        }
+    }
+}
+
+/// A failed call: a code, a message, and diagnostics pointing into the IR.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PluginError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub diagnostics: Vec<PluginDiagnostic>,
+}
+
+impl PluginError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        PluginError {
+            code,
+            message: message.into(),
+            diagnostics: Vec::new(),
+        }
+    }
+}
+
+impl Document for PluginError {
+    const KIND: &'static str = "plugin-error";
+    const VERSION: Version = Version::new(1, 0);
+}
+
+/// A call of the optional runtime part (ABI 1.1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum RuntimeRequest {
+    /// List devices.
+    Devices,
+    /// Allocate `bytes` on `device`.
+    Alloc {
+        device: u32,
+        bytes: u64,
+    },
+    Free {
+        buffer: u64,
+    },
+    CopyToDevice {
+        buffer: u64,
+        offset: u64,
+        data: Vec<u8>,
+    },
+    CopyToHost {
+        buffer: u64,
+        offset: u64,
+        len: u64,
+    },
+    /// Load a compiled artifact on a device.
+    Load {
+        device: u32,
+        artifact: Artifact,
+    },
+    /// Launch `entry` of a loaded module; `args` are buffer handles in
+    /// parameter order.
+    Launch {
+        module: u64,
+        entry: String,
+        grid: [u32; 3],
+        threads: u32,
+        shared_bytes: u64,
+        args: Vec<u64>,
+    },
+    Synchronize {
+        device: u32,
+    },
+    /// Time `launch` `repeat` times with device events; returns per-launch
+    /// times.
+    Time {
+        launch: Box<RuntimeRequest>,
+        warmup: u32,
+        repeat: u32,
+    },
+}
+
+impl Document for RuntimeRequest {
+    const KIND: &'static str = "runtime-request";
+    const VERSION: Version = Version::new(1, 0);
+}
+
+/// One device as the runtime reports it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    pub index: u32,
+    pub name: String,
+    /// The target name the device runs (`sm_90a`).
+    pub arch: String,
+    pub memory_bytes: u64,
+    pub driver: String,
+}
+
+/// The answer to a [`RuntimeRequest`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum RuntimeResponse {
+    Devices(Vec<DeviceInfo>),
+    Buffer(u64),
+    Module(u64),
+    Data(Vec<u8>),
+    /// Milliseconds per launch.
+    Times(Vec<f64>),
+    Done,
+}
+
+impl Document for RuntimeResponse {
+    const KIND: &'static str = "runtime-response";
+    const VERSION: Version = Version::new(1, 0);
+}
