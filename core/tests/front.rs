@@ -82,6 +82,13 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
                 line: None,
             });
         }
+        if let Some(code) = directive(line, "WARNING-ANYWHERE") {
+            expected.push(Expected {
+                severity: "warning",
+                code: code.to_string(),
+                line: None,
+            });
+        }
         if let Some(code) = directive(line, "WARNING") {
             expected.push(Expected {
                 severity: "warning",

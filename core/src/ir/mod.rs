@@ -220,6 +220,34 @@ pub enum BinaryOp {
 }
 
 impl BinaryOp {
+    /// How the operator reads in source and in messages (`+`, `//`, `max`).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::FloorDiv => "//",
+            BinaryOp::FloorMod => "%",
+            BinaryOp::Min => "min",
+            BinaryOp::Max => "max",
+            BinaryOp::Pow => "pow",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+            BinaryOp::And => "and",
+            BinaryOp::Or => "or",
+            BinaryOp::BitAnd => "&",
+            BinaryOp::BitOr => "|",
+            BinaryOp::BitXor => "^",
+            BinaryOp::Shl => "<<",
+            BinaryOp::Shr => ">>",
+        }
+    }
+
     pub fn is_comparison(self) -> bool {
         matches!(
             self,
@@ -639,7 +667,7 @@ pub struct Module {
 /// Why an expression could not be built: a type rule was broken.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum TypeError {
-    #[error("operands of `{op:?}` have different types {lhs} and {rhs}")]
+    #[error("operands of `{}` have different types {lhs} and {rhs}", .op.symbol())]
     Mismatch {
         op: BinaryOp,
         lhs: DType,
@@ -835,7 +863,7 @@ impl Function {
                         "numeric"
                     };
                     return Err(TypeError::Operand {
-                        op: format!("{op:?}"),
+                        op: op.symbol().to_string(),
                         expected,
                         found: l,
                     });

@@ -12,6 +12,15 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+/// `pass_configs` keys that tilec passes honour (or will, as the passes
+/// that read them land); others draw a warning.
+const KNOWN_PASS_CONFIGS: &[&str] = &[
+    "tl.enable_fast_math",
+    "tl.disable_warp_specialized",
+    "tl.disable_tma_lower",
+    "tl.disable_thread_storage_sync",
+];
+
 /// Python built-in names.
 pub(crate) fn builtin_name<'a>(name: &str) -> Option<Value<'a>> {
     const NAMES: &[&str] = &[
@@ -82,7 +91,7 @@ fn need_int(v: &Value<'_>, what: &str, span: Span) -> EResult<i64> {
         } else {
             err(
                 codes::TYPE_ERROR,
-                format!("{what} must be an integer, not a {}", v.type_name()),
+                format!("{what} must be an integer, not {}", v.a_type_name()),
                 span,
             )
         }
@@ -93,7 +102,7 @@ fn need_number(v: &Value<'_>, what: &str, span: Span) -> EResult<f64> {
     v.as_number().ok_or_else(|| {
         err(
             codes::TYPE_ERROR,
-            format!("{what} must be a number, not a {}", v.type_name()),
+            format!("{what} must be a number, not {}", v.a_type_name()),
             span,
         )
     })
@@ -130,10 +139,11 @@ pub(crate) fn call<'a>(
                     span,
                 ));
             }
-            let count = if step > 0 {
-                (stop - start + step - 1).max(0) / step
+            let (start_w, stop_w, step_w) = (i128::from(start), i128::from(stop), i128::from(step));
+            let count = if step_w > 0 {
+                (stop_w - start_w + step_w - 1).max(0) / step_w
             } else {
-                (start - stop - step - 1).max(0) / -step
+                (start_w - stop_w - step_w - 1).max(0) / -step_w
             };
             if count > 10_000_000 {
                 return Err(err(
@@ -142,8 +152,12 @@ pub(crate) fn call<'a>(
                     span,
                 ));
             }
+            let count = i64::try_from(count).unwrap_or(0);
+            // Every element lies between start and stop, so it fits in i64.
             Ok(Value::tuple(
-                (0..count).map(|i| Value::Int(start + i * step)).collect(),
+                (0..count)
+                    .map(|i| Value::Int(start.wrapping_add(i.wrapping_mul(step))))
+                    .collect(),
             ))
         }
         "len" => {
@@ -181,9 +195,9 @@ pub(crate) fn call<'a>(
                     err(
                         codes::TYPE_ERROR,
                         format!(
-                            "cannot compare a {} and a {}",
-                            v.type_name(),
-                            best.type_name()
+                            "cannot compare {} and {}",
+                            v.a_type_name(),
+                            best.a_type_name()
                         ),
                         span,
                     )
@@ -325,13 +339,21 @@ pub(crate) fn call<'a>(
                 return Err(bad_args("enumerate", span, "an iterable"));
             };
             let items = ev.iterate(it, span)?;
-            Ok(Value::list(
-                items
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, v)| Value::tuple(vec![Value::Int(start + i as i64), v]))
-                    .collect(),
-            ))
+            let mut out = Vec::with_capacity(items.len());
+            for (i, v) in items.into_iter().enumerate() {
+                let index = i64::try_from(i)
+                    .ok()
+                    .and_then(|i| start.checked_add(i))
+                    .ok_or_else(|| {
+                        err(
+                            codes::COMPILE_TIME_ARITHMETIC,
+                            "`enumerate` index overflows 64 bits",
+                            span,
+                        )
+                    })?;
+                out.push(Value::tuple(vec![Value::Int(index), v]));
+            }
+            Ok(Value::list(out))
         }
         "zip" => {
             let seqs: Vec<Vec<Value<'a>>> = args
@@ -517,10 +539,38 @@ pub(crate) fn call<'a>(
                 return Err(bad_args(name, span, "a number"));
             };
             if v.is_staged() {
-                let tname = name.trim_start_matches("math.");
-                return super::tl::call(ev, tname, args, kwargs, span);
+                return match name {
+                    "math.fabs" => super::tl::call(ev, "abs", args, kwargs, span),
+                    "math.log10" => {
+                        let ln = super::tl::call(ev, "log", args, kwargs, span)?;
+                        ev.binop(
+                            super::value::PyBinOp::Mul,
+                            &ln,
+                            &Value::Float(std::f64::consts::LOG10_E),
+                            span,
+                        )
+                    }
+                    _ => super::tl::call(ev, name.trim_start_matches("math."), args, kwargs, span),
+                };
             }
             let x = need_number(v, "the argument", span)?;
+            let domain = |ok: bool| -> EResult<()> {
+                if ok {
+                    Ok(())
+                } else {
+                    Err(err(
+                        codes::COMPILE_TIME_ARITHMETIC,
+                        format!("`{name}({x})`: math domain error"),
+                        span,
+                    ))
+                }
+            };
+            match name {
+                "math.sqrt" => domain(x >= 0.0 || x.is_nan())?,
+                "math.log" | "math.log2" | "math.log10" => domain(x > 0.0 || x.is_nan())?,
+                "math.floor" | "math.ceil" => domain(x.is_finite() && x.abs() < 9.2e18)?,
+                _ => {}
+            }
             let r = match name {
                 "math.sqrt" => x.sqrt(),
                 "math.exp" => x.exp(),
@@ -554,14 +604,21 @@ pub(crate) fn call<'a>(
                 need_int(a, "the argument", span)?,
                 need_int(b, "the argument", span)?,
             );
-            let g = gcd(a.abs(), b.abs());
-            Ok(Value::Int(if name == "math.gcd" {
+            let g = gcd(i128::from(a).abs(), i128::from(b).abs());
+            let r = if name == "math.gcd" {
                 g
             } else if g == 0 {
                 0
             } else {
-                (a / g * b).abs()
-            }))
+                (i128::from(a) / g * i128::from(b)).abs()
+            };
+            i64::try_from(r).map(Value::Int).map_err(|_| {
+                err(
+                    codes::COMPILE_TIME_ARITHMETIC,
+                    format!("`{name}` result does not fit in 64 bits"),
+                    span,
+                )
+            })
         }
         "math.isclose" => {
             let (Some(a), Some(b)) = (args.first(), args.get(1)) else {
@@ -641,7 +698,18 @@ pub(crate) fn call<'a>(
             let mut pass_configs = BTreeMap::new();
             if let Some(Value::Dict(d)) = kw("pass_configs") {
                 for (k, v) in d.borrow().iter() {
-                    pass_configs.insert(k.to_py_str(), v.to_py_str());
+                    let key = k.to_py_str();
+                    if !KNOWN_PASS_CONFIGS.contains(&key.as_str()) {
+                        ev.diags.push(
+                            Diagnostic::warning(
+                                codes::IGNORED,
+                                format!("pass config `{key}` has no effect in tilec"),
+                                span,
+                            )
+                            .with_note(format!("tilec reads: {}", KNOWN_PASS_CONFIGS.join(", "))),
+                        );
+                    }
+                    pass_configs.insert(key, v.to_py_str());
                 }
             }
             for (k, _) in &kwargs {
@@ -707,7 +775,7 @@ pub(crate) fn call<'a>(
     }
 }
 
-fn gcd(a: i64, b: i64) -> i64 {
+fn gcd(a: i128, b: i128) -> i128 {
     if b == 0 { a } else { gcd(b, a % b) }
 }
 
@@ -889,11 +957,11 @@ pub(crate) fn get_attr<'a>(
             )),
             _ => Err(missing("a str")),
         },
-        Value::Float(f) => match name {
-            "is_integer" => Ok(Value::Bool(f.fract() == 0.0)),
+        Value::Float(_) => match name {
+            "is_integer" => Ok(Value::Method(Rc::new(base.clone()), "float.is_integer")),
             _ => Err(missing("a float")),
         },
-        other => Err(missing(&format!("a {}", other.type_name()))),
+        other => Err(missing(&other.a_type_name())),
     }
 }
 
@@ -913,6 +981,7 @@ pub(crate) fn call_method<'a>(
             };
             super::tl::call(ev, "cast", vec![recv.clone(), d.clone()], kwargs, span)
         }
+        ("float.is_integer", Value::Float(f)) => Ok(Value::Bool(f.fract() == 0.0)),
         ("list.append", Value::List(l)) => {
             let [v] = args.as_slice() else {
                 return Err(bad_args("append", span, "one value"));
@@ -1115,7 +1184,7 @@ pub(crate) fn call_method<'a>(
         }
         _ => Err(err(
             codes::TYPE_ERROR,
-            format!("method `{name}` does not apply to a {}", recv.type_name()),
+            format!("method `{name}` does not apply to {}", recv.a_type_name()),
             span,
         )),
     }

@@ -68,6 +68,9 @@ pub const BAD_ASSIGNMENT: &str = "T0310";
 /// A buffer subscript is not valid (too many indices, a step, ...).
 pub const BAD_SUBSCRIPT: &str = "T0311";
 
+/// A run-time value is used after the `if`, loop or kernel that computed it.
+pub const OUT_OF_SCOPE: &str = "T0312";
+
 /// The produced IR breaks an invariant the verifier checks.
 pub const VERIFY: &str = "T0400";
 

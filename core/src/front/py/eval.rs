@@ -63,6 +63,8 @@ pub(crate) struct Evaluator<'a> {
     pub globals: Rc<Scope<'a>>,
     /// `-D NAME=VALUE` bindings.
     pub defines: BTreeMap<String, Value<'a>>,
+    /// The `-D` names something consumed.
+    pub used_defines: std::collections::BTreeSet<String>,
     /// Whether each active frame is staged (prim_func body or macro) or
     /// plain Python (helper functions).
     frames: Vec<bool>,
@@ -79,6 +81,7 @@ impl<'a> Evaluator<'a> {
             stagers: Vec::new(),
             globals,
             defines,
+            used_defines: std::collections::BTreeSet::new(),
             frames: vec![false],
             depth: 0,
             steps: 0,
@@ -131,10 +134,14 @@ impl<'a> Evaluator<'a> {
     fn tick(&mut self, span: Span) -> EResult<()> {
         self.steps += 1;
         if self.steps > MAX_STEPS {
-            return Err(err(
-                codes::EVAL_LIMIT,
-                "compile-time evaluation takes too long (more than 50 million steps)",
-                span,
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::EVAL_LIMIT,
+                    "compile-time evaluation takes too long (more than 50 million steps)",
+                    span,
+                )
+                .with_label("still running here")
+                .with_note("look for a loop whose condition never becomes false at compile time"),
             ));
         }
         Ok(())
@@ -293,9 +300,7 @@ impl<'a> Evaluator<'a> {
             }
             ast::Stmt::Delete(s) => {
                 for t in &s.targets {
-                    if let ast::Expr::Name(n) = t {
-                        scope.vars.borrow_mut().remove(n.id.as_str());
-                    }
+                    self.delete(t, scope)?;
                 }
             }
             ast::Stmt::Global(_) | ast::Stmt::Nonlocal(_) => {
@@ -312,6 +317,58 @@ impl<'a> Evaluator<'a> {
         Ok(Flow::Normal)
     }
 
+    /// `del target`.
+    fn delete(&mut self, target: &'a ast::Expr, scope: &Rc<Scope<'a>>) -> EResult<()> {
+        let span = span_of(target);
+        match target {
+            ast::Expr::Name(n) => {
+                if scope.vars.borrow_mut().remove(n.id.as_str()).is_none() {
+                    return Err(err(
+                        codes::UNDEFINED_NAME,
+                        format!("name `{}` is not defined", n.id),
+                        span,
+                    ));
+                }
+                Ok(())
+            }
+            ast::Expr::Subscript(sub) => match self.eval(&sub.value, scope)? {
+                Value::List(l) => {
+                    let key = self.eval(&sub.slice, scope)?;
+                    let len = l.borrow().len();
+                    let i = seq_index(&key, len, span)?;
+                    l.borrow_mut().remove(i);
+                    Ok(())
+                }
+                Value::Dict(d) => {
+                    let key = self.eval(&sub.slice, scope)?;
+                    let pos = d.borrow().iter().position(|(k, _)| py_eq(k, &key));
+                    match pos {
+                        Some(i) => {
+                            d.borrow_mut().remove(i);
+                            Ok(())
+                        }
+                        None => Err(err(
+                            codes::INDEX_ERROR,
+                            format!("key {} is not in the dict", key.repr()),
+                            span,
+                        )),
+                    }
+                }
+                other => Err(err(
+                    codes::BAD_ASSIGNMENT,
+                    format!("cannot delete an element of {}", other.a_type_name()),
+                    span,
+                )),
+            },
+            ast::Expr::Tuple(t) => t.elts.iter().try_for_each(|e| self.delete(e, scope)),
+            _ => Err(err(
+                codes::BAD_ASSIGNMENT,
+                "this `del` target is not supported",
+                span,
+            )),
+        }
+    }
+
     fn define_function(
         &mut self,
         def: &'a ast::StmtFunctionDef,
@@ -324,6 +381,7 @@ impl<'a> Evaluator<'a> {
         let defaults = self.eval_defaults(&def.parameters, scope)?;
         let closure = Rc::new(Closure {
             name: def.name.id.to_string(),
+            name_span: span_of(&def.name),
             params: &def.parameters,
             body: FunctionBody::Def(def),
             defaults,
@@ -368,7 +426,7 @@ impl<'a> Evaluator<'a> {
                 Value::Function(c) => self.stage_prim_func(&c),
                 other => Err(err(
                     codes::TYPE_ERROR,
-                    format!("`T.prim_func` applied to a {}", other.type_name()),
+                    format!("`T.prim_func` applied to {}", other.a_type_name()),
                     span,
                 )),
             },
@@ -376,7 +434,7 @@ impl<'a> Evaluator<'a> {
                 Value::Function(c) => Ok(Value::Macro(c)),
                 other => Err(err(
                     codes::TYPE_ERROR,
-                    format!("`T.macro` applied to a {}", other.type_name()),
+                    format!("`T.macro` applied to {}", other.a_type_name()),
                     span,
                 )),
             },
@@ -595,6 +653,9 @@ impl<'a> Evaluator<'a> {
         }
         let is_parallel = matches!(spec.kind, LoopSpecKind::Parallel);
         stager.push_block();
+        for v in &vars {
+            stager.note_scoped(*v);
+        }
         if is_parallel {
             stager.parallel_depth += 1;
         }
@@ -604,6 +665,25 @@ impl<'a> Evaluator<'a> {
             stager.parallel_depth -= 1;
         }
         let body = stager.pop_block();
+        if let LoopSpecKind::Serial(ir::LoopKind::Pipelined {
+            order: Some(list), ..
+        }) = &spec.kind
+            && list.len() != body.len()
+        {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::BAD_TILELANG_ARGUMENT,
+                    format!(
+                        "`order`/`stage` lists have {} entries, but the pipelined loop body has {} statements",
+                        list.len(),
+                        body.len()
+                    ),
+                    span,
+                )
+                .with_label("pipelined loop")
+                .with_note("give one entry per statement of the loop body (tile operations, loops and stores each count once)"),
+            ));
+        }
         let stmt = match &spec.kind {
             LoopSpecKind::Parallel => Stmt::Parallel {
                 vars,
@@ -663,7 +743,7 @@ impl<'a> Evaluator<'a> {
             return Err(Box::new(
                 Diagnostic::error(
                     codes::UNSUPPORTED_TILELANG,
-                    format!("`with` over a {} is not supported", ctx.type_name()),
+                    format!("`with` over {} is not supported", ctx.a_type_name()),
                     span_of(&item.context_expr),
                 )
                 .with_label("expected `T.Kernel(...)`"),
@@ -747,6 +827,9 @@ impl<'a> Evaluator<'a> {
         }
         stager.kernel = Some(KernelCx { thread_var });
         stager.push_block();
+        for v in block_vars.iter().chain([&thread_var]) {
+            stager.note_scoped(*v);
+        }
         let flow = self.exec_block(&s.body, scope);
         let stager = self.stager("`T.Kernel`", span)?;
         let body = stager.pop_block();
@@ -860,7 +943,7 @@ impl<'a> Evaluator<'a> {
                     other => Err(Box::new(
                         Diagnostic::error(
                             codes::BAD_ASSIGNMENT,
-                            format!("cannot assign to an element of a {}", other.type_name()),
+                            format!("cannot assign to an element of {}", other.a_type_name()),
                             span_of(target),
                         )
                         .with_label("not a buffer, list or dict"),
@@ -890,19 +973,21 @@ impl<'a> Evaluator<'a> {
         scope: &Rc<Scope<'a>>,
         span: Span,
     ) -> EResult<()> {
-        if self.staged_frame() {
-            // Writing to a `T.alloc_var` scalar stores into it.
-            if let Some(Value::Buffer(b)) = scope.vars.borrow().get(name).cloned() {
-                let is_var = self.stagers.last().is_some_and(|s| {
-                    s.func.buffers[b].scope == ir::Scope::Var && !s.unnamed.contains(&b)
-                });
-                let fresh = matches!(value, Value::Buffer(v) if v == b);
-                if is_var && !fresh {
-                    let stager = self.kernel_stager("assignment to a `T.alloc_var`", span)?;
-                    let zero = stager.int(0);
-                    return self.store(b, vec![IndexItem::Point(zero)], value, span, span);
-                }
+        // Writing to a `T.alloc_var` scalar stores into it — also from a
+        // helper function that received it as an argument. A fresh
+        // allocation assigned to the same name rebinds the name instead.
+        if let Some(Value::Buffer(b)) = scope.vars.borrow().get(name).cloned() {
+            let store = self.stagers.last().is_some_and(|s| {
+                let fresh_alloc = matches!(value, Value::Buffer(v) if s.unnamed.contains(&v));
+                s.func.buffers[b].scope == ir::Scope::Var && !s.unnamed.contains(&b) && !fresh_alloc
+            });
+            if store {
+                let stager = self.kernel_stager("assignment to a `T.alloc_var`", span)?;
+                let zero = stager.int(0);
+                return self.store(b, vec![IndexItem::Point(zero)], value, span, span);
             }
+        }
+        if self.staged_frame() {
             match &value {
                 Value::Buffer(b) => {
                     if let Some(s) = self.stagers.last_mut() {
@@ -917,6 +1002,7 @@ impl<'a> Evaluator<'a> {
                         let dtype = s.ty(*e);
                         let var = s.add_var(name, dtype, VarKind::Let);
                         s.emit(Stmt::Let { var, value: *e }, span);
+                        s.note_scoped(var);
                         let ve = s.var(var);
                         scope.set(name, Value::Expr(ve));
                         return Ok(());
@@ -1064,6 +1150,25 @@ impl<'a> Evaluator<'a> {
                     .with_label("not defined"),
                 )
             })?;
+        if let Value::Expr(e) = &v
+            && let Some(st) = self.stagers.last()
+            && let ir::Expr::Var(var) = st.func.exprs[*e]
+            && st.is_out_of_scope(var)
+        {
+            let var_name = st.func.vars[var].name.clone();
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::OUT_OF_SCOPE,
+                    format!("`{name}` holds a run-time value that only exists inside the block that computed it"),
+                    span,
+                )
+                .with_label("used here, after that block ended")
+                .with_note(format!(
+                    "`{name}` was bound (as IR value `%{var_name}`) inside a run-time `if`, loop or kernel; values computed there are not visible after it"
+                ))
+                .with_note("to carry a value out, declare `x = T.alloc_var(dtype)` before the block and assign to it inside"),
+            ));
+        }
         if let Value::Poison(cause) = &v {
             return Err(match cause {
                 None => stage::cascade(),
@@ -1130,7 +1235,7 @@ impl<'a> Evaluator<'a> {
                             other => {
                                 return Err(err(
                                     codes::TYPE_ERROR,
-                                    format!("cannot unpack a {} into a dict", other.type_name()),
+                                    format!("cannot unpack {} into a dict", other.a_type_name()),
                                     span,
                                 ));
                             }
@@ -1183,6 +1288,7 @@ impl<'a> Evaluator<'a> {
                 let defaults = self.eval_defaults(params, scope)?;
                 Ok(Value::Function(Rc::new(Closure {
                     name: "<lambda>".into(),
+                    name_span: span,
                     params,
                     body: FunctionBody::Lambda(&l.body),
                     defaults,
@@ -1307,7 +1413,7 @@ impl<'a> Evaluator<'a> {
                     other => {
                         return Err(err(
                             codes::BAD_ARGUMENTS,
-                            format!("`**` needs a dict, got a {}", other.type_name()),
+                            format!("`**` needs a dict, got {}", other.a_type_name()),
                             span_of(kw),
                         ));
                     }
@@ -1420,6 +1526,10 @@ impl<'a> Evaluator<'a> {
         let mut left = self.eval(&c.left, scope)?;
         let mut result: Option<Value<'a>> = None;
         for (op, right_expr) in c.ops.iter().zip(c.comparators.iter()) {
+            // Python stops at the first false link of a chain.
+            if result.as_ref().and_then(Value::truthy) == Some(false) {
+                break;
+            }
             let right = self.eval(right_expr, scope)?;
             let r = self.compare(*op, &left, &right, span)?;
             result = Some(match result {
@@ -1447,7 +1557,7 @@ impl<'a> Evaluator<'a> {
         b: &Value<'a>,
         span: Span,
     ) -> EResult<Value<'a>> {
-        if a.is_staged() || b.is_staged() || is_var_buffer(a) || is_var_buffer(b) {
+        if a.is_staged() || b.is_staged() {
             let ir_op = match op {
                 ast::CmpOp::Eq => BinaryOp::Eq,
                 ast::CmpOp::NotEq => BinaryOp::Ne,
@@ -1469,21 +1579,8 @@ impl<'a> Evaluator<'a> {
         let res = match op {
             ast::CmpOp::Eq => py_eq(a, b),
             ast::CmpOp::NotEq => !py_eq(a, b),
-            ast::CmpOp::Is => match (a, b) {
-                (Value::None, Value::None) => true,
-                (Value::Bool(x), Value::Bool(y)) => x == y,
-                _ => {
-                    py_eq(a, b)
-                        && matches!(
-                            (a, b),
-                            (Value::Builtin(_), _) | (Value::DType(_), _) | (Value::Module(_), _)
-                        )
-                }
-            },
-            ast::CmpOp::IsNot => {
-                !matches!((a, b), (Value::None, Value::None))
-                    && !matches!((a, b), (Value::Bool(x), Value::Bool(y)) if x == y)
-            }
+            ast::CmpOp::Is => py_is(a, b),
+            ast::CmpOp::IsNot => !py_is(a, b),
             ast::CmpOp::In | ast::CmpOp::NotIn => {
                 let found = match b {
                     Value::Str(s) => match a {
@@ -1500,10 +1597,10 @@ impl<'a> Evaluator<'a> {
                     err(
                         codes::TYPE_ERROR,
                         format!(
-                            "`{}` is not supported between a {} and a {}",
+                            "`{}` is not supported between {} and {}",
                             op.as_str(),
-                            a.type_name(),
-                            b.type_name()
+                            a.a_type_name(),
+                            b.a_type_name()
                         ),
                         span,
                     )
@@ -1529,7 +1626,7 @@ impl<'a> Evaluator<'a> {
         if matches!(a, Value::Poison(_)) || matches!(b, Value::Poison(_)) {
             return Err(stage::cascade());
         }
-        if a.is_staged() || b.is_staged() || is_var_buffer(a) || is_var_buffer(b) {
+        if a.is_staged() || b.is_staged() {
             let st = self.stager("a run-time arithmetic expression", span)?;
             return Ok(Value::Expr(st.binop(op, a, b, span)?));
         }
@@ -1539,25 +1636,25 @@ impl<'a> Evaluator<'a> {
                 Diagnostic::error(
                     codes::TYPE_ERROR,
                     format!(
-                        "`{}` is not supported between a {} and a {}",
+                        "`{}` is not supported between {} and {}",
                         op.symbol(),
-                        a.type_name(),
-                        b.type_name()
+                        a.a_type_name(),
+                        b.a_type_name()
                     ),
                     span,
                 )
                 .with_label(format!(
                     "{} {} {}",
-                    a.type_name(),
+                    a.a_type_name(),
                     op.symbol(),
-                    b.type_name()
+                    b.a_type_name()
                 )),
             )),
         }
     }
 
     fn unaryop(&mut self, op: ast::UnaryOp, v: Value<'a>, span: Span) -> EResult<Value<'a>> {
-        if v.is_staged() || is_var_buffer(&v) {
+        if v.is_staged() {
             let st = self.stager("a run-time expression", span)?;
             let e = st.value_expr(&v, None, span)?;
             let t = st.ty(e);
@@ -1595,9 +1692,9 @@ impl<'a> Evaluator<'a> {
                 return Err(err(
                     codes::TYPE_ERROR,
                     format!(
-                        "unary `{}` is not supported on a {}",
+                        "unary `{}` is not supported on {}",
                         op.as_str(),
-                        v.type_name()
+                        v.a_type_name()
                     ),
                     span,
                 ));
@@ -1679,7 +1776,17 @@ impl<'a> Evaluator<'a> {
             }
             Value::Poison(_) => Err(stage::cascade()),
             _ => {
-                let key = self.eval(slice, scope)?;
+                let key = match slice {
+                    ast::Expr::Slice(s) => {
+                        let mut part =
+                            |e: &'a Option<Box<ast::Expr>>| -> EResult<Option<Value<'a>>> {
+                                e.as_deref().map(|e| self.eval(e, scope)).transpose()
+                            };
+                        let parts = [part(&s.lower)?, part(&s.upper)?, part(&s.step)?];
+                        Value::Slice(Rc::new(parts))
+                    }
+                    other => self.eval(other, scope)?,
+                };
                 self.index_value(base, &key, span)
             }
         }
@@ -1785,7 +1892,7 @@ impl<'a> Evaluator<'a> {
             }
             _ => Err(err(
                 codes::TYPE_ERROR,
-                format!("a {} cannot be indexed", base.type_name()),
+                format!("{} cannot be indexed", base.a_type_name()),
                 span,
             )),
         }
@@ -1938,7 +2045,7 @@ impl<'a> Evaluator<'a> {
             other => Err(Box::new(
                 Diagnostic::error(
                     codes::TYPE_ERROR,
-                    format!("a {} is not iterable", other.type_name()),
+                    format!("{} is not iterable", other.a_type_name()),
                     span,
                 )
                 .with_label("not iterable at compile time"),
@@ -1988,7 +2095,7 @@ impl<'a> Evaluator<'a> {
                     .with_label("not available at compile time"),
             )),
             other => Err(Box::new(
-                Diagnostic::error(codes::NOT_CALLABLE, format!("a {} is not callable", other.type_name()), span)
+                Diagnostic::error(codes::NOT_CALLABLE, format!("{} is not callable", other.a_type_name()), span)
                     .with_label("called here"),
             )),
         }
@@ -2122,10 +2229,14 @@ impl<'a> Evaluator<'a> {
         staged: bool,
     ) -> EResult<Value<'a>> {
         if self.depth >= MAX_DEPTH {
-            return Err(err(
-                codes::EVAL_LIMIT,
-                "compile-time recursion is too deep",
-                span,
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::EVAL_LIMIT,
+                    "compile-time recursion is too deep",
+                    span,
+                )
+                .with_label("200 nested calls deep here")
+                .with_note("look for a function that calls itself without reaching its base case"),
             ));
         }
         let bound = self.bind_params(c, args, kwargs, span, false)?;
@@ -2187,8 +2298,8 @@ impl<'a> Evaluator<'a> {
                 Diagnostic::error(
                     codes::NO_KERNEL,
                     format!(
-                        "the `@tilelang.jit` builder returned a {} instead of a `@T.prim_func`",
-                        other.type_name()
+                        "the `@tilelang.jit` builder returned {} instead of a `@T.prim_func`",
+                        other.a_type_name()
                     ),
                     span,
                 )
@@ -2205,8 +2316,9 @@ impl<'a> Evaluator<'a> {
         mut kwargs: Vec<(String, Value<'a>)>,
         span: Span,
     ) -> EResult<Value<'a>> {
-        // tilec does not search: parameters the call leaves open are taken
-        // from the first configuration.
+        // tilec does not search: every configured parameter the call does
+        // not pass explicitly takes its value from the first configuration
+        // (over the builder's default, as the tuner would).
         let configs = match &a.configs {
             Value::Function(_) | Value::Builtin(_) => {
                 self.call(a.configs.clone(), vec![], vec![], span)?
@@ -2224,15 +2336,13 @@ impl<'a> Evaluator<'a> {
                 _ => None,
             };
             if let Some(c) = closure {
-                let bound = self.bind_params(&c, args.clone(), kwargs.clone(), span, true)?;
+                let positional: Vec<String> =
+                    c.param_names().into_iter().take(args.len()).collect();
                 for (k, v) in d.borrow().iter() {
                     let Value::Str(k) = k else { continue };
-                    let open = bound
-                        .iter()
-                        .any(|(n, val)| n == &**k && matches!(val, None | Some(Value::None)));
-                    let given = kwargs.iter().any(|(n, _)| n == &**k);
-                    if open && !given {
-                        kwargs.retain(|(n, _)| n != &**k);
+                    let given = positional.iter().any(|n| n == &**k)
+                        || kwargs.iter().any(|(n, _)| n == &**k);
+                    if !given {
                         kwargs.push((k.to_string(), v.clone()));
                     }
                 }
@@ -2311,7 +2421,7 @@ impl<'a> Evaluator<'a> {
                     return Err(Box::new(
                         Diagnostic::error(
                             codes::UNSUPPORTED_TILELANG,
-                            format!("kernel parameters of type {} are not supported", other.type_name()),
+                            format!("kernel parameters of type {} are not supported", other.a_type_name()),
                             span_of(&**ann),
                         )
                         .with_label("annotation")
@@ -2392,8 +2502,8 @@ impl<'a> Evaluator<'a> {
                         return Err(err(
                             codes::TYPE_ERROR,
                             format!(
-                                "an eager kernel can only return tensors, not a {}",
-                                other.type_name()
+                                "an eager kernel can only return tensors, not {}",
+                                other.a_type_name()
                             ),
                             span,
                         ));
@@ -2459,14 +2569,25 @@ impl<'a> Evaluator<'a> {
     }
 }
 
-fn is_var_buffer(v: &Value<'_>) -> bool {
-    let _ = v;
-    false
+/// Python `is` on the values the evaluator can tell apart by identity.
+fn py_is<'a>(a: &Value<'a>, b: &Value<'a>) -> bool {
+    match (a, b) {
+        (Value::None, Value::None) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Builtin(_) | Value::DType(_) | Value::Module(_) | Value::Policy(_), _) => {
+            py_eq(a, b)
+        }
+        (Value::Function(x), Value::Function(y)) => Rc::ptr_eq(x, y),
+        (Value::List(x), Value::List(y)) => Rc::ptr_eq(x, y),
+        (Value::Dict(x), Value::Dict(y)) => Rc::ptr_eq(x, y),
+        (Value::Buffer(x), Value::Buffer(y)) => x == y,
+        _ => false,
+    }
 }
 
 /// Whether a jit-decorated function is an eager kernel (it stages its own
 /// body) rather than a builder returning a `@T.prim_func`.
-fn is_eager(c: &Closure<'_>) -> bool {
+pub(crate) fn is_eager(c: &Closure<'_>) -> bool {
     let FunctionBody::Def(def) = c.body else {
         return false;
     };
@@ -2540,7 +2661,7 @@ pub(crate) fn seq_index(key: &Value<'_>, len: usize, span: Span) -> EResult<usiz
     let i = key.as_int().ok_or_else(|| {
         err(
             codes::TYPE_ERROR,
-            format!("indices must be integers, not {}", key.type_name()),
+            format!("indices must be integers, not {}", key.a_type_name()),
             span,
         )
     })?;
@@ -2616,7 +2737,20 @@ fn bound_names(stmt: &ast::Stmt) -> Vec<String> {
                     targets(v, &mut out);
                 }
             }
+            out.extend(w.body.iter().flat_map(bound_names));
         }
+        _ => {}
+    }
+    // Names assigned inside compound statements are bound by them too.
+    match stmt {
+        ast::Stmt::If(i) => {
+            out.extend(i.body.iter().flat_map(bound_names));
+            for c in &i.elif_else_clauses {
+                out.extend(c.body.iter().flat_map(bound_names));
+            }
+        }
+        ast::Stmt::For(f) => out.extend(f.body.iter().chain(&f.orelse).flat_map(bound_names)),
+        ast::Stmt::While(w) => out.extend(w.body.iter().chain(&w.orelse).flat_map(bound_names)),
         _ => {}
     }
     out

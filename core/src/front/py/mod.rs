@@ -202,14 +202,37 @@ fn compile_on_this_thread(source: &str, options: &Options) -> Output {
             Diagnostic::error(
                 codes::NO_KERNEL,
                 format!(
-                    "the selected kernel evaluated to a {}, not a kernel",
-                    other.type_name()
+                    "the selected kernel evaluated to {}, not a kernel",
+                    other.a_type_name()
                 ),
                 Span::UNKNOWN,
             )
             .with_note("a builder must return a function decorated with `@T.prim_func`"),
         ),
         Err(d) => ev.report(d),
+    }
+
+    // `-D` values feed the front end (T.const, builder keywords) or the
+    // run-time symbolic sizes; anything else is probably a typo.
+    let symbols: Vec<String> = out
+        .module
+        .iter()
+        .flat_map(|m| m.functions.iter())
+        .flat_map(|f| f.symbols.iter().map(|&v| f.vars[v].name.clone()))
+        .collect();
+    for name in options.defines.keys() {
+        if !ev.used_defines.contains(name) && !symbols.contains(name) {
+            ev.diags.push(
+                Diagnostic::warning(
+                    codes::IGNORED,
+                    format!("`-D {name}=...` is not used by this kernel"),
+                    Span::UNKNOWN,
+                )
+                .with_note(
+                    "-D binds `T.const` names, builder parameters and symbolic sizes (`T.dynamic`)",
+                ),
+            );
+        }
     }
 
     let file_end = u32::try_from(source.len()).unwrap_or(u32::MAX);
@@ -304,6 +327,27 @@ fn call_builder<'a>(
     let call = match builder_closure(&builder) {
         Some(c) => {
             let bound = ev.bind_params(&c, args.clone(), kwargs.clone(), span, true)?;
+            // Autotuned builders get open parameters from their configs, and
+            // eager kernels declare their tensor parameters in the body.
+            let tuned = matches!(builder, Value::Autotune(_));
+            let eager = matches!(&builder, Value::Jit(_)) && eval::is_eager(&c);
+            if let Some((missing, _)) = bound.iter().find(|(_, v)| v.is_none())
+                && !tuned
+                && !eager
+            {
+                return Err(Box::new(
+                    Diagnostic::error(
+                        codes::MISSING_PARAMETER,
+                        format!("builder `{}` has no value for parameter `{missing}`", c.name),
+                        c.name_span,
+                    )
+                    .with_label("this builder is the kernel")
+                    .with_note(format!(
+                        "give it a default, call it with `--kernel '{}(...)'`, or pass `-D {missing}=VALUE`",
+                        c.name
+                    )),
+                ));
+            }
             Some(KernelCall {
                 builder: c.name.clone(),
                 args: bound
@@ -324,7 +368,7 @@ fn select_by_expression<'a>(ev: &mut Evaluator<'a>, expr: &'a ast::Expr) -> Sele
     if let ast::Expr::Call(c) = expr {
         let callee = ev.eval(&c.func, &globals)?;
         let (args, mut kwargs) = ev.eval_args(&c.arguments, &globals)?;
-        add_define_kwargs(ev, &callee, &mut kwargs);
+        add_define_kwargs(ev, &callee, args.len(), &mut kwargs);
         return call_builder(ev, callee, args, kwargs, span);
     }
     let value = ev.eval(expr, &globals)?;
@@ -332,7 +376,7 @@ fn select_by_expression<'a>(ev: &mut Evaluator<'a>, expr: &'a ast::Expr) -> Sele
         Value::Kernel(_) => Ok((value, None)),
         builder => {
             let mut kwargs = Vec::new();
-            add_define_kwargs(ev, &builder, &mut kwargs);
+            add_define_kwargs(ev, &builder, 0, &mut kwargs);
             call_builder(ev, builder, vec![], kwargs, span)
         }
     }
@@ -341,18 +385,20 @@ fn select_by_expression<'a>(ev: &mut Evaluator<'a>, expr: &'a ast::Expr) -> Sele
 /// `-D NAME=VALUE` for a parameter of the builder becomes a keyword
 /// argument (unless the call gives one).
 fn add_define_kwargs<'a>(
-    ev: &Evaluator<'a>,
+    ev: &mut Evaluator<'a>,
     builder: &Value<'a>,
+    positional: usize,
     kwargs: &mut Vec<(String, Value<'a>)>,
 ) {
     let Some(c) = builder_closure(builder) else {
         return;
     };
-    for name in c.param_names() {
-        if let Some(v) = ev.defines.get(&name)
+    for name in c.param_names().into_iter().skip(positional) {
+        if let Some(v) = ev.defines.get(&name).cloned()
             && !kwargs.iter().any(|(k, _)| *k == name)
         {
-            kwargs.push((name, v.clone()));
+            ev.used_defines.insert(name.clone());
+            kwargs.push((name, v));
         }
     }
 }
@@ -372,14 +418,27 @@ fn select_single<'a>(
         let Some(v) = ev.globals.vars.borrow().get(&name).cloned() else {
             continue;
         };
+        let looks_like_kernel = contains_prim_func(&def.body)
+            || def.decorator_list.iter().any(|d| {
+                ["prim_func", "jit", "autotune"]
+                    .iter()
+                    .any(|n| eval::decorator_mentions(&d.expression, n))
+            });
         let is_builder = match &v {
             Value::Kernel(_) | Value::Jit(_) | Value::Autotune(_) => true,
             Value::Function(_) => contains_prim_func(&def.body),
+            // A kernel whose own definition failed: its error is the answer.
+            Value::Poison(Some(_)) => looks_like_kernel,
             _ => false,
         };
         if is_builder && !candidates.iter().any(|(n, _)| *n == name) {
             candidates.push((name, span_of(&def.name)));
         }
+    }
+    if let [(name, _)] = candidates.as_slice()
+        && let Some(Value::Poison(Some(d))) = ev.globals.vars.borrow().get(name)
+    {
+        return Err(Box::new((**d).clone()));
     }
     match candidates.as_slice() {
         [] => Err(Box::new(
@@ -392,7 +451,7 @@ fn select_single<'a>(
                 Value::Kernel(_) => Ok((v, None)),
                 builder => {
                     let mut kwargs = Vec::new();
-                    add_define_kwargs(ev, &builder, &mut kwargs);
+                    add_define_kwargs(ev, &builder, 0, &mut kwargs);
                     call_builder(ev, builder, vec![], kwargs, *span)
                 }
             }
@@ -445,7 +504,11 @@ fn check_function(function: &crate::ir::Function, diags: &mut Vec<Diagnostic>) {
     };
     for e in errors {
         let d = match &e {
-            VerifyError::FragmentIndex { name, .. } => Diagnostic::error(codes::FRAGMENT_INDEX, e.to_string(), e.span())
+            VerifyError::FragmentIndex { name, dim, .. } => Diagnostic::error(
+                codes::FRAGMENT_INDEX,
+                format!("index {dim} of fragment `{name}` inside `T.Parallel` does not use a parallel loop variable"),
+                e.span(),
+            )
                 .with_label(format!("`{name}` is indexed here"))
                 .with_note("inside `T.Parallel`, index fragments with the parallel loop variables (a constant 0 only on a dimension of extent 1)"),
             _ => Diagnostic::error(codes::VERIFY, format!("the generated IR is invalid: {e}"), e.span())

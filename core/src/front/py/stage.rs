@@ -49,6 +49,10 @@ pub(crate) struct Stager {
     pub parallel_depth: usize,
     /// Symbolic sizes by their source name (the IR name may carry a suffix).
     symbols: BTreeMap<String, Handle<Var>>,
+    /// Variables bound inside an open block, with the block depth.
+    scoped: Vec<(Handle<Var>, usize)>,
+    /// Variables whose block has ended.
+    out_of_scope: HashSet<Handle<Var>>,
 }
 
 /// `Σ coeff·var + constant` over integer variables.
@@ -70,6 +74,8 @@ impl Stager {
             eager: None,
             parallel_depth: 0,
             symbols: BTreeMap::new(),
+            scoped: Vec::new(),
+            out_of_scope: HashSet::new(),
         }
     }
 
@@ -146,7 +152,26 @@ impl Stager {
         self.blocks.push(Block::new());
     }
 
+    /// Records that `var` is bound in the innermost open block and goes out
+    /// of scope when that block ends.
+    pub fn note_scoped(&mut self, var: Handle<Var>) {
+        self.scoped.push((var, self.blocks.len()));
+    }
+
+    /// Whether `var`'s block has ended.
+    pub fn is_out_of_scope(&self, var: Handle<Var>) -> bool {
+        self.out_of_scope.contains(&var)
+    }
+
     pub fn pop_block(&mut self) -> Block {
+        let depth = self.blocks.len();
+        while let Some(&(var, d)) = self.scoped.last() {
+            if d < depth {
+                break;
+            }
+            self.out_of_scope.insert(var);
+            self.scoped.pop();
+        }
         if self.blocks.len() > 1 {
             self.blocks.pop().unwrap_or_default()
         } else {
@@ -309,12 +334,12 @@ impl Stager {
                 Diagnostic::error(
                     codes::TYPE_ERROR,
                     format!(
-                        "a {} cannot be used as a scalar value in a kernel",
-                        other.type_name()
+                        "{} cannot be used as a scalar value in a kernel",
+                        other.a_type_name()
                     ),
                     span,
                 )
-                .with_label(format!("this is a {}", other.type_name())),
+                .with_label(format!("this is {}", other.a_type_name())),
             )),
         }
     }
@@ -530,8 +555,9 @@ impl Stager {
         let t = self.common_type(self.ty(start), self.ty(stop));
         let start = self.cast(start, t, span)?;
         let stop = self.cast(stop, t, span)?;
-        if let (Some(a), Some(b)) = (self.linear(stop), self.linear(start)) {
-            let diff = a.sub(&b);
+        if let (Some(a), Some(b)) = (self.linear(stop), self.linear(start))
+            && let Some(diff) = a.sub(&b)
+        {
             return Ok(self.build_linear(&diff));
         }
         self.binary(BinaryOp::Sub, stop, start, span)
@@ -557,8 +583,8 @@ impl Stager {
                 let a = self.linear(*lhs)?;
                 let b = self.linear(*rhs)?;
                 match op {
-                    BinaryOp::Add => Some(a.add(&b)),
-                    BinaryOp::Sub => Some(a.sub(&b)),
+                    BinaryOp::Add => a.add(&b),
+                    BinaryOp::Sub => a.sub(&b),
                     BinaryOp::Mul => {
                         if a.terms.is_empty() {
                             b.scale(a.constant)
@@ -634,18 +660,20 @@ impl Stager {
 }
 
 impl Linear {
-    fn add(&self, other: &Linear) -> Linear {
+    /// The sum, or `None` when a coefficient overflows.
+    fn add(&self, other: &Linear) -> Option<Linear> {
         let mut out = self.clone();
         for (&v, &c) in &other.terms {
-            *out.terms.entry(v).or_insert(0) += c;
+            let slot = out.terms.entry(v).or_insert(0);
+            *slot = slot.checked_add(c)?;
         }
         out.terms.retain(|_, c| *c != 0);
-        out.constant = out.constant.wrapping_add(other.constant);
-        out
+        out.constant = out.constant.checked_add(other.constant)?;
+        Some(out)
     }
 
-    fn sub(&self, other: &Linear) -> Linear {
-        self.add(&other.scale(-1).unwrap_or_else(|| other.clone()))
+    fn sub(&self, other: &Linear) -> Option<Linear> {
+        self.add(&other.scale(-1)?)
     }
 
     fn scale(&self, k: i64) -> Option<Linear> {

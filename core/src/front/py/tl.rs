@@ -259,7 +259,7 @@ impl<'a> Args<'a> {
                         format!("{what} of `T.{}` must be a compile-time integer", self.name),
                         self.span,
                     )
-                    .with_label(format!("got a {}", v.type_name())),
+                    .with_label(format!("got {}", v.a_type_name())),
                 )
             }),
         }
@@ -278,7 +278,7 @@ pub(crate) fn dtype_of(v: &Value<'_>, span: Span) -> EResult<DType> {
             )
         }),
         other => Err(Box::new(
-            Diagnostic::error(codes::BAD_DTYPE, format!("expected a dtype, got a {}", other.type_name()), span).with_label("not a dtype"),
+            Diagnostic::error(codes::BAD_DTYPE, format!("expected a dtype, got {}", other.a_type_name()), span).with_label("not a dtype"),
         )),
     }
 }
@@ -439,8 +439,8 @@ fn operand<'a>(ev: &mut Evaluator<'a>, v: &Value<'a>, what: &str, span: Span) ->
             Diagnostic::error(
                 codes::TYPE_ERROR,
                 format!(
-                    "{what} needs a buffer or a buffer region, got a {}",
-                    other.type_name()
+                    "{what} needs a buffer or a buffer region, got {}",
+                    other.a_type_name()
                 ),
                 span,
             )
@@ -672,7 +672,7 @@ pub(crate) fn call<'a>(
                     return Err(Box::new(
                         Diagnostic::error(
                             codes::TYPE_ERROR,
-                            format!("tensor extents must be integers, got a {}", v.type_name()),
+                            format!("tensor extents must be integers, got {}", v.a_type_name()),
                             span,
                         )
                         .with_label("in this shape"),
@@ -724,7 +724,7 @@ pub(crate) fn call<'a>(
                                     "`threads` must be a compile-time integer",
                                     span,
                                 )
-                                .with_label(format!("got a {}", p.type_name())),
+                                .with_label(format!("got {}", p.a_type_name())),
                             )
                         })?;
                         total = total.saturating_mul(n);
@@ -878,6 +878,11 @@ pub(crate) fn call<'a>(
                 Some((_, d)) => dtype_of(d, span)?,
                 None => DType::I32,
             };
+            for n in &names {
+                if ev.defines.contains_key(n) {
+                    ev.used_defines.insert(n.clone());
+                }
+            }
             let values: Vec<Value<'a>> = names
                 .iter()
                 .map(|n| {
@@ -931,9 +936,20 @@ pub(crate) fn call<'a>(
                         span,
                     ));
                 }
-                return Ok(Value::Int(
-                    super::value::floor_div_i64(x.saturating_add(y - 1), y).unwrap_or(0),
-                ));
+                // ceil(x / y) = -floor(-x / y), exact for every i64 pair
+                // whose quotient fits.
+                let q = x
+                    .checked_neg()
+                    .and_then(|nx| super::value::floor_div_i64(nx, y))
+                    .and_then(i64::checked_neg)
+                    .ok_or_else(|| {
+                        err(
+                            codes::COMPILE_TIME_ARITHMETIC,
+                            "`T.ceildiv` overflows 64 bits",
+                            span,
+                        )
+                    })?;
+                return Ok(Value::Int(q));
             }
             let sum = ev.binop(super::value::PyBinOp::Add, a, b, span)?;
             let sum = ev.binop(super::value::PyBinOp::Sub, &sum, &Value::Int(1), span)?;
@@ -1258,6 +1274,16 @@ pub(crate) fn call<'a>(
                 span,
             )?;
             need_kernel(ev, "`T.atomic_add`", span)?;
+            if a.flag(3, false)? {
+                return Err(Box::new(
+                    Diagnostic::error(
+                        codes::UNSUPPORTED_TILELANG,
+                        "`T.atomic_add(..., return_prev=True)` is not supported yet",
+                        span,
+                    )
+                    .with_label("the previous value cannot be returned"),
+                ));
+            }
             let dst_v = a.req(0, "a destination")?.clone();
             let val_v = a.req(1, "a value")?.clone();
             let mut dst = operand(ev, &dst_v, "`T.atomic_add`", span)?;
@@ -1382,7 +1408,7 @@ pub(crate) fn call<'a>(
             for v in &args {
                 let n = v.as_int().ok_or_else(|| {
                     let mut d = Diagnostic::error(codes::NOT_CONSTANT, "`T.Parallel` extents must be compile-time integers", span)
-                        .with_label(format!("got a {}", v.type_name()))
+                        .with_label(format!("got {}", v.a_type_name()))
                         .with_note("parallel loops cover tiles whose size is fixed when the kernel is compiled");
                     if let Value::Symbol(name, _) = v {
                         d = d.with_note(format!("`{name}` is a symbolic size; give it a value with `-D {name}=...`"));
@@ -1489,8 +1515,8 @@ fn whole_buffer(v: &Value<'_>, name: &str, span: Span) -> EResult<Handle<ir::Buf
             Diagnostic::error(
                 codes::TYPE_ERROR,
                 format!(
-                    "`T.{name}` takes whole buffers, got a {}",
-                    other.type_name()
+                    "`T.{name}` takes whole buffers, got {}",
+                    other.a_type_name()
                 ),
                 span,
             )
@@ -1588,8 +1614,8 @@ fn gemm<'a>(
                 Diagnostic::error(
                     codes::BAD_TILELANG_ARGUMENT,
                     format!(
-                        "`policy` must be a `T.GemmWarpPolicy`, got a {}",
-                        other.type_name()
+                        "`policy` must be a `T.GemmWarpPolicy`, got {}",
+                        other.a_type_name()
                     ),
                     span,
                 )
@@ -1622,7 +1648,7 @@ fn gemm<'a>(
                 Diagnostic::error(codes::GEMM_SHAPE, format!("`T.gemm` operand {which} (`{}`) is in {} memory", b.name, b.scope.name()), o.span)
                     .with_label(format!("{} buffer", b.scope.name()))
                     .with_note(if which == "C" {
-                        "the accumulator must be a fragment (`T.alloc_fragment`)"
+                        "the accumulator must be a fragment (`T.alloc_fragment`) or a local buffer"
                     } else {
                         "copy the operand into shared memory (`T.alloc_shared` + `T.copy`) or a fragment first"
                     }),

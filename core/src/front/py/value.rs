@@ -49,6 +49,8 @@ impl<'a> Scope<'a> {
 #[derive(Debug)]
 pub(crate) struct Closure<'a> {
     pub name: String,
+    /// Where the function's name is written (its whole span for lambdas).
+    pub name_span: Span,
     pub params: &'a ast::Parameters,
     pub body: FunctionBody<'a>,
     pub defaults: Vec<(String, Value<'a>)>,
@@ -240,6 +242,13 @@ impl<'a> Value<'a> {
             Value::Opaque(_) => "opaque value",
             Value::Poison(_) => "undefined value",
         }
+    }
+
+    /// The type name with its indefinite article, for messages ("an int").
+    pub fn a_type_name(&self) -> String {
+        let name = self.type_name();
+        let vowel = name.starts_with(['a', 'e', 'i', 'o', 'u', 'I']);
+        format!("{} {name}", if vowel { "an" } else { "a" })
     }
 
     /// Whether the value exists only while staging (an IR-level value).
@@ -561,8 +570,26 @@ pub(crate) fn py_binop<'a>(
                 (b, a.as_int().unwrap_or(0))
             };
             let n = usize::try_from(n.max(0)).unwrap_or(0);
-            if n > 1 << 20 {
-                return Err(overflow(span, op));
+            let len = match seq {
+                Value::Str(s) => s.len(),
+                Value::Tuple(t) => t.len(),
+                Value::List(l) => l.borrow().len(),
+                _ => 0,
+            };
+            // Compile-time sequences stay small: refuse results over 2^20
+            // elements instead of exhausting memory.
+            if len.saturating_mul(n) > 1 << 20 {
+                return Err(Box::new(
+                    Diagnostic::error(
+                        codes::EVAL_LIMIT,
+                        format!(
+                            "`{}` would build a sequence of {len} × {n} elements",
+                            op.symbol()
+                        ),
+                        span,
+                    )
+                    .with_label("too large for compile-time evaluation"),
+                ));
             }
             return Ok(Some(match seq {
                 Value::Str(s) => Value::str(&s.repeat(n)),

@@ -1,0 +1,12 @@
+import tilelang
+import tilelang.language as T
+
+@tilelang.jit(out_idx=[-1])
+def huge(N=64):
+    table = [0] * 1048576 * 1048576  # ERROR: T0109
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=64) as bx:
+            T.copy(A, B)
+    return main

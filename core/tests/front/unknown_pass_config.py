@@ -1,0 +1,10 @@
+import tilelang
+import tilelang.language as T
+
+@tilelang.jit(out_idx=[-1], pass_configs={"tl.some_future_pass": True})  # WARNING: W0001
+def copy_kernel(N=16):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            T.copy(A, B)
+    return main
