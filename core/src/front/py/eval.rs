@@ -2313,9 +2313,21 @@ impl<'a> Evaluator<'a> {
         &mut self,
         a: &AutotuneValue<'a>,
         args: Vec<Value<'a>>,
-        mut kwargs: Vec<(String, Value<'a>)>,
+        kwargs: Vec<(String, Value<'a>)>,
         span: Span,
     ) -> EResult<Value<'a>> {
+        let kwargs = self.autotune_kwargs(a, &args, kwargs, span)?;
+        self.call(a.inner.clone(), args, kwargs, span)
+    }
+
+    /// The keyword arguments an autotuned call runs with.
+    pub fn autotune_kwargs(
+        &mut self,
+        a: &AutotuneValue<'a>,
+        args: &[Value<'a>],
+        mut kwargs: Vec<(String, Value<'a>)>,
+        span: Span,
+    ) -> EResult<Vec<(String, Value<'a>)>> {
         // tilec does not search: every configured parameter the call does
         // not pass explicitly takes its value from the first configuration
         // (over the builder's default, as the tuner would).
@@ -2348,7 +2360,7 @@ impl<'a> Evaluator<'a> {
                 }
             }
         }
-        self.call(a.inner.clone(), args, kwargs, span)
+        Ok(kwargs)
     }
 
     // ----------------------------------------------------------------

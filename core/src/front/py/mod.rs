@@ -324,6 +324,10 @@ fn call_builder<'a>(
     kwargs: Vec<(String, Value<'a>)>,
     span: Span,
 ) -> Selected<'a> {
+    let kwargs = match &builder {
+        Value::Autotune(a) => ev.autotune_kwargs(a, &args, kwargs, span)?,
+        _ => kwargs,
+    };
     let call = match builder_closure(&builder) {
         Some(c) => {
             let bound = ev.bind_params(&c, args.clone(), kwargs.clone(), span, true)?;
