@@ -4,7 +4,9 @@
 //! a new minor version, after the `#[sabi(last_prefix_field)]` marker. A host
 //! reading a plugin built for an older minor sees the newer functions as
 //! absent (`None`) and reports them unavailable; layout and version checks
-//! run when the library is loaded, before any call.
+//! run when the library is loaded, before any call, against the layout of
+//! the minor version the plugin declares (abi_stable itself only accepts a
+//! library whose prefix is at least as long as the loader's; see `v1_0`).
 //!
 //! Every call takes and returns bytes of versioned documents
 //! ([`crate::document`]) so that what evolves (IR, options, target
@@ -87,6 +89,118 @@ impl RootModule for BackendRef {
     const BASE_NAME: &'static str = "tilec_backend";
     const NAME: &'static str = "tilec backend plugin";
     const VERSION_STRINGS: VersionStrings = ABI_VERSION_STRINGS;
+}
+
+/// The root module as ABI 1.0 defined it, for checking plugins of that
+/// minor version.
+///
+/// abi_stable lets a library's prefix type have *more* fields than the
+/// loader's (a newer plugin in an older host), but refuses one with fewer
+/// ("too many fields"). So a plugin that declares an older minor version is
+/// checked against the layout of that minor, kept here under the same type
+/// name, and the calls added later are reported unavailable. When a minor
+/// version appends a call, keep the previous layout as another such module.
+pub(crate) mod v1_0 {
+    use super::{AbiVersion, ByteResult};
+    use abi_stable::library::RootModule;
+    use abi_stable::sabi_types::VersionStrings;
+    use abi_stable::std_types::{RSlice, RStr};
+    use abi_stable::{StableAbi, declare_root_module_statics};
+
+    /// [`super::Backend`] without the calls added after ABI 1.0. The name
+    /// must stay `Backend`: abi_stable compares type names.
+    #[repr(C)]
+    #[derive(StableAbi, Debug)]
+    #[sabi(kind(Prefix(prefix_ref = BackendRef)))]
+    #[sabi(missing_field(option))]
+    pub struct Backend {
+        pub abi_version: extern "C" fn() -> AbiVersion,
+        pub info: extern "C" fn(encoding: u8) -> ByteResult,
+        pub describe_target: extern "C" fn(arch: RStr<'_>, encoding: u8) -> ByteResult,
+        #[sabi(last_prefix_field)]
+        pub compile: extern "C" fn(request: RSlice<'_, u8>) -> ByteResult,
+    }
+
+    impl RootModule for BackendRef {
+        declare_root_module_statics! {BackendRef}
+        const BASE_NAME: &'static str = "tilec_backend";
+        const NAME: &'static str = "tilec backend plugin";
+        const VERSION_STRINGS: VersionStrings = VersionStrings::new("1.0.0");
+    }
+}
+
+/// A plugin's root module after the load-time checks, as the layout of the
+/// minor version it was checked against.
+#[derive(Clone, Copy)]
+pub(crate) enum CheckedRoot {
+    /// Checked against this build's layout ([`Backend`]).
+    Current(BackendRef),
+    /// A plugin of ABI 1.0, checked against the 1.0 layout.
+    V1_0(v1_0::BackendRef),
+}
+
+impl CheckedRoot {
+    /// Checks the version and layout of the root module in `header` and
+    /// initializes it. `plugin_minor` is the minor ABI version the library
+    /// declares; the caller has already checked the major version.
+    pub(crate) fn init(
+        header: &abi_stable::library::LibHeader,
+        plugin_minor: u16,
+    ) -> Result<CheckedRoot, abi_stable::library::LibraryError> {
+        // (Not when this build is itself at ABI 1.0, as a `test-abi-1-0` one.)
+        if plugin_minor == 0 && ABI_VERSION.major == 1 && ABI_VERSION != Version::new(1, 0) {
+            header
+                .init_root_module::<v1_0::BackendRef>()
+                .map(CheckedRoot::V1_0)
+        } else {
+            header
+                .init_root_module::<BackendRef>()
+                .map(CheckedRoot::Current)
+        }
+    }
+
+    pub(crate) fn abi_version(self) -> extern "C" fn() -> AbiVersion {
+        match self {
+            CheckedRoot::Current(m) => m.abi_version(),
+            CheckedRoot::V1_0(m) => m.abi_version(),
+        }
+    }
+
+    pub(crate) fn info(self) -> extern "C" fn(encoding: u8) -> ByteResult {
+        match self {
+            CheckedRoot::Current(m) => m.info(),
+            CheckedRoot::V1_0(m) => m.info(),
+        }
+    }
+
+    pub(crate) fn describe_target(
+        self,
+    ) -> extern "C" fn(arch: RStr<'_>, encoding: u8) -> ByteResult {
+        match self {
+            CheckedRoot::Current(m) => m.describe_target(),
+            CheckedRoot::V1_0(m) => m.describe_target(),
+        }
+    }
+
+    pub(crate) fn compile(self) -> extern "C" fn(request: RSlice<'_, u8>) -> ByteResult {
+        match self {
+            CheckedRoot::Current(m) => m.compile(),
+            CheckedRoot::V1_0(m) => m.compile(),
+        }
+    }
+
+    /// The `runtime` call (ABI 1.1), or `None` for a plugin without it.
+    pub(crate) fn runtime(self) -> Option<extern "C" fn(request: RSlice<'_, u8>) -> ByteResult> {
+        match self {
+            #[cfg(not(feature = "test-abi-1-0"))]
+            CheckedRoot::Current(m) => m.runtime(),
+            // A `test-abi-1-0` build stands for the crate at ABI 1.0, whose
+            // root module has no `runtime` field.
+            #[cfg(feature = "test-abi-1-0")]
+            CheckedRoot::Current(_) => None,
+            CheckedRoot::V1_0(_) => None,
+        }
+    }
 }
 
 /// What a backend implements, in safe Rust. [`crate::export_backend!`] turns

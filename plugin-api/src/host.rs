@@ -23,7 +23,7 @@
 //! [`CallError`] naming the plugin; nothing a plugin returns can take the
 //! host down.
 
-use crate::abi::{ABI_VERSION, BackendRef};
+use crate::abi::{ABI_VERSION, CheckedRoot};
 use crate::document::{self, Document, DocumentError, Encoding, Version};
 use crate::types::{
     CompileOptions, CompileRequest, CompileResult, ErrorCode, IrDocument, PluginError, PluginInfo,
@@ -116,7 +116,7 @@ pub struct LoadedPlugin {
     pub info: PluginInfo,
     /// The ABI version the plugin was built for.
     pub abi: Version,
-    module: BackendRef,
+    module: CheckedRoot,
 }
 
 impl std::fmt::Debug for LoadedPlugin {
@@ -151,17 +151,51 @@ fn open_error(path: &Path, e: &LibraryError) -> LoadError {
         },
         other => LoadError::Layout {
             path: path.to_path_buf(),
-            detail: first_line(&other.to_string()),
+            detail: layout_detail(&other.to_string()),
         },
     }
 }
 
-fn first_line(s: &str) -> String {
-    s.lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim()
-        .to_string()
+/// The gist of an abi_stable load error. A layout error's text starts with
+/// both layouts in full (its first line is `Compared <this>:`) and names
+/// each problem in an `Error:` line followed by `Expected:` and `Found:`
+/// values; this keeps those, as `too many fields (expected 5, found 4)`.
+/// Any other text gives its first non-empty line.
+fn layout_detail(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let value_after = |from: usize, label: &str| {
+        lines[from..]
+            .iter()
+            .take_while(|l| !l.starts_with("Error:"))
+            .position(|l| *l == label)
+            .and_then(|k| lines.get(from + k + 1))
+            .copied()
+    };
+    let problems: Vec<String> = lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let what = l.strip_prefix("Error:")?.trim();
+            Some(
+                match (
+                    value_after(i + 1, "Expected:"),
+                    value_after(i + 1, "Found:"),
+                ) {
+                    (Some(e), Some(f)) => format!("{what} (expected {e}, found {f})"),
+                    _ => what.to_string(),
+                },
+            )
+        })
+        .collect();
+    if problems.is_empty() {
+        lines
+            .iter()
+            .find(|l| !l.is_empty())
+            .unwrap_or(&"")
+            .to_string()
+    } else {
+        problems.join("; ")
+    }
 }
 
 impl LoadedPlugin {
@@ -187,9 +221,13 @@ impl LoadedPlugin {
                 host: ABI_VERSION,
             });
         }
-        let module = header
-            .init_root_module::<BackendRef>()
-            .map_err(|e| open_error(path, &e))?;
+        let plugin_minor = plugin_version
+            .version
+            .split('.')
+            .nth(1)
+            .and_then(|m| m.parse::<u16>().ok())
+            .unwrap_or(0);
+        let module = CheckedRoot::init(header, plugin_minor).map_err(|e| open_error(path, &e))?;
         let v = (module.abi_version())();
         let abi = Version::new(v.major, v.minor);
         if abi.major != ABI_VERSION.major {
@@ -360,30 +398,33 @@ impl SearchPaths {
     }
 
     /// Candidate files in search order, with whether each was explicit.
+    /// `TILEC_PLUGIN_PATH` entries are taken in the order listed, like
+    /// `PATH`: a file as itself, a folder as its libraries, sorted. The
+    /// list may name one file more than once; [`Registry::discover`] loads
+    /// it once.
     pub fn candidates(&self) -> Vec<(PathBuf, bool)> {
         let mut out: Vec<(PathBuf, bool)> =
             self.explicit.iter().map(|p| (p.clone(), true)).collect();
-        let mut folders = Vec::new();
         if let Some(env) = &self.env {
             for entry in std::env::split_paths(env) {
                 if entry.as_os_str().is_empty() {
                     continue;
                 }
                 if entry.is_dir() {
-                    folders.push(entry);
+                    out.extend(libraries_in(&entry).into_iter().map(|p| (p, false)));
                 } else {
                     out.push((entry, false));
                 }
             }
         }
         if let Some(dir) = &self.exe_dir {
-            folders.push(dir.join("plugins"));
+            let mut folders = vec![dir.join("plugins")];
             if let Some(prefix) = dir.parent() {
                 folders.push(prefix.join("lib").join("tilec").join("plugins"));
             }
-        }
-        for folder in folders {
-            out.extend(libraries_in(&folder).into_iter().map(|p| (p, false)));
+            for folder in folders {
+                out.extend(libraries_in(&folder).into_iter().map(|p| (p, false)));
+            }
         }
         out
     }
@@ -471,10 +512,19 @@ impl Registry {
             return Ok(p);
         }
         match claims.as_slice() {
-            [] => Err(LookupError::NotFound {
-                name: name.to_string(),
-                available: self.plugins.iter().map(|p| p.info.name.clone()).collect(),
-            }),
+            [] => {
+                // Each name once, in loading order.
+                let mut available: Vec<String> = Vec::new();
+                for p in &self.plugins {
+                    if !available.contains(&p.info.name) {
+                        available.push(p.info.name.clone());
+                    }
+                }
+                Err(LookupError::NotFound {
+                    name: name.to_string(),
+                    available,
+                })
+            }
             [one] => Ok(one),
             [a, b, ..] => Err(LookupError::Duplicate {
                 name: name.to_string(),
@@ -482,5 +532,34 @@ impl Registry {
                 second: b.path.clone(),
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::layout_detail;
+
+    /// The text abi_stable gives when a plugin's root module has fewer
+    /// fields than the layout it is checked against.
+    #[cfg(not(any(feature = "test-abi-1-0", feature = "test-abi-2-0")))]
+    #[test]
+    fn layout_errors_are_summarized() {
+        use abi_stable::StableAbi;
+        use abi_stable::abi_stability::abi_checking::check_layout_compatibility;
+        let errors = check_layout_compatibility(
+            <crate::abi::BackendRef as StableAbi>::LAYOUT,
+            <crate::abi::v1_0::BackendRef as StableAbi>::LAYOUT,
+        )
+        .expect_err("five fields expected, four found");
+        assert_eq!(
+            layout_detail(&errors.to_string()),
+            "too many fields (expected 5, found 4)"
+        );
+    }
+
+    #[test]
+    fn other_errors_give_their_first_line() {
+        assert_eq!(layout_detail("\n  first\nsecond"), "first");
+        assert_eq!(layout_detail(""), "");
     }
 }

@@ -6,7 +6,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Text shown after `tilec --help`: the exit-code contract scripts rely on.
-const EXIT_CODES: &str = "\
+/// (A macro, so that `compile`'s help can append it to its own section.)
+macro_rules! exit_codes {
+    () => {
+        "\
 Exit codes:
     0  success
     1  the input could not be read, compiled or verified, or the command
@@ -15,12 +18,31 @@ Exit codes:
     2  usage error: unknown subcommand or flag, malformed argument
     3  run-time failure: the kernel failed while running, or `run --check`
        found a mismatch or has no reference to compare with
-  101  internal error: tilec crashed (a bug; please report it)";
+  101  internal error: tilec crashed (a bug; please report it)"
+    };
+}
+
+const EXIT_CODES: &str = exit_codes!();
+
+/// `tilec compile --help`: the codes of plugin diagnostics, then the exit
+/// codes.
+const COMPILE_AFTER_HELP: &str = concat!(
+    "\
+Diagnostics from backend plugins:
+    P0001  error: the backend plugin refused the kernel (a dtype or feature
+           the target lacks, a limit of the target, a bug it reports); shown
+           at the source line of the statement it names, when it names one
+    P0002  warning from the backend plugin, shown the same way
+
+",
+    exit_codes!()
+);
 
 /// tilec: a tile-level kernel compiler for TileLang kernels.
 ///
 /// Compiles TileLang-syntax Python files to Tile IR without Python, checks
-/// them, and runs them on the reference interpreter.
+/// them, runs them on the reference interpreter, and compiles them with
+/// backend plugins (`tilec plugins` lists them).
 #[derive(Debug, Parser)]
 #[command(name = "tilec", version, after_help = EXIT_CODES, propagate_version = true)]
 pub struct Cli {
@@ -50,8 +72,9 @@ pub enum Command {
     #[command(after_help = EXIT_CODES)]
     Check(CheckArgs),
 
-    /// Compile a kernel file and write the result (Tile IR text today).
-    #[command(after_help = EXIT_CODES)]
+    /// Compile a kernel file and write the result: Tile IR text with the
+    /// built-in backend `ref`, or what a backend plugin produces.
+    #[command(after_help = COMPILE_AFTER_HELP)]
     Compile(CompileArgs),
 
     /// Compile a kernel and run it on random inputs.
@@ -63,6 +86,43 @@ pub enum Command {
     /// kernel and prints a summary of every parameter.
     #[command(after_help = EXIT_CODES)]
     Run(RunArgs),
+
+    /// List the backends: the built-in `ref`, then every plugin found.
+    ///
+    /// For each plugin: its file, name, vendor, versions (plugin, plugin
+    /// ABI, Tile IR formats it reads), targets (the default marked), IR
+    /// level and runtime, with the devices the runtime reports. Then every
+    /// library that failed to load and why, and every place searched, in
+    /// order: `--plugin` files, the entries of TILEC_PLUGIN_PATH (files or
+    /// folders, separated like PATH), the folder `plugins` next to tilec,
+    /// and `<prefix>/lib/tilec/plugins`. Exits 1 when a `--plugin` file
+    /// could not be loaded.
+    #[command(after_help = EXIT_CODES)]
+    Plugins(PluginsArgs),
+}
+
+/// Where backend plugins come from, besides the search path.
+#[derive(Debug, Args)]
+pub struct PluginArgs {
+    /// Load the backend plugin PATH (a shared library), ahead of those in
+    /// TILEC_PLUGIN_PATH and next to tilec; it wins over a discovered
+    /// plugin with the same backend name. May be repeated.
+    #[arg(long = "plugin", value_name = "PATH", action = clap::ArgAction::Append)]
+    pub paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct PluginsArgs {
+    #[command(flatten)]
+    pub plugins: PluginArgs,
+
+    /// Print one JSON object on standard output: {plugins: [{name,
+    /// builtin, file, explicit, vendor, plugin_version, abi, ir_formats,
+    /// targets, default_target, ir_level, runtime, devices, devices_error,
+    /// shadowed, notes}], failures: [{path, error}], search: [{source,
+    /// path, kind, libraries}]}.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// What to compile: the file and how to instantiate its kernel.
@@ -115,6 +175,9 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub source: SourceArgs,
 
+    #[command(flatten)]
+    pub plugins: PluginArgs,
+
     /// Print the result as one JSON object on standard output:
     /// {ok, diagnostics: [{severity, code, message, file, line, col,
     /// end_line, end_col, label, notes, secondary}]}. Lines and columns are
@@ -123,32 +186,49 @@ pub struct CheckArgs {
     pub json: bool,
 }
 
-/// What `compile` writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Emit {
-    /// The tile-level IR in its textual form. Backend plugins will add
-    /// their own outputs (PTX, code objects, kernel sources) here later.
-    TileIr,
-}
+/// What `compile --emit` names for the built-in backend.
+pub const EMIT_TILE_IR: &str = "tile-ir";
 
 #[derive(Debug, Args)]
 pub struct CompileArgs {
     #[command(flatten)]
     pub source: SourceArgs,
 
-    /// What to write.
-    #[arg(long, value_enum, default_value_t = Emit::TileIr)]
-    pub emit: Emit,
+    /// What to produce. The built-in backend `ref` writes `tile-ir`, the
+    /// tile-level IR in its textual form (the default). A plugin backend
+    /// takes the names it documents (`ptx`, `listing`, ...) and uses its
+    /// own default when none is given.
+    #[arg(long, value_name = "KIND")]
+    pub emit: Option<String>,
 
-    /// Backend that compiles the kernel. Only `ref` (the reference
-    /// interpreter, which consumes Tile IR directly) is available until
-    /// backend plugins are loaded.
+    /// Backend that compiles the kernel: `ref` (built in: Tile IR) or the
+    /// name of a backend plugin (see `tilec plugins`).
     #[arg(long, value_name = "NAME", default_value = "ref")]
     pub backend: String,
 
-    /// Where to write the output; `-` is standard output.
-    #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "-")]
-    pub output: PathBuf,
+    /// Target of a plugin backend (`sm_90a`, `gfx942`, ...); default: the
+    /// plugin's default target.
+    #[arg(long, value_name = "ARCH")]
+    pub target: Option<String>,
+
+    #[command(flatten)]
+    pub plugins: PluginArgs,
+
+    /// Where to write the output: a file, when there is one artifact; a
+    /// folder (an existing one, a PATH ending in `/`, or any PATH when
+    /// there are several artifacts) to write each artifact under its own
+    /// name. Default (or `-`): text artifacts on standard output (binary
+    /// ones need -o).
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
+    pub output: Option<PathBuf>,
+
+    /// Print one JSON object on standard output: {ok, file, backend,
+    /// target, artifacts: [{name, kind, bytes_len, path}], kernels:
+    /// [{entry, params, grid, threads, shared_bytes, registers}],
+    /// diagnostics: [...]}. Artifacts are written only with -o (`path` is
+    /// null otherwise).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -156,10 +236,14 @@ pub struct RunArgs {
     #[command(flatten)]
     pub source: SourceArgs,
 
-    /// Backend that runs the kernel: `ref` is the reference interpreter,
-    /// the only one available until backend plugins are loaded.
+    /// Backend that runs the kernel: `ref`, the reference interpreter.
+    /// (Plugin backends compile with `tilec compile`; running on them comes
+    /// later.)
     #[arg(long, value_name = "NAME", default_value = "ref")]
     pub backend: String,
+
+    #[command(flatten)]
+    pub plugins: PluginArgs,
 
     /// Seed of the input generator; the same seed gives the same inputs.
     #[arg(long, value_name = "N", default_value_t = 0)]

@@ -1,5 +1,5 @@
-//! The JSON documents tilec writes: `check --json`, `run --json` and the
-//! `manifest.json` of `run --dump`. Every field name here is part of the
+//! The JSON documents tilec writes: `check --json`, `compile --json`,
+//! `run --json`, `plugins --json` and the `manifest.json` of `run --dump`. Every field name here is part of the
 //! command line's contract with scripts; add fields, do not rename them.
 
 use serde::Serialize;
@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use tilec_core::front::line_col;
 use tilec_core::front::py::{CallArg, KernelCall};
 use tilec_core::ir::Span;
+use tilec_plugin_api::{DeviceInfo, KernelMetadata};
 
 use crate::compare::Comparison;
 use crate::diagnostics::{Report, SourceFile, severity_name, span_within};
@@ -98,6 +99,92 @@ pub fn diagnostic(report: &Report, file: &str, source: Option<&SourceFile>) -> D
 pub struct CheckOutput {
     pub ok: bool,
     pub diagnostics: Vec<Diagnostic>,
+}
+
+/// One artifact in `compile --json`.
+#[derive(Debug, Serialize)]
+pub struct ArtifactOutput {
+    /// The file name the backend suggests.
+    pub name: String,
+    /// `text` or `binary`.
+    pub kind: &'static str,
+    pub bytes_len: usize,
+    /// Where it was written; `null` when it was not (no `-o`).
+    pub path: Option<String>,
+}
+
+/// `tilec compile --json`.
+#[derive(Debug, Serialize)]
+pub struct CompileOutput {
+    pub ok: bool,
+    pub file: String,
+    pub backend: String,
+    /// The target compiled for (`null` for `ref`, or when compilation did
+    /// not get that far).
+    pub target: Option<String>,
+    pub artifacts: Vec<ArtifactOutput>,
+    /// What the backend says about each compiled kernel (empty for `ref`).
+    pub kernels: Vec<KernelMetadata>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// One backend in `plugins --json`.
+#[derive(Debug, Serialize)]
+pub struct PluginEntry {
+    pub name: String,
+    /// Whether the backend is part of tilec (`ref`) rather than a plugin.
+    pub builtin: bool,
+    /// The library; `null` for the built-in backend.
+    pub file: Option<String>,
+    /// Given with `--plugin`.
+    pub explicit: bool,
+    pub vendor: String,
+    pub plugin_version: String,
+    /// Plugin ABI `major.minor`; `null` for the built-in backend.
+    pub abi: Option<String>,
+    /// Oldest and newest Tile IR format read, `major.minor`.
+    pub ir_formats: Option<[String; 2]>,
+    pub targets: Vec<String>,
+    pub default_target: Option<String>,
+    pub ir_level: String,
+    /// Whether the backend can run kernels.
+    pub runtime: bool,
+    /// The devices the runtime reports; `null` without a runtime or when
+    /// asking failed.
+    pub devices: Option<Vec<DeviceInfo>>,
+    /// Why there are no devices (`no device: ...`) or asking failed.
+    pub devices_error: Option<String>,
+    /// Why `--backend NAME` does not pick this plugin, when it does not.
+    pub shadowed: Option<String>,
+    pub notes: Vec<String>,
+}
+
+/// A library that failed to load, in `plugins --json`.
+#[derive(Debug, Serialize)]
+pub struct LoadFailure {
+    pub path: String,
+    pub error: String,
+}
+
+/// One place searched for plugins, in order.
+#[derive(Debug, Serialize)]
+pub struct SearchEntry {
+    /// `explicit` (`--plugin`), `env` (TILEC_PLUGIN_PATH), `exe-dir`
+    /// (`plugins/` next to tilec) or `prefix` (`<prefix>/lib/tilec/plugins`).
+    pub source: &'static str,
+    pub path: String,
+    /// `file`, `folder` or `missing`.
+    pub kind: &'static str,
+    /// For a folder: how many shared libraries it holds.
+    pub libraries: Option<usize>,
+}
+
+/// `tilec plugins --json`.
+#[derive(Debug, Serialize)]
+pub struct PluginsOutput {
+    pub plugins: Vec<PluginEntry>,
+    pub failures: Vec<LoadFailure>,
+    pub search: Vec<SearchEntry>,
 }
 
 /// A builder call as JSON: `{"builder": "matmul", "args": {"M": 1024, ...}}`

@@ -6,9 +6,11 @@
 //! defines the machine-readable outputs. `run` builds on [`rng`] (inputs),
 //! [`tensors`] (poison, statistics), [`compare`] (tolerances), [`npy`]
 //! (`--dump`) and [`reference`] (independent results for `--check`).
+//! [`backends`] finds the built-in backend and the backend plugins.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod backends;
 mod cli;
 mod commands;
 mod compare;
@@ -36,6 +38,7 @@ fn main() -> std::process::ExitCode {
         Command::Check(args) => commands::check::run(args, &cx),
         Command::Compile(args) => commands::compile::run(args, &cx),
         Command::Run(args) => commands::run::run(args, &cx),
+        Command::Plugins(args) => commands::plugins::run(args, &cx),
     };
     std::process::ExitCode::from(exit as u8)
 }

@@ -9,6 +9,7 @@ fn tilec(args: &[&str]) -> Output {
         .args(args)
         .current_dir(workspace_root())
         .env_remove("NO_COLOR")
+        .env_remove("TILEC_PLUGIN_PATH")
         .output();
     match result {
         Ok(output) => output,
@@ -57,6 +58,7 @@ fn help_documents_every_subcommand_and_exit_codes() {
         "check",
         "compile",
         "run",
+        "plugins",
         "--color",
         "Exit codes",
         "usage error",
@@ -68,7 +70,7 @@ fn help_documents_every_subcommand_and_exit_codes() {
 #[test]
 fn each_subcommand_has_help() {
     let cases: &[(&str, &[&str])] = &[
-        ("check", &["--kernel", "-D", "--json"]),
+        ("check", &["--kernel", "-D", "--json", "--plugin"]),
         (
             "compile",
             &[
@@ -77,7 +79,12 @@ fn each_subcommand_has_help() {
                 "--emit",
                 "tile-ir",
                 "--backend",
+                "--target",
+                "--plugin",
                 "--output",
+                "--json",
+                "P0001",
+                "P0002",
             ],
         ),
         (
@@ -90,8 +97,10 @@ fn each_subcommand_has_help() {
                 "--check",
                 "--dump",
                 "--json",
+                "--plugin",
             ],
         ),
+        ("plugins", &["--plugin", "--json", "TILEC_PLUGIN_PATH"]),
     ];
     for (command, flags) in cases {
         let out = tilec(&[command, "--help"]);
@@ -169,7 +178,6 @@ fn define_with_bad_name_is_a_usage_error() {
 fn unknown_things_are_usage_errors() {
     assert_eq!(code(&tilec(&["frobnicate"])), 2);
     assert_eq!(code(&tilec(&["check"])), 2);
-    assert_eq!(code(&tilec(&["compile", "k.py", "--emit", "ptx"])), 2);
     assert_eq!(code(&tilec(&["run", "k.py", "--seed", "-1"])), 2);
     assert_eq!(code(&tilec(&["check", "k.py", "--color", "sometimes"])), 2);
 }
@@ -185,6 +193,89 @@ fn unavailable_backend_is_refused() {
             stderr(&out)
         );
     }
+}
+
+#[test]
+fn ref_backend_refuses_other_outputs_and_targets() {
+    let out = tilec(&[
+        "compile",
+        "examples/gemm.py",
+        "--emit",
+        "ptx",
+        "--color",
+        "never",
+    ]);
+    assert_eq!(code(&out), 1);
+    assert!(
+        stderr(&out).contains("error: backend `ref` emits `tile-ir` only, not `ptx`"),
+        "{}",
+        stderr(&out)
+    );
+    let out = tilec(&["compile", "examples/gemm.py", "--target", "sm_90a"]);
+    assert_eq!(code(&out), 1);
+    assert!(
+        stderr(&out).contains("backend `ref` has no targets"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn missing_explicit_plugin_is_an_error_everywhere() {
+    for command in ["check", "compile", "run"] {
+        let out = tilec(&[
+            command,
+            "examples/gemm.py",
+            "--plugin",
+            "no/such/libplugin.so",
+            "--color",
+            "never",
+        ]);
+        assert_eq!(code(&out), 1, "{command}");
+        assert!(
+            stderr(&out).contains("error: plugin file `no/such/libplugin.so` does not exist"),
+            "{command}: {}",
+            stderr(&out)
+        );
+    }
+    let out = tilec(&["plugins", "--plugin", "no/such/libplugin.so"]);
+    assert_eq!(code(&out), 1);
+    assert!(
+        stdout(&out).contains("plugin file `no/such/libplugin.so` does not exist"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn plugins_lists_the_built_in_backend_and_the_search_path() {
+    let out = tilec(&["plugins"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("ref (built in)\n"), "{text}");
+    assert!(text.contains("TILEC_PLUGIN_PATH  (not set)"), "{text}");
+    assert!(text.contains("next to tilec"), "{text}");
+    let value = json(&tilec(&["plugins", "--json"]));
+    assert_eq!(value["plugins"][0]["name"], "ref");
+    assert_eq!(value["plugins"][0]["builtin"], true);
+    assert_eq!(value["failures"], serde_json::json!([]));
+    assert_eq!(value["search"][0]["source"], "exe-dir");
+}
+
+#[test]
+fn compile_json_lists_the_written_artifact() {
+    let dir = scratch("compile_json");
+    let _ = std::fs::create_dir_all(&dir);
+    let shown = dir.display().to_string();
+    let out = tilec(&["compile", "examples/gemm.py", "-o", &shown, "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let value = json(&out);
+    assert_eq!(value["ok"], true);
+    assert_eq!(value["artifacts"][0]["name"], "gemm.tir");
+    assert_eq!(value["artifacts"][0]["kind"], "text");
+    assert_eq!(value["kernels"], serde_json::json!([]));
+    let written = std::fs::read_to_string(dir.join("gemm.tir")).unwrap_or_default();
+    assert!(written.starts_with("tile_ir "), "{written}");
 }
 
 #[test]

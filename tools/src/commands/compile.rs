@@ -1,55 +1,584 @@
-//! `tilec compile`: compile a kernel file and write the result.
+//! `tilec compile`: compile a kernel file with a backend and write what it
+//! produces: Tile IR text with the built-in `ref`, a plugin's artifacts
+//! otherwise.
+//!
+//! A plugin's errors and warnings about the kernel are rendered like the
+//! front end's, at the source line of the statement they name (IR spans are
+//! byte ranges of the source file), with the codes [`PLUGIN_ERROR`] and
+//! [`PLUGIN_WARNING`].
 
+use std::collections::BTreeMap;
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use tilec_core::front::{Label, Severity};
+use tilec_core::ir::Module;
 use tilec_core::text::print_module;
+use tilec_plugin_api::host::{CallError, LoadedPlugin};
+use tilec_plugin_api::{
+    Artifact, ArtifactKind, CompileOptions, ErrorCode, KernelMetadata, PluginDiagnostic,
+    PluginError, Severity as PluginSeverity,
+};
 
-use crate::cli::{CompileArgs, Emit};
-use crate::commands::{Context, Exit, Frontend, check_backend, io_reason};
+use crate::backends::{Backend, Plugins};
+use crate::cli::{CompileArgs, EMIT_TILE_IR};
+use crate::commands::{Context, Exit, Frontend, io_reason, print_stdout};
 use crate::diagnostics::Report;
+use crate::json::{self, ArtifactOutput, CompileOutput};
 
-pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
-    if let Err(report) = check_backend(&args.backend) {
-        eprint!("{}", cx.renderer.render(&report, None));
-        return Exit::Error;
-    }
-    let frontend = Frontend::load(&args.source);
-    eprint!("{}", frontend.render(&cx.renderer));
-    let Some(module) = frontend.module.as_ref().filter(|_| frontend.succeeded()) else {
-        return Exit::Error;
-    };
-    let text = match args.emit {
-        Emit::TileIr => print_module(module),
-    };
-    if let Err(report) = write_output(&args.output, &text) {
-        eprint!("{}", cx.renderer.render(&report, None));
-        return Exit::Error;
-    }
-    Exit::Success
+/// Code of an error a backend plugin reports.
+pub const PLUGIN_ERROR: &str = "P0001";
+/// Code of a warning a backend plugin reports.
+pub const PLUGIN_WARNING: &str = "P0002";
+
+/// The `pass_configs` key that allows approximate math.
+const FAST_MATH: &str = "tl.enable_fast_math";
+
+/// What a backend produced.
+#[derive(Debug)]
+struct Produced {
+    artifacts: Vec<Artifact>,
+    kernels: Vec<KernelMetadata>,
 }
 
-/// Writes `text` to `path`, or to standard output for `-`.
-fn write_output(path: &Path, text: &str) -> Result<(), Report> {
-    let result = if path == Path::new("-") {
-        let mut stdout = std::io::stdout().lock();
-        stdout
-            .write_all(text.as_bytes())
-            .and_then(|()| stdout.flush())
-    } else {
-        std::fs::write(path, text)
+pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
+    let mut out = CompileOutput {
+        ok: false,
+        file: args.source.file.display().to_string(),
+        backend: args.backend.clone(),
+        target: None,
+        artifacts: Vec::new(),
+        kernels: Vec::new(),
+        diagnostics: Vec::new(),
     };
-    // A reader that went away (`tilec compile k.py | head`) is not an error.
-    let result = match result {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe && path == Path::new("-") => Ok(()),
-        other => other,
+    let plugins = Plugins::load(
+        &args.plugins.paths,
+        args.backend != crate::backends::BUILTIN,
+    );
+    let (backend, target) = match select(args, &plugins) {
+        Ok(selected) => selected,
+        Err(reports) => return finish(args, cx, out, None, &reports),
     };
-    result.map_err(|e| {
-        let target = if path == Path::new("-") {
-            "standard output".to_string()
-        } else {
-            format!("`{}`", path.display())
+    out.target.clone_from(&target);
+
+    let mut frontend = Frontend::load(&args.source);
+    let mut produced = None;
+    if frontend.succeeded()
+        && let Some(module) = &frontend.module
+    {
+        let (result, reports) = match backend {
+            Backend::Ref => (Some(tile_ir(module, &frontend.stem())), Vec::new()),
+            Backend::Plugin(plugin) => {
+                plugin_compile(plugin, module, target.as_deref().unwrap_or(""), args)
+            }
         };
-        Report::error(format!("cannot write {target}: {}", io_reason(&e)))
+        frontend.reports.extend(reports);
+        produced = result.filter(|_| !frontend.has_errors());
+    }
+    let Some(produced) = produced else {
+        return finish(args, cx, out, Some(&frontend), &[]);
+    };
+    out.kernels.clone_from(&produced.kernels);
+    let mut reports = Vec::new();
+    match write_artifacts(args, &produced.artifacts) {
+        Ok(artifacts) => {
+            out.artifacts = artifacts;
+            out.ok = true;
+        }
+        Err(report) => reports.push(report),
+    }
+    finish(args, cx, out, Some(&frontend), &reports)
+}
+
+/// The backend and target to compile with, after checking the arguments
+/// that depend on the backend.
+fn select<'a>(
+    args: &CompileArgs,
+    plugins: &'a Plugins,
+) -> Result<(Backend<'a>, Option<String>), Vec<Report>> {
+    let failures = plugins.explicit_failures();
+    if !failures.is_empty() {
+        return Err(failures);
+    }
+    let backend = plugins.backend(&args.backend).map_err(|r| vec![r])?;
+    match backend {
+        Backend::Ref => {
+            if let Some(target) = &args.target {
+                return Err(vec![
+                    Report::error(format!(
+                        "backend `ref` has no targets, but `--target {target}` was given"
+                    ))
+                    .with_note("`--target` chooses the target of a plugin backend"),
+                ]);
+            }
+            if let Some(emit) = args.emit.as_deref().filter(|e| *e != EMIT_TILE_IR) {
+                return Err(vec![
+                    Report::error(format!(
+                        "backend `ref` emits `{EMIT_TILE_IR}` only, not `{emit}`"
+                    ))
+                    .with_note(
+                        "other outputs come from backend plugins: `--backend NAME --emit KIND`",
+                    ),
+                ]);
+            }
+            Ok((backend, None))
+        }
+        Backend::Plugin(plugin) => {
+            let target = args
+                .target
+                .clone()
+                .or_else(|| plugin.info.default_target.clone());
+            let Some(target) = target else {
+                return Err(vec![
+                    Report::error(format!(
+                        "backend `{}` has no default target; choose one with `--target ARCH`",
+                        plugin.name()
+                    ))
+                    .with_note(format!("its targets: {}", plugin.info.targets.join(", "))),
+                ]);
+            };
+            Ok((backend, Some(target)))
+        }
+    }
+}
+
+/// The built-in backend's one artifact: the module's Tile IR text.
+fn tile_ir(module: &Module, stem: &str) -> Produced {
+    Produced {
+        artifacts: vec![Artifact {
+            name: format!("{stem}.tir"),
+            kind: ArtifactKind::Text,
+            bytes: print_module(module).into_bytes(),
+        }],
+        kernels: Vec::new(),
+    }
+}
+
+/// Whether any kernel of the module allows approximate math.
+fn fast_math(module: &Module) -> bool {
+    module.functions.iter().any(|f| {
+        f.attrs
+            .pass_configs
+            .get(FAST_MATH)
+            .is_some_and(|v| matches!(v.as_str(), "True" | "true" | "1"))
     })
+}
+
+/// Compiles with a plugin: what it produced (`None` after an error) and
+/// its diagnostics as reports.
+fn plugin_compile(
+    plugin: &LoadedPlugin,
+    module: &Module,
+    target: &str,
+    args: &CompileArgs,
+) -> (Option<Produced>, Vec<Report>) {
+    let options = CompileOptions {
+        emit: args.emit.clone().unwrap_or_default(),
+        fast_math: fast_math(module),
+        extra: BTreeMap::new(),
+    };
+    match plugin.compile(module, target, &options) {
+        Ok(result) => {
+            let reports = plugin_reports(plugin.name(), None, &result.diagnostics);
+            let produced = Produced {
+                artifacts: result.artifacts,
+                kernels: result.kernels,
+            };
+            (Some(produced), reports)
+        }
+        Err(CallError::Plugin {
+            plugin: name,
+            error,
+        }) => (None, refusal(&name, &error)),
+        Err(error) => {
+            let mut report = Report::error(error.to_string());
+            if matches!(error, CallError::Panic { .. } | CallError::Malformed { .. }) {
+                report = report.with_note(format!(
+                    "this is a bug in the plugin; please report it to its vendor ({}) with the input file",
+                    plugin.info.vendor
+                ));
+            }
+            let report = report.with_note(format!(
+                "backend `{}` {} was loaded from `{}`",
+                plugin.name(),
+                plugin.info.plugin_version,
+                plugin.path.display()
+            ));
+            (None, vec![report])
+        }
+    }
+}
+
+/// The reports of a plugin's refusal: its located diagnostics, or the
+/// error itself when no diagnostic is an error.
+fn refusal(plugin: &str, error: &PluginError) -> Vec<Report> {
+    let mut reports = Vec::new();
+    if !error
+        .diagnostics
+        .iter()
+        .any(|d| d.severity == PluginSeverity::Error)
+    {
+        reports.push(
+            Report {
+                code: Some(PLUGIN_ERROR),
+                ..Report::error(error.message.clone())
+            }
+            .with_note(reported_by(plugin, Some(error.code))),
+        );
+    }
+    reports.extend(plugin_reports(plugin, Some(error.code), &error.diagnostics));
+    reports
+}
+
+fn reported_by(plugin: &str, code: Option<ErrorCode>) -> String {
+    match code {
+        Some(code) => format!("reported by backend `{plugin}` ({})", code.name()),
+        None => format!("reported by backend `{plugin}`"),
+    }
+}
+
+/// A plugin's diagnostics as reports at the source lines they name.
+/// Notes attach to the diagnostic before them.
+fn plugin_reports(
+    plugin: &str,
+    code: Option<ErrorCode>,
+    diagnostics: &[PluginDiagnostic],
+) -> Vec<Report> {
+    let mut reports: Vec<Report> = Vec::new();
+    for d in diagnostics {
+        let (severity, code) = match d.severity {
+            PluginSeverity::Error => (Severity::Error, code),
+            PluginSeverity::Warning => (Severity::Warning, None),
+            PluginSeverity::Note => {
+                if let Some(last) = reports.last_mut() {
+                    last.notes.push(d.message.clone());
+                    last.notes.extend(d.notes.iter().cloned());
+                    continue;
+                }
+                (Severity::Warning, None)
+            }
+        };
+        let mut report = Report {
+            severity,
+            code: Some(if severity == Severity::Error {
+                PLUGIN_ERROR
+            } else {
+                PLUGIN_WARNING
+            }),
+            ..Report::error(d.message.clone())
+        };
+        report.primary = d
+            .location
+            .as_ref()
+            .filter(|l| !l.span.is_unknown())
+            .map(|l| {
+                Box::new(Label {
+                    span: l.span,
+                    message: String::new(),
+                })
+            });
+        report.notes.extend(d.notes.iter().cloned());
+        reports.push(report.with_note(reported_by(plugin, code)));
+    }
+    reports
+}
+
+/// Writes the artifacts where `-o` says (see `--help`); their JSON form.
+fn write_artifacts(
+    args: &CompileArgs,
+    artifacts: &[Artifact],
+) -> Result<Vec<ArtifactOutput>, Report> {
+    let output = args.output.as_deref().filter(|p| *p != Path::new("-"));
+    let mut written: Vec<Option<PathBuf>> = vec![None; artifacts.len()];
+    match output {
+        None if args.json => {}
+        None => {
+            if let Some(binary) = artifacts.iter().find(|a| a.kind == ArtifactKind::Binary) {
+                return Err(Report::error(format!(
+                    "backend `{}` produced the binary artifact `{}`, which tilec does not print",
+                    args.backend, binary.name
+                ))
+                .with_note("write it to a file with `-o FILE`, or every artifact into a folder with `-o DIR`"));
+            }
+            let mut text = Vec::new();
+            for a in artifacts {
+                text.extend_from_slice(&a.bytes);
+                if !a.bytes.is_empty() && !a.bytes.ends_with(b"\n") {
+                    text.push(b'\n');
+                }
+            }
+            write_stdout(&text)?;
+        }
+        Some(path) if path.is_dir() || artifacts.len() > 1 || names_a_folder(path) => {
+            if !path.is_dir() {
+                if path.exists() {
+                    return Err(Report::error(format!(
+                        "backend `{}` produced {} artifacts, but `{}` is a file",
+                        args.backend,
+                        artifacts.len(),
+                        path.display()
+                    ))
+                    .with_note("give a folder with `-o DIR`: each artifact is written there under its own name"));
+                }
+                std::fs::create_dir_all(path).map_err(|e| {
+                    Report::error(format!(
+                        "cannot create the folder `{}`: {}",
+                        path.display(),
+                        io_reason(&e)
+                    ))
+                })?;
+            }
+            for (artifact, written) in artifacts.iter().zip(&mut written) {
+                if !is_plain_file_name(&artifact.name) {
+                    return Err(Report::error(format!(
+                        "backend `{}` named an artifact `{}`, which is not a plain file name",
+                        args.backend, artifact.name
+                    ))
+                    .with_note("this is a bug in the plugin"));
+                }
+                let file = path.join(&artifact.name);
+                write_file(&file, &artifact.bytes)?;
+                *written = Some(file);
+            }
+        }
+        Some(path) => {
+            if let ([artifact], [written]) = (artifacts, written.as_mut_slice()) {
+                write_file(path, &artifact.bytes)?;
+                *written = Some(path.to_path_buf());
+            }
+        }
+    }
+    Ok(artifacts
+        .iter()
+        .zip(written)
+        .map(|(a, path)| ArtifactOutput {
+            name: a.name.clone(),
+            kind: match a.kind {
+                ArtifactKind::Text => "text",
+                ArtifactKind::Binary => "binary",
+            },
+            bytes_len: a.bytes.len(),
+            path: path.map(|p| p.display().to_string()),
+        })
+        .collect())
+}
+
+/// Whether the user wrote `-o PATH/`: a folder, existing or not.
+fn names_a_folder(path: &Path) -> bool {
+    let text = path.as_os_str().to_string_lossy();
+    text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR)
+}
+
+/// A name that stays inside the folder it is joined to.
+fn is_plain_file_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && !name.contains(['/', '\\', '\0'])
+        && !Path::new(name).is_absolute()
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Report> {
+    std::fs::write(path, bytes).map_err(|e| {
+        Report::error(format!(
+            "cannot write `{}`: {}",
+            path.display(),
+            io_reason(&e)
+        ))
+    })
+}
+
+/// Writes to standard output; a reader that went away (`tilec compile
+/// k.py | head`) is not an error.
+fn write_stdout(bytes: &[u8]) -> Result<(), Report> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Report::error(format!(
+            "cannot write standard output: {}",
+            io_reason(&e)
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Reports the outcome (JSON, or rendered diagnostics) and gives the exit
+/// status. `reports` are problems outside the source file.
+fn finish(
+    args: &CompileArgs,
+    cx: &Context,
+    mut out: CompileOutput,
+    frontend: Option<&Frontend>,
+    reports: &[Report],
+) -> Exit {
+    out.ok = out.ok && reports.is_empty() && frontend.is_some_and(|f| !f.has_errors());
+    if args.json {
+        if let Some(frontend) = frontend {
+            out.diagnostics = frontend.json_diagnostics();
+        }
+        out.diagnostics
+            .extend(reports.iter().map(|r| json::diagnostic(r, &out.file, None)));
+        print_stdout(&(json::to_line(&out) + "\n"));
+    } else {
+        if let Some(frontend) = frontend {
+            eprint!("{}", frontend.render(&cx.renderer));
+        }
+        for report in reports {
+            eprint!("{}", cx.renderer.render(report, None));
+        }
+    }
+    if out.ok { Exit::Success } else { Exit::Error }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tilec_core::ir::{Function, Span};
+    use tilec_plugin_api::IrLocation;
+
+    fn diagnostic(severity: PluginSeverity, message: &str, span: Option<Span>) -> PluginDiagnostic {
+        PluginDiagnostic {
+            severity,
+            message: message.to_string(),
+            location: span.map(|span| IrLocation {
+                function: "main".to_string(),
+                span,
+            }),
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn plugin_diagnostics_become_located_reports() {
+        let reports = plugin_reports(
+            "acme",
+            Some(ErrorCode::UnsupportedDtype),
+            &[
+                diagnostic(PluginSeverity::Error, "no fp8", Some(Span::new(3, 9))),
+                diagnostic(PluginSeverity::Note, "use float16", None),
+                diagnostic(PluginSeverity::Warning, "slow", Some(Span::UNKNOWN)),
+            ],
+        );
+        assert_eq!(reports.len(), 2);
+        assert_eq!(reports[0].code, Some(PLUGIN_ERROR));
+        assert!(reports[0].is_error());
+        assert_eq!(
+            reports[0].primary.as_ref().map(|l| l.span),
+            Some(Span::new(3, 9))
+        );
+        assert_eq!(
+            reports[0].notes,
+            [
+                "reported by backend `acme` (UnsupportedDtype)",
+                "use float16"
+            ]
+        );
+        assert_eq!(reports[1].code, Some(PLUGIN_WARNING));
+        assert_eq!(reports[1].severity, Severity::Warning);
+        // An unknown span has no place in the file.
+        assert!(reports[1].primary.is_none());
+    }
+
+    #[test]
+    fn a_refusal_without_located_errors_is_reported_itself() {
+        let error = PluginError::new(ErrorCode::UnknownTarget, "no target `x`");
+        let reports = refusal("acme", &error);
+        assert_eq!(reports.len(), 1);
+        assert_eq!(reports[0].message, "no target `x`");
+        assert_eq!(reports[0].code, Some(PLUGIN_ERROR));
+        assert_eq!(
+            reports[0].notes,
+            ["reported by backend `acme` (UnknownTarget)"]
+        );
+    }
+
+    #[test]
+    fn fast_math_follows_the_pass_config() {
+        let mut module = Module::default();
+        module.functions.push(Function::new("main"));
+        assert!(!fast_math(&module));
+        module.functions[0]
+            .attrs
+            .pass_configs
+            .insert(FAST_MATH.to_string(), "True".to_string());
+        assert!(fast_math(&module));
+        module.functions[0]
+            .attrs
+            .pass_configs
+            .insert(FAST_MATH.to_string(), "False".to_string());
+        assert!(!fast_math(&module));
+    }
+
+    fn compile_args(extra: &[&str]) -> CompileArgs {
+        use clap::Parser as _;
+        let argv = ["tilec", "compile", "k.py", "--backend", "acme"];
+        match crate::cli::Cli::parse_from(argv.iter().chain(extra)).command {
+            crate::cli::Command::Compile(args) => args,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn artifact(name: &str, kind: ArtifactKind) -> Artifact {
+        Artifact {
+            name: name.to_string(),
+            kind,
+            bytes: name.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn binary_artifacts_are_not_printed() {
+        let args = compile_args(&[]);
+        let report = write_artifacts(&args, &[artifact("k.cubin", ArtifactKind::Binary)]).err();
+        assert_eq!(
+            report.map(|r| r.message),
+            Some(
+                "backend `acme` produced the binary artifact `k.cubin`, which tilec does not print"
+                    .to_string()
+            )
+        );
+    }
+
+    #[test]
+    fn several_artifacts_go_into_a_folder() {
+        let dir = std::env::temp_dir().join(format!("tilec-unit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let out = dir.join("new");
+        let shown = out.display().to_string();
+        let args = compile_args(&["-o", &shown]);
+        let artifacts = [
+            artifact("k.ptx", ArtifactKind::Text),
+            artifact("k.cubin", ArtifactKind::Binary),
+        ];
+        let written = write_artifacts(&args, &artifacts).unwrap_or_else(|r| panic!("{r:?}"));
+        assert_eq!(
+            written.iter().map(|a| a.path.clone()).collect::<Vec<_>>(),
+            [
+                Some(out.join("k.ptx").display().to_string()),
+                Some(out.join("k.cubin").display().to_string())
+            ]
+        );
+        assert_eq!(
+            std::fs::read(out.join("k.cubin")).ok(),
+            Some(b"k.cubin".to_vec())
+        );
+        // A file in the way is an error, and so is a name leaving the folder.
+        let file = dir.join("file");
+        let _ = std::fs::write(&file, "x");
+        let args = compile_args(&["-o", &file.display().to_string()]);
+        assert!(write_artifacts(&args, &artifacts).is_err());
+        let args = compile_args(&["-o", &shown]);
+        assert!(write_artifacts(&args, &[artifact("../escape", ArtifactKind::Text)]).is_err());
+        assert!(!dir.join("escape").exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn artifact_names_must_stay_in_the_folder() {
+        assert!(is_plain_file_name("gemm.ptx"));
+        for bad in ["", ".", "..", "../x", "a/b", "/etc/passwd", "a\\b"] {
+            assert!(!is_plain_file_name(bad), "{bad:?}");
+        }
+        assert!(names_a_folder(Path::new("out/")));
+        assert!(!names_a_folder(Path::new("out")));
+    }
 }

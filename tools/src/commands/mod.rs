@@ -1,8 +1,10 @@
 //! The subcommands, and what they share: loading a file through the front
-//! end and the verifier ([`Frontend`]), backend selection, exit codes.
+//! end and the verifier ([`Frontend`]), exit codes. Backends are found by
+//! [`crate::backends`].
 
 pub mod check;
 pub mod compile;
+pub mod plugins;
 pub mod run;
 
 use std::path::Path;
@@ -35,21 +37,6 @@ pub enum Exit {
 pub struct Context {
     /// Renders diagnostics for standard error.
     pub renderer: Renderer,
-}
-
-/// The backends `--backend` accepts today.
-pub const BACKENDS: &[&str] = &["ref"];
-
-/// Checks that `name` is a backend this build can use.
-pub fn check_backend(name: &str) -> Result<(), Report> {
-    if BACKENDS.contains(&name) {
-        Ok(())
-    } else {
-        Err(Report::error(format!(
-            "backend `{name}` is not available: no plugin provides it"
-        ))
-        .with_note(format!("available backends: {}", BACKENDS.join(", "))))
-    }
 }
 
 /// A source file after the front end and the verifier.
@@ -280,16 +267,6 @@ pub fn single_function(module: &Module) -> Result<&Function, Report> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_ref_backend_is_available() {
-        assert!(check_backend("ref").is_ok());
-        let report = check_backend("cuda").err();
-        assert_eq!(
-            report.map(|r| r.message),
-            Some("backend `cuda` is not available: no plugin provides it".to_string())
-        );
-    }
 
     #[test]
     fn io_reasons_drop_os_error_numbers() {

@@ -16,10 +16,9 @@ use tilec_core::front::Label;
 use tilec_core::interp::{self, RunOptions, SymbolValues, Tensor, param_shapes};
 use tilec_core::ir::{DType, Function};
 
+use crate::backends::{BUILTIN, Backend, Plugins};
 use crate::cli::RunArgs;
-use crate::commands::{
-    Context, Exit, Frontend, check_backend, io_reason, print_stdout, single_function,
-};
+use crate::commands::{Context, Exit, Frontend, io_reason, print_stdout, single_function};
 use crate::compare::{Comparison, compare};
 use crate::diagnostics::Report;
 use crate::json::{self, CheckResult, CheckedParam, Manifest, ManifestParam, RunOutput, RunParam};
@@ -109,7 +108,7 @@ pub fn run(args: &RunArgs, cx: &Context) -> Exit {
         params: Vec::new(),
         check: None,
     };
-    if let Err(report) = check_backend(&args.backend) {
+    if let Err(report) = select_backend(args) {
         return finish(args, cx, None, out, Err(Failure::error(report)));
     }
     let frontend = Frontend::load(&args.source);
@@ -132,6 +131,33 @@ pub fn run(args: &RunArgs, cx: &Context) -> Exit {
         .map_err(Failure::error)
         .and_then(|func| execute(args, &frontend, func, &mut out));
     finish(args, cx, Some(&frontend), out, result)
+}
+
+/// Checks that the backend can run kernels: only the built-in `ref` can
+/// today. `--plugin` files must load all the same.
+fn select_backend(args: &RunArgs) -> Result<(), Report> {
+    let plugins = Plugins::load(&args.plugins.paths, args.backend != BUILTIN);
+    if let Some(failure) = plugins.explicit_failures().into_iter().next() {
+        return Err(failure);
+    }
+    match plugins.backend(&args.backend)? {
+        Backend::Ref => Ok(()),
+        Backend::Plugin(plugin) => {
+            let name = plugin.name();
+            let runtime = if plugin.has_runtime() {
+                format!("backend `{name}` has a runtime, which tilec does not drive yet")
+            } else {
+                format!("backend `{name}` is compile-only: it has no runtime")
+            };
+            Err(Report::error(format!(
+                "backend `{name}` cannot run kernels yet: `tilec run` runs on the built-in `{BUILTIN}` backend only"
+            ))
+            .with_note(runtime)
+            .with_note(format!(
+                "compile for it with `tilec compile FILE --backend {name}`"
+            )))
+        }
+    }
 }
 
 /// Prints the outcome (JSON, or the text summary and any error) and gives

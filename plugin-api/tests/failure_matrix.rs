@@ -1,0 +1,628 @@
+//! The failure matrix of the plugin ABI (decision 10 of the plugin design):
+//! one test for each way a plugin can be refused or misbehave, each
+//! asserting the exact message a user sees, plus the working case and the
+//! discovery rules.
+//!
+//! The plugins are variants of `tests/fixture-plugin`, a `cdylib` crate
+//! outside the workspace. Each variant is built once per test run with
+//! `cargo build --features X` into one shared target folder under
+//! `CARGO_TARGET_TMPDIR` (so its dependencies build once), and its library
+//! is copied to a file of its own right after the build, since every
+//! variant produces the same file name. The copies and the scenario folders
+//! belong to this run alone (a folder named by the process id): a loaded
+//! library is never unloaded, so no file another run may have loaded is
+//! ever rewritten.
+
+use std::collections::HashMap;
+use std::env::consts::{DLL_PREFIX, DLL_SUFFIX};
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::Duration;
+
+use tilec_core::ir::Module;
+use tilec_plugin_api::host::{
+    CallError, LoadError, LoadedPlugin, LookupError, Registry, SearchPaths,
+};
+use tilec_plugin_api::{
+    ABI_VERSION, ArtifactKind, CompileOptions, ErrorCode, ParamMetadata, RuntimeRequest,
+    RuntimeResponse, TILE_IR_FORMAT, Version,
+};
+
+/// One build of the fixture plugin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Variant {
+    Working,
+    Abi10,
+    Abi20,
+    NotAPlugin,
+    PanicCompile,
+    Garbage,
+    OldIr,
+}
+
+impl Variant {
+    /// The fixture's cargo feature that selects the variant.
+    fn feature(self) -> Option<&'static str> {
+        match self {
+            Variant::Working => None,
+            Variant::Abi10 => Some("abi-1-0"),
+            Variant::Abi20 => Some("abi-2-0"),
+            Variant::NotAPlugin => Some("not-a-plugin"),
+            Variant::PanicCompile => Some("panic-compile"),
+            Variant::Garbage => Some("garbage"),
+            Variant::OldIr => Some("old-ir"),
+        }
+    }
+
+    /// The file name of the variant's copy.
+    fn file_name(self) -> String {
+        let stem = self.feature().unwrap_or("working");
+        format!("{DLL_PREFIX}fixture_{}{DLL_SUFFIX}", stem.replace('-', "_"))
+    }
+}
+
+/// The message the `panic-compile` variant panics with.
+const PANIC_MESSAGE: &str = "fixture: deliberate panic in compile";
+
+/// A small module: one function with one kernel copying a buffer, in the
+/// printer's canonical layout.
+const IR: &str = "tile_ir 0.1
+
+func @copy(%A: global f32[1024], %B: global f32[1024]) {
+  kernel grid(8) threads(128) block(%bx) thread(%tx) {
+    copy %A[%bx * 128 +: 128] -> %B[%bx * 128 +: 128]
+  }
+}
+";
+
+fn module() -> Module {
+    let m = tilec_core::text::parse_module(IR).expect("the test IR parses");
+    assert_eq!(
+        tilec_core::text::print_module(&m),
+        IR,
+        "the test IR is canonical"
+    );
+    m
+}
+
+/// Everything this test writes.
+fn work_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("failure-matrix")
+}
+
+/// This run's own folder, so that runs sharing a target folder never
+/// touch each other's files. Folders of earlier runs untouched for over an
+/// hour are removed on the way.
+fn run_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let runs = work_dir().join("runs");
+        if let Ok(entries) = fs::read_dir(&runs) {
+            for entry in entries.filter_map(Result::ok) {
+                let stale = entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age > Duration::from_secs(3600));
+                if stale {
+                    let _ = fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+        runs.join(std::process::id().to_string())
+    })
+}
+
+/// A fresh, empty folder for one scenario.
+fn scenario(name: &str) -> PathBuf {
+    let dir = run_dir().join(name);
+    // Left over only if a process with this id ran before.
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("create a scenario folder");
+    dir
+}
+
+/// A file with the shared-library suffix that holds no library.
+fn write_corrupt(path: &Path) {
+    fs::write(path, b"this is not a shared library\n\x00\x01\x02").expect("write a corrupt file");
+}
+
+/// Libraries built so far (or why the build failed), shared by the tests,
+/// which run in parallel. Holding the lock also serializes the builds.
+static BUILT: Mutex<Option<HashMap<Variant, Result<PathBuf, String>>>> = Mutex::new(None);
+
+/// The library of `variant`, built on first use.
+fn library(variant: Variant) -> PathBuf {
+    let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
+    let result = built
+        .get_or_insert_with(HashMap::new)
+        .entry(variant)
+        .or_insert_with(|| build(variant))
+        .clone();
+    match result {
+        Ok(path) => path,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn cargo_build(variant: Variant, target_dir: &Path, offline: bool) -> std::io::Result<Output> {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixture-plugin/Cargo.toml");
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.arg("build")
+        .arg("--quiet")
+        .arg("--manifest-path")
+        .arg(manifest)
+        .env("CARGO_TARGET_DIR", target_dir);
+    if let Some(feature) = variant.feature() {
+        cmd.args(["--features", feature]);
+    }
+    if offline {
+        cmd.arg("--offline");
+    }
+    cmd.output()
+}
+
+/// Builds `variant` and copies its library to a file of its own.
+fn build(variant: Variant) -> Result<PathBuf, String> {
+    // Shared with the template test in `tools/tests/plugins.rs`, so the
+    // plugins' dependencies build once per target dir.
+    let target_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("plugin-builds");
+    let failed =
+        |e: &dyn std::fmt::Display| format!("building the fixture plugin ({variant:?}): {e}");
+    // The workspace build that made this test fetched every crate the
+    // fixture's lock file names, so `--offline` normally works; fall back
+    // to the network if some crate is missing from the local cache.
+    let mut out = cargo_build(variant, &target_dir, true).map_err(|e| failed(&e))?;
+    if !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("offline") {
+        out = cargo_build(variant, &target_dir, false).map_err(|e| failed(&e))?;
+    }
+    if !out.status.success() {
+        return Err(failed(&format!(
+            "cargo failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    let built = target_dir
+        .join("debug")
+        .join(format!("{DLL_PREFIX}tilec_fixture_plugin{DLL_SUFFIX}"));
+    let libs = run_dir().join("libs");
+    fs::create_dir_all(&libs).map_err(|e| failed(&e))?;
+    let dest = libs.join(variant.file_name());
+    fs::copy(&built, &dest).map_err(|e| failed(&e))?;
+    Ok(dest)
+}
+
+/// Copies the library of `variant` to `dest`.
+fn copy_library(variant: Variant, dest: &Path) {
+    fs::copy(library(variant), dest).expect("copy a fixture library");
+}
+
+fn load(path: &Path) -> LoadedPlugin {
+    LoadedPlugin::load(path, false).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn join_paths(paths: &[&Path]) -> OsString {
+    std::env::join_paths(paths).expect("paths without separators")
+}
+
+#[test]
+fn working_plugin_answers_every_call() {
+    let path = library(Variant::Working);
+    let plugin = load(&path);
+    assert_eq!(plugin.path, path);
+    assert!(!plugin.explicit);
+    assert_eq!(plugin.name(), "fixture");
+    assert_eq!(plugin.info.vendor, "tilec tests");
+    assert_eq!(plugin.info.plugin_version, "0.1.0");
+    assert_eq!(plugin.info.targets, ["t0"]);
+    assert_eq!(plugin.info.default_target.as_deref(), Some("t0"));
+    assert_eq!(plugin.info.ir_formats, (TILE_IR_FORMAT, TILE_IR_FORMAT));
+    assert_eq!(plugin.abi, Version::new(1, 1));
+    assert_eq!(plugin.abi, ABI_VERSION);
+    assert!(plugin.has_runtime());
+
+    let target = plugin.describe_target("t0").expect("describe t0");
+    assert_eq!(target.arch, "t0");
+    assert_eq!(target.max_threads_per_block, 1024);
+
+    let err = plugin
+        .describe_target("t9")
+        .expect_err("t9 is not a target");
+    assert!(
+        matches!(&err, CallError::Plugin { error, .. } if error.code == ErrorCode::UnknownTarget),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "backend `fixture` refused: UnknownTarget: fixture has no target `t9` (it serves: t0)"
+    );
+
+    let result = plugin
+        .compile(&module(), "t0", &CompileOptions::default())
+        .expect("compile");
+    assert_eq!(result.artifacts.len(), 1);
+    let artifact = &result.artifacts[0];
+    assert_eq!(artifact.name, "module.tir");
+    assert_eq!(artifact.kind, ArtifactKind::Text);
+    let text = String::from_utf8(artifact.bytes.clone()).expect("UTF-8 artifact");
+    assert!(text.contains("func @"), "{text}");
+    assert_eq!(text, IR);
+    assert_eq!(result.kernels.len(), 1);
+    let kernel = &result.kernels[0];
+    assert_eq!(kernel.entry, "copy");
+    assert_eq!(kernel.grid, ["8"]);
+    assert_eq!(kernel.threads, 128);
+    let param = |name: &str| ParamMetadata {
+        name: name.to_string(),
+        dtype: "float32".to_string(),
+        shape: vec!["1024".to_string()],
+    };
+    assert_eq!(kernel.params, [param("A"), param("B")]);
+    assert!(result.diagnostics.is_empty());
+
+    let err = plugin
+        .compile(&module(), "t9", &CompileOptions::default())
+        .expect_err("t9 is not a target");
+    assert_eq!(
+        err.to_string(),
+        "backend `fixture` refused: UnknownTarget: fixture has no target `t9` (it serves: t0)"
+    );
+
+    // ABI 1.1 has the runtime call; the fixture has no devices.
+    let devices = plugin
+        .runtime(&RuntimeRequest::Devices)
+        .expect("list devices");
+    assert_eq!(devices, RuntimeResponse::Devices(Vec::new()));
+    let err = plugin
+        .runtime(&RuntimeRequest::Alloc {
+            device: 0,
+            bytes: 16,
+        })
+        .expect_err("no device");
+    assert_eq!(
+        err.to_string(),
+        "backend `fixture` refused: NoDevice: fixture has no devices"
+    );
+}
+
+#[test]
+fn incompatible_abi_major_is_refused() {
+    let path = library(Variant::Abi20);
+    let err = LoadedPlugin::load(&path, false).expect_err("ABI 2.0 must be refused");
+    assert_eq!(
+        err,
+        LoadError::AbiMajor {
+            path: path.clone(),
+            plugin: "2.0".to_string(),
+            host: Version::new(1, 1),
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "`{}` was built for tilec plugin ABI 2.0, but this tilec speaks ABI 1.1; \
+             rebuild the plugin against tilec-plugin-api 1.x",
+            path.display()
+        )
+    );
+}
+
+#[test]
+fn older_minor_loads_without_its_missing_functions() {
+    let plugin = load(&library(Variant::Abi10));
+    assert_eq!(plugin.abi, Version::new(1, 0));
+    // It claims a runtime, but its root module has no `runtime` call.
+    assert!(plugin.info.has_runtime);
+    assert!(!plugin.has_runtime());
+    let err = plugin
+        .runtime(&RuntimeRequest::Devices)
+        .expect_err("ABI 1.0 has no runtime call");
+    assert_eq!(
+        err,
+        CallError::Unavailable {
+            plugin: "fixture".to_string(),
+            call: "runtime",
+            since: Version::new(1, 1),
+            plugin_abi: Version::new(1, 0),
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "backend `fixture` was built for plugin ABI 1.0 and has no `runtime` call (added in ABI 1.1)"
+    );
+    // The calls of ABI 1.0 still work.
+    let result = plugin
+        .compile(&module(), "t0", &CompileOptions::default())
+        .expect("compile");
+    assert_eq!(result.artifacts[0].bytes, IR.as_bytes());
+}
+
+#[test]
+fn ir_newer_than_the_plugin_reads_is_refused() {
+    let plugin = load(&library(Variant::OldIr));
+    assert_eq!(
+        plugin.info.ir_formats,
+        (Version::new(0, 0), Version::new(0, 0))
+    );
+    let err = plugin
+        .compile(&module(), "t0", &CompileOptions::default())
+        .expect_err("IR 0.1 is too new");
+    assert_eq!(
+        err,
+        CallError::IrTooNew {
+            plugin: "fixture".to_string(),
+            min: Version::new(0, 0),
+            max: Version::new(0, 0),
+            needs: TILE_IR_FORMAT,
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "backend `fixture` reads Tile IR 0.0 to 0.0, but this kernel needs Tile IR ≥ 0.1; update the plugin"
+    );
+    // Nothing else is affected.
+    plugin.describe_target("t0").expect("describe t0");
+}
+
+#[test]
+fn missing_file_is_reported() {
+    let path = scenario("missing").join(format!("{DLL_PREFIX}absent{DLL_SUFFIX}"));
+    let err = LoadedPlugin::load(&path, true).expect_err("no such file");
+    assert_eq!(err, LoadError::Missing { path: path.clone() });
+    assert_eq!(
+        err.to_string(),
+        format!("plugin file `{}` does not exist", path.display())
+    );
+}
+
+#[test]
+fn library_without_the_root_module_is_not_a_plugin() {
+    let path = library(Variant::NotAPlugin);
+    let err = LoadedPlugin::load(&path, false).expect_err("not a plugin");
+    assert_eq!(err, LoadError::NotAPlugin { path: path.clone() });
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "`{}` is not a tilec plugin: it does not export the `tilec_backend` root module",
+            path.display()
+        )
+    );
+}
+
+#[test]
+fn corrupt_library_cannot_be_opened() {
+    let path = scenario("corrupt").join(format!("{DLL_PREFIX}corrupt{DLL_SUFFIX}"));
+    write_corrupt(&path);
+    let err = LoadedPlugin::load(&path, false).expect_err("corrupt");
+    // The reason is the system loader's text, which differs by platform.
+    let LoadError::Open { path: p, reason } = &err else {
+        panic!("expected LoadError::Open, got {err:?}");
+    };
+    assert_eq!(p, &path);
+    assert!(!reason.is_empty());
+    let prefix = format!("cannot load `{}` as a shared library: ", path.display());
+    assert!(err.to_string().starts_with(&prefix), "{err}");
+    assert_eq!(err.to_string(), format!("{prefix}{reason}"));
+}
+
+#[test]
+fn panic_in_compile_is_contained() {
+    let plugin = load(&library(Variant::PanicCompile));
+    let expected = CallError::Panic {
+        plugin: "fixture".to_string(),
+        call: "compile",
+        message: PANIC_MESSAGE.to_string(),
+    };
+    // (The plugin's own panic hook prints the panic to stderr: that line in
+    // the test output is expected.)
+    let err = plugin
+        .compile(&module(), "t0", &CompileOptions::default())
+        .expect_err("compile panics");
+    assert_eq!(err, expected);
+    assert_eq!(
+        err.to_string(),
+        "backend `fixture` panicked in `compile`: fixture: deliberate panic in compile"
+    );
+    // The host and the plugin survive: other calls work, and the same
+    // panic is contained again.
+    let target = plugin
+        .describe_target("t0")
+        .expect("describe after a panic");
+    assert_eq!(target.arch, "t0");
+    let again = plugin
+        .compile(&module(), "t0", &CompileOptions::default())
+        .expect_err("compile panics again");
+    assert_eq!(again, expected);
+}
+
+#[test]
+fn malformed_answer_is_reported() {
+    let plugin = load(&library(Variant::Garbage));
+    let err = plugin
+        .compile(&module(), "t0", &CompileOptions::default())
+        .expect_err("garbage bytes");
+    assert!(
+        matches!(&err, CallError::Malformed { plugin, call: "compile", .. } if plugin == "fixture"),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "backend `fixture` returned malformed bytes from `compile`: \
+         the bytes are not a tilec document (no `TLCD` header and not JSON)"
+    );
+    let err = plugin
+        .runtime(&RuntimeRequest::Devices)
+        .expect_err("garbage bytes");
+    assert_eq!(
+        err.to_string(),
+        "backend `fixture` returned malformed bytes from `runtime`: \
+         the bytes are not a tilec document (no `TLCD` header and not JSON)"
+    );
+    // Its well-formed calls still work.
+    plugin.describe_target("t0").expect("describe t0");
+}
+
+#[test]
+fn two_plugins_claiming_one_backend_name() {
+    let a = scenario("duplicate/a");
+    let b = scenario("duplicate/b");
+    let a_lib = a.join(format!("{DLL_PREFIX}fixture{DLL_SUFFIX}"));
+    let b_lib = b.join(format!("{DLL_PREFIX}fixture{DLL_SUFFIX}"));
+    copy_library(Variant::Working, &a_lib);
+    copy_library(Variant::Working, &b_lib);
+    let env = join_paths(&[&a, &b]);
+
+    let registry = Registry::discover(&SearchPaths {
+        env: Some(env.clone()),
+        ..SearchPaths::default()
+    });
+    assert!(registry.failures.is_empty(), "{:?}", registry.failures);
+    assert_eq!(registry.plugins.len(), 2);
+    let err = registry.find("fixture").expect_err("two claims");
+    assert_eq!(
+        err,
+        LookupError::Duplicate {
+            name: "fixture".to_string(),
+            first: a_lib.clone(),
+            second: b_lib.clone(),
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "two plugins claim backend `fixture`: `{}` and `{}`; \
+             choose one with `--plugin PATH` or remove the other",
+            a_lib.display(),
+            b_lib.display()
+        )
+    );
+
+    // Given explicitly, one of them wins (and is not loaded a second time
+    // when the search reaches its folder).
+    let registry = Registry::discover(&SearchPaths {
+        explicit: vec![b_lib.clone()],
+        env: Some(env),
+        exe_dir: None,
+    });
+    assert!(registry.failures.is_empty(), "{:?}", registry.failures);
+    let paths: Vec<(&Path, bool)> = registry
+        .plugins
+        .iter()
+        .map(|p| (p.path.as_path(), p.explicit))
+        .collect();
+    assert_eq!(paths, [(b_lib.as_path(), true), (a_lib.as_path(), false)]);
+    let found = registry.find("fixture").expect("the explicit one");
+    assert_eq!(found.path, b_lib);
+    assert!(found.explicit);
+}
+
+#[test]
+fn search_order_is_explicit_env_exe_then_prefix() {
+    let root = scenario("order");
+    let touch = |dir: &Path, name: &str| {
+        fs::create_dir_all(dir).expect("create a folder");
+        let path = dir.join(format!("{DLL_PREFIX}{name}{DLL_SUFFIX}"));
+        fs::write(&path, b"").expect("write a file");
+        path
+    };
+    let explicit = root.join(format!("{DLL_PREFIX}explicit{DLL_SUFFIX}"));
+    let env_dir = root.join("env");
+    // Created out of order: folder listings are sorted.
+    let env_b = touch(&env_dir, "b");
+    let env_a = touch(&env_dir, "a");
+    fs::write(env_dir.join("README.txt"), b"not a library").expect("write a file");
+    fs::create_dir_all(env_dir.join(format!("folder{DLL_SUFFIX}"))).expect("create a folder");
+    let env_file = touch(&root.join("single"), "single");
+    let exe_dir = root.join("prefix").join("bin");
+    let next_to_exe = touch(&exe_dir.join("plugins"), "next_to_exe");
+    let in_prefix = touch(
+        &root
+            .join("prefix")
+            .join("lib")
+            .join("tilec")
+            .join("plugins"),
+        "in_prefix",
+    );
+
+    let paths = SearchPaths {
+        explicit: vec![explicit.clone()],
+        env: Some(join_paths(&[&env_dir, Path::new(""), &env_file])),
+        exe_dir: Some(exe_dir),
+    };
+    assert_eq!(
+        paths.candidates(),
+        [
+            (explicit, true),
+            (env_a, false),
+            (env_b, false),
+            (env_file, false),
+            (next_to_exe, false),
+            (in_prefix, false),
+        ]
+    );
+}
+
+#[test]
+fn discovery_is_sorted_and_loads_a_file_once() {
+    let dir = scenario("discovery");
+    let lib = |name: &str| dir.join(format!("{DLL_PREFIX}{name}{DLL_SUFFIX}"));
+    // Created out of order: folders are scanned sorted.
+    copy_library(Variant::Working, &lib("20_working"));
+    write_corrupt(&lib("15_corrupt"));
+    copy_library(Variant::Abi10, &lib("10_abi_1_0"));
+
+    // The working plugin is reached three times: as a file, through the
+    // folder, and through a second spelling of its path.
+    let respelled = dir
+        .join(".")
+        .join(format!("{DLL_PREFIX}20_working{DLL_SUFFIX}"));
+    let paths = SearchPaths {
+        explicit: Vec::new(),
+        env: Some(join_paths(&[&lib("20_working"), &dir, &respelled])),
+        exe_dir: None,
+    };
+    assert_eq!(
+        paths.candidates(),
+        [
+            (lib("20_working"), false),
+            (lib("10_abi_1_0"), false),
+            (lib("15_corrupt"), false),
+            (lib("20_working"), false),
+            (respelled, false),
+        ]
+    );
+
+    let registry = Registry::discover(&paths);
+    let loaded: Vec<(&Path, Version)> = registry
+        .plugins
+        .iter()
+        .map(|p| (p.path.as_path(), p.abi))
+        .collect();
+    assert_eq!(
+        loaded,
+        [
+            (lib("20_working").as_path(), Version::new(1, 1)),
+            (lib("10_abi_1_0").as_path(), Version::new(1, 0)),
+        ]
+    );
+    assert_eq!(registry.failures.len(), 1);
+    let (failed, err) = &registry.failures[0];
+    assert_eq!(failed, &lib("15_corrupt"));
+    assert!(matches!(err, LoadError::Open { .. }), "{err:?}");
+
+    let err = registry.find("cuda").expect_err("no such backend");
+    assert_eq!(
+        err.to_string(),
+        "backend `cuda` is not available: no plugin provides it (available: fixture)"
+    );
+
+    // The same search again gives the same answer.
+    let again = Registry::discover(&paths);
+    let again: Vec<&Path> = again.plugins.iter().map(|p| p.path.as_path()).collect();
+    assert_eq!(again, [lib("20_working"), lib("10_abi_1_0")]);
+}

@@ -1,0 +1,126 @@
+//! Backends: the built-in reference interpreter (`ref`) and the plugins
+//! found on the search path (`--plugin`, `TILEC_PLUGIN_PATH`, folders next
+//! to the executable; see `tilec_plugin_api::host`).
+//!
+//! Commands that only use `ref` load just the `--plugin` files, so that a
+//! wrong path is still reported; commands that need a plugin backend
+//! search everywhere.
+
+use std::path::{Path, PathBuf};
+
+use tilec_plugin_api::host::{LoadedPlugin, LookupError, PLUGIN_PATH_VAR, Registry, SearchPaths};
+
+use crate::diagnostics::Report;
+
+/// The name of the built-in backend.
+pub const BUILTIN: &str = "ref";
+
+/// The plugins of one tilec invocation. Loaded libraries stay loaded for
+/// the life of the process.
+#[derive(Debug)]
+pub struct Plugins {
+    pub search: SearchPaths,
+    pub registry: Registry,
+}
+
+/// The backend a command uses.
+#[derive(Debug, Clone, Copy)]
+pub enum Backend<'a> {
+    /// The reference interpreter, built in.
+    Ref,
+    Plugin(&'a LoadedPlugin),
+}
+
+impl Plugins {
+    /// Loads the `--plugin` files and, with `search`, every plugin on the
+    /// standard search path.
+    pub fn load(explicit: &[PathBuf], search: bool) -> Plugins {
+        let mut paths = SearchPaths::standard(explicit.to_vec());
+        if !search {
+            paths.env = None;
+            paths.exe_dir = None;
+        }
+        let registry = Registry::discover(&paths);
+        Plugins {
+            search: paths,
+            registry,
+        }
+    }
+
+    /// Whether `path` was given with `--plugin`.
+    pub fn is_explicit(&self, path: &Path) -> bool {
+        self.search.explicit.iter().any(|p| p == path)
+    }
+
+    /// One error per `--plugin` file that could not be loaded: the user
+    /// asked for it, so the command cannot go on as asked.
+    pub fn explicit_failures(&self) -> Vec<Report> {
+        self.registry
+            .failures
+            .iter()
+            .filter(|(path, _)| self.is_explicit(path))
+            .map(|(_, error)| {
+                Report::error(error.to_string())
+                    .with_note("the library was given with `--plugin`; `tilec plugins --plugin PATH` shows what tilec finds")
+            })
+            .collect()
+    }
+
+    /// The backend called `name`.
+    pub fn backend(&self, name: &str) -> Result<Backend<'_>, Report> {
+        if name == BUILTIN {
+            return Ok(Backend::Ref);
+        }
+        self.registry.find(name).map(Backend::Plugin).map_err(|e| {
+            let mut report = Report::error(e.to_string());
+            if let LookupError::NotFound { .. } = e {
+                report = report.with_note(format!(
+                    "`{BUILTIN}` is built in; plugins are loaded from `--plugin PATH`, \
+                     {PLUGIN_PATH_VAR} and the folder `plugins` next to tilec"
+                ));
+                for (_, failure) in &self.registry.failures {
+                    report = report.with_note(format!("not loaded: {failure}"));
+                }
+                report = report
+                    .with_note("`tilec plugins` lists the plugins found and every place searched");
+            }
+            report
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn empty() -> Plugins {
+        Plugins {
+            search: SearchPaths::default(),
+            registry: Registry::default(),
+        }
+    }
+
+    #[test]
+    fn ref_is_built_in_and_others_need_a_plugin() {
+        let plugins = empty();
+        assert!(matches!(plugins.backend("ref"), Ok(Backend::Ref)));
+        let report = plugins.backend("cuda").err();
+        assert_eq!(
+            report.as_ref().map(|r| r.message.as_str()),
+            Some("backend `cuda` is not available: no plugin provides it")
+        );
+        let notes = report.map(|r| r.notes.join("\n")).unwrap_or_default();
+        assert!(notes.contains("`ref` is built in"), "{notes}");
+    }
+
+    #[test]
+    fn a_missing_explicit_plugin_is_an_error() {
+        let plugins = Plugins::load(&[PathBuf::from("/nonexistent/libx.so")], false);
+        let failures = plugins.explicit_failures();
+        assert_eq!(failures.len(), 1);
+        assert_eq!(
+            failures[0].message,
+            "plugin file `/nonexistent/libx.so` does not exist"
+        );
+    }
+}
