@@ -1,0 +1,20 @@
+"""A TileLang name tilec does not support yet (T.reshape): T0300."""
+
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[-1])
+def uses_reshape(N=64):
+    @T.prim_func
+    def main(
+        X: T.Tensor((N,), "float32"),
+        Y: T.Tensor((N,), "float32"),
+    ):
+        with T.Kernel(1, threads=128) as _:
+            s = T.alloc_shared((N,), "float32")
+            T.copy(X, s)
+            v = T.reshape(s, (8, 8))
+            T.copy(s, Y)
+
+    return main
