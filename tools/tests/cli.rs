@@ -4,6 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+use common::{code, json, stderr, stdout, workspace_root};
+
 fn tilec(args: &[&str]) -> Output {
     let result = Command::new(env!("CARGO_BIN_EXE_tilec"))
         .args(args)
@@ -14,31 +17,6 @@ fn tilec(args: &[&str]) -> Output {
     match result {
         Ok(output) => output,
         Err(e) => panic!("cannot start tilec: {e}"),
-    }
-}
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
-}
-
-fn code(output: &Output) -> i32 {
-    output.status.code().unwrap_or(-1)
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn json(output: &Output) -> serde_json::Value {
-    match serde_json::from_slice(&output.stdout) {
-        Ok(value) => value,
-        Err(e) => panic!("stdout is not one JSON document ({e}): {}", stdout(output)),
     }
 }
 

@@ -8,13 +8,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
-}
+mod common;
+use common::{code, json, stderr, stdout, workspace_root};
+use std::sync::OnceLock;
 
 /// Builds `plugins/template` (once) and returns the path of its library.
 fn template_library() -> &'static Path {
@@ -77,25 +74,6 @@ fn tilec_with(args: &[&str], env: &[(&str, &Path)]) -> Output {
 
 fn tilec(args: &[&str]) -> Output {
     tilec_with(args, &[])
-}
-
-fn code(output: &Output) -> i32 {
-    output.status.code().unwrap_or(-1)
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn json(output: &Output) -> serde_json::Value {
-    match serde_json::from_slice(&output.stdout) {
-        Ok(value) => value,
-        Err(e) => panic!("stdout is not one JSON document ({e}): {}", stdout(output)),
-    }
 }
 
 /// A fresh scratch directory for one test.
