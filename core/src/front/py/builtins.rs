@@ -764,6 +764,7 @@ pub(crate) fn call<'a>(
             })))
         }
         "tilelang.disable_cache" | "tilelang.set_log_level" => Ok(Value::None),
+        "tilelang.layout.hint" => Ok(Value::Opaque(Rc::from("a layout for `T.annotate_layout`"))),
         _ => Err(Box::new(
             Diagnostic::error(
                 codes::UNSUPPORTED_TILELANG,
@@ -818,11 +819,21 @@ pub(crate) fn get_attr<'a>(
             "jit" => Value::Builtin("tilelang.jit"),
             "autotune" => Value::Builtin("tilelang.autotune"),
             "language" => Value::Module("T"),
+            "layout" => Value::Module("tilelang.layout"),
             "autotuner" => Value::Module("tilelang.autotuner"),
             "disable_cache" => Value::Builtin("tilelang.disable_cache"),
             "set_log_level" => Value::Builtin("tilelang.set_log_level"),
             other => Value::Opaque(Rc::from(format!("tilelang.{other}"))),
         }),
+        // Layout constructors only feed `T.annotate_layout`, a scheduling
+        // hint tilec accepts without effect; they make inert values.
+        Value::Module("tilelang.layout") => {
+            Ok(if name.starts_with("make_") && name.contains("layout") {
+                Value::Builtin("tilelang.layout.hint")
+            } else {
+                Value::Opaque(Rc::from(format!("tilelang.layout.{name}")))
+            })
+        }
         Value::Module("tilelang.autotuner") => Ok(match name {
             "autotune" => Value::Builtin("tilelang.autotune"),
             other => Value::Opaque(Rc::from(format!("tilelang.autotuner.{other}"))),

@@ -2703,6 +2703,7 @@ pub(crate) fn module_value<'a>(name: &str) -> Value<'a> {
         "tilelang.language" => Value::Module("T"),
         "tilelang" => Value::Module("tilelang"),
         "tilelang.autotuner" => Value::Module("tilelang.autotuner"),
+        "tilelang.layout" | "tilelang.intrinsics" => Value::Module("tilelang.layout"),
         "torch" => Value::Module("torch"),
         "math" => Value::Module("math"),
         "itertools" => Value::Module("itertools"),
