@@ -1574,7 +1574,7 @@ impl<'a> Evaluator<'a> {
                 }
             };
             let st = self.stager("a run-time comparison", span)?;
-            return Ok(Value::Expr(st.compare(ir_op, a, b, span)?));
+            return Ok(Value::Expr(st.op_values(ir_op, a, b, span)?));
         }
         let res = match op {
             ast::CmpOp::Eq => py_eq(a, b),

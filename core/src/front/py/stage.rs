@@ -466,20 +466,9 @@ impl Stager {
         self.binary(ir_op, ea, eb, span)
     }
 
-    /// Stages `op` (any binary operator) on two values, reconciling types.
+    /// Stages `op` (any binary operator, comparisons included) on two values,
+    /// reconciling their types.
     pub fn op_values(
-        &mut self,
-        op: BinaryOp,
-        a: &Value<'_>,
-        b: &Value<'_>,
-        span: Span,
-    ) -> EResult<Handle<Expr>> {
-        let (ea, eb) = self.operands(a, b, span)?;
-        self.binary(op, ea, eb, span)
-    }
-
-    /// Stages a comparison.
-    pub fn compare(
         &mut self,
         op: BinaryOp,
         a: &Value<'_>,
