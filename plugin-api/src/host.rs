@@ -357,6 +357,14 @@ impl LoadedPlugin {
         self.answer("compile", r)
     }
 
+    /// Sends `bytes` to the plugin's compile call as they are: for
+    /// conformance checks that a plugin refuses a malformed request with a
+    /// structured error instead of crashing.
+    pub fn compile_bytes(&self, bytes: &[u8]) -> Result<CompileResult, CallError> {
+        let r = (self.module.compile())(bytes.into());
+        self.answer("compile", r)
+    }
+
     /// Sends one runtime request.
     pub fn runtime(&self, request: &RuntimeRequest) -> Result<RuntimeResponse, CallError> {
         let Some(call) = self.module.runtime() else {

@@ -22,13 +22,14 @@ use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
-use tilec_core::ir::Module;
+use tilec_core::interp::{self, Tensor};
+use tilec_core::ir::{DType, Module};
 use tilec_plugin_api::host::{
     CallError, LoadError, LoadedPlugin, LookupError, Registry, SearchPaths,
 };
 use tilec_plugin_api::{
-    ABI_VERSION, ArtifactKind, CompileOptions, ErrorCode, ParamMetadata, RuntimeRequest,
-    RuntimeResponse, TILE_IR_FORMAT, Version,
+    ABI_VERSION, Artifact, ArtifactKind, CompileOptions, CompileResult, DeviceInfo, ErrorCode,
+    ParamMetadata, PluginError, RuntimeRequest, RuntimeResponse, TILE_IR_FORMAT, Version,
 };
 
 /// One build of the fixture plugin.
@@ -41,6 +42,8 @@ enum Variant {
     PanicCompile,
     Garbage,
     OldIr,
+    WrongNumerics,
+    RefuseClaimed,
 }
 
 impl Variant {
@@ -54,6 +57,8 @@ impl Variant {
             Variant::PanicCompile => Some("panic-compile"),
             Variant::Garbage => Some("garbage"),
             Variant::OldIr => Some("old-ir"),
+            Variant::WrongNumerics => Some("wrong-numerics"),
+            Variant::RefuseClaimed => Some("refuse-claimed"),
         }
     }
 
@@ -273,21 +278,444 @@ fn working_plugin_answers_every_call() {
         "backend `fixture` refused: UnknownTarget: fixture has no target `t9` (it serves: t0)"
     );
 
-    // ABI 1.1 has the runtime call; the fixture has no devices.
+    // ABI 1.1 has the runtime call; the fixture has one CPU device.
     let devices = plugin
         .runtime(&RuntimeRequest::Devices)
         .expect("list devices");
-    assert_eq!(devices, RuntimeResponse::Devices(Vec::new()));
-    let err = plugin
-        .runtime(&RuntimeRequest::Alloc {
+    assert_eq!(
+        devices,
+        RuntimeResponse::Devices(vec![DeviceInfo {
+            index: 0,
+            name: "fixture cpu".to_string(),
+            arch: "t0".to_string(),
+            memory_bytes: 1 << 32,
+            driver: "fixture 0.1.0".to_string(),
+        }])
+    );
+    let buffer = alloc(&plugin, &[0; 16]);
+    assert_ne!(buffer, 0);
+    assert_eq!(read(&plugin, buffer, 16), [0; 16]);
+    rt(&plugin, RuntimeRequest::Free { buffer });
+}
+
+#[test]
+fn target_claims_what_the_corpus_needs() {
+    let plugin = load(&library(Variant::Working));
+    let target = plugin.describe_target("t0").expect("describe t0");
+    let dtypes: Vec<&str> = DType::ALL.iter().map(|d| d.tilelang_name()).collect();
+    assert_eq!(target.dtypes, dtypes);
+    for profile in [
+        "gemm.f16",
+        "gemm.bf16",
+        "gemm.f32",
+        "gemm.fragment_operand",
+        "atomic_add.f32",
+    ] {
+        assert!(target.profiles.iter().any(|p| p == profile), "{profile}");
+    }
+    for d in DType::ALL {
+        let profile = format!("dtype.{}", d.short_name());
+        assert!(target.profiles.contains(&profile), "{profile}");
+    }
+    assert!(!target.profiles.iter().any(|p| p == "gemm.f8e4m3"));
+    let shared = target.memory.iter().find(|m| m.name == "shared");
+    assert_eq!(shared.map(|m| m.capacity_bytes), Some(48 << 10));
+}
+
+/// A small tiled gemm in TileLang: `C = A @ B`, f16 in, f32 accumulation.
+/// `dtype` and the block sizes are `-D` defines of the tests.
+const GEMM_PY: &str = r#"
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[-1])
+def matmul(M=64, N=48, K=96, block_M=32, block_N=16, block_K=32, dtype="float16", accum_dtype="float32"):
+    @T.prim_func
+    def main(
+        A: T.Tensor((M, K), dtype),
+        B: T.Tensor((K, N), dtype),
+        C: T.Tensor((M, N), accum_dtype),
+    ):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
+"#;
+
+/// [`GEMM_PY`] staged with `defines` (`-D NAME=VALUE`).
+fn gemm_module(defines: &[(&str, &str)]) -> Module {
+    let options = tilec_core::front::py::Options {
+        kernel: None,
+        defines: defines
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    };
+    let out = tilec_core::front::py::compile(GEMM_PY, &options);
+    assert!(!out.has_errors(), "{:?}", out.diagnostics);
+    out.module.expect("a module")
+}
+
+/// One runtime call that must succeed.
+fn rt(plugin: &LoadedPlugin, request: RuntimeRequest) -> RuntimeResponse {
+    plugin
+        .runtime(&request)
+        .unwrap_or_else(|e| panic!("{request:?}: {e}"))
+}
+
+/// One runtime call that the plugin must refuse; its error.
+fn rt_err(plugin: &LoadedPlugin, request: RuntimeRequest) -> PluginError {
+    match plugin.runtime(&request) {
+        Err(CallError::Plugin { error, .. }) => error,
+        other => panic!("{request:?}: expected a refusal, got {other:?}"),
+    }
+}
+
+/// A new device buffer holding `bytes`.
+fn alloc(plugin: &LoadedPlugin, bytes: &[u8]) -> u64 {
+    let RuntimeResponse::Buffer(buffer) = rt(
+        plugin,
+        RuntimeRequest::Alloc {
             device: 0,
-            bytes: 16,
+            bytes: bytes.len() as u64,
+        },
+    ) else {
+        panic!("Alloc answers a buffer");
+    };
+    let done = rt(
+        plugin,
+        RuntimeRequest::CopyToDevice {
+            buffer,
+            offset: 0,
+            data: bytes.to_vec(),
+        },
+    );
+    assert_eq!(done, RuntimeResponse::Done);
+    buffer
+}
+
+fn read(plugin: &LoadedPlugin, buffer: u64, len: usize) -> Vec<u8> {
+    match rt(
+        plugin,
+        RuntimeRequest::CopyToHost {
+            buffer,
+            offset: 0,
+            len: len as u64,
+        },
+    ) {
+        RuntimeResponse::Data(data) => data,
+        other => panic!("CopyToHost answered {other:?}"),
+    }
+}
+
+fn load_module(plugin: &LoadedPlugin, result: &CompileResult) -> u64 {
+    match rt(
+        plugin,
+        RuntimeRequest::Load {
+            device: 0,
+            artifact: result.artifacts[0].clone(),
+        },
+    ) {
+        RuntimeResponse::Module(m) => m,
+        other => panic!("Load answered {other:?}"),
+    }
+}
+
+fn launch(module: u64, entry: &str, args: Vec<u64>) -> RuntimeRequest {
+    RuntimeRequest::Launch {
+        module,
+        entry: entry.to_string(),
+        grid: [1, 1, 1],
+        threads: 128,
+        shared_bytes: 0,
+        args,
+    }
+}
+
+/// Deterministic arguments of the gemm: small multiples of 1/4 (exact in
+/// f16), and a zero output.
+fn gemm_inputs(module: &Module) -> Vec<Tensor> {
+    let func = &module.functions[0];
+    let shapes = interp::param_shapes(func, &Default::default()).expect("constant shapes");
+    func.params
+        .iter()
+        .zip(shapes)
+        .enumerate()
+        .map(|(i, (p, shape))| {
+            let dtype = func.buffers[p.buffer].dtype;
+            let n: usize = shape.iter().product();
+            let values = (0..n)
+                .map(|j| {
+                    if i == 2 {
+                        0.0
+                    } else {
+                        ((j * 7 + i) % 13) as f64 / 4.0 - 1.5
+                    }
+                })
+                .collect();
+            Tensor::from_f64(dtype, shape, values).expect("a tensor")
         })
-        .expect_err("no device");
+        .collect()
+}
+
+/// Compiles the gemm with `plugin` and runs it on its CPU runtime the way
+/// the conformance runner does; returns the output's bytes and what the
+/// interpreter computes directly.
+fn run_gemm_on(plugin: &LoadedPlugin) -> (Vec<u8>, Vec<u8>) {
+    let module = gemm_module(&[]);
+    let result = plugin
+        .compile(&module, "t0", &CompileOptions::default())
+        .expect("compile");
+    assert_eq!(result.kernels.len(), 1);
+    let kernel = &result.kernels[0];
+    assert_eq!(kernel.entry, "main");
+    assert_eq!(kernel.shared_bytes, (32 * 32 + 32 * 16) * 2);
+
+    let inputs = gemm_inputs(&module);
+    let buffers: Vec<u64> = inputs
+        .iter()
+        .map(|t| alloc(plugin, &t.to_le_bytes()))
+        .collect();
+    let loaded = load_module(plugin, &result);
+    let done = rt(plugin, launch(loaded, &kernel.entry, buffers.clone()));
+    assert_eq!(done, RuntimeResponse::Done);
+    assert_eq!(
+        rt(plugin, RuntimeRequest::Synchronize { device: 0 }),
+        RuntimeResponse::Done
+    );
+    let out = read(plugin, buffers[2], 64 * 48 * 4);
+
+    let mut expected = inputs.clone();
+    interp::run(&module.functions[0], &mut expected).expect("the interpreter runs the gemm");
+    // The inputs are unchanged.
+    for i in 0..2 {
+        let len = inputs[i].to_le_bytes().len();
+        assert_eq!(read(plugin, buffers[i], len), inputs[i].to_le_bytes());
+    }
+    for buffer in buffers {
+        rt(plugin, RuntimeRequest::Free { buffer });
+    }
+    (out, expected[2].to_le_bytes())
+}
+
+#[test]
+fn cpu_runtime_runs_a_kernel() {
+    let plugin = load(&library(Variant::Working));
+    let (out, expected) = run_gemm_on(&plugin);
+    assert_eq!(out.len(), 64 * 48 * 4);
+    assert!(out.iter().any(|&b| b != 0), "the gemm wrote its output");
+    assert_eq!(out, expected);
+
+    // The text module of the other tests: a copy kernel, loaded from the
+    // artifact of a compile, with a buffer larger than the parameter.
+    let result = plugin
+        .compile(&module(), "t0", &CompileOptions::default())
+        .expect("compile");
+    let loaded = load_module(&plugin, &result);
+    let a: Vec<u8> = (0..1024u32)
+        .flat_map(|i| (i as f32).to_le_bytes())
+        .collect();
+    let a = alloc(&plugin, &a);
+    let b = alloc(&plugin, &[0xAB; 4096 + 8]);
+    rt(&plugin, launch(loaded, "copy", vec![a, b]));
+    let copied = read(&plugin, b, 4096 + 8);
+    assert_eq!(copied[..4096], read(&plugin, a, 4096)[..]);
+    assert_eq!(
+        copied[4096..],
+        [0xAB; 8],
+        "bytes past the parameter are kept"
+    );
+
+    // Timing is not implemented.
+    let err = rt_err(
+        &plugin,
+        RuntimeRequest::Time {
+            launch: Box::new(launch(loaded, "copy", vec![a, b])),
+            warmup: 1,
+            repeat: 3,
+        },
+    );
+    assert_eq!(err.code, ErrorCode::Unimplemented);
+    assert_eq!(err.message, "fixture cpu runtime does not time kernels");
+}
+
+#[test]
+fn cpu_runtime_refuses_bad_requests() {
+    let plugin = load(&library(Variant::Working));
+    let bad = |request: RuntimeRequest| {
+        let err = rt_err(&plugin, request.clone());
+        assert_eq!(err.code, ErrorCode::BadRequest, "{request:?}: {err:?}");
+        err.message
+    };
+    let buffer = alloc(&plugin, &[1, 2, 3, 4]);
+    let unknown = u64::MAX;
+    assert_eq!(
+        bad(RuntimeRequest::Free { buffer: unknown }),
+        format!("fixture cpu runtime has no buffer {unknown}")
+    );
+    bad(RuntimeRequest::CopyToHost {
+        buffer: unknown,
+        offset: 0,
+        len: 1,
+    });
+    bad(RuntimeRequest::CopyToDevice {
+        buffer: unknown,
+        offset: 0,
+        data: vec![1],
+    });
+    assert_eq!(
+        bad(RuntimeRequest::CopyToHost {
+            buffer,
+            offset: 2,
+            len: 3,
+        }),
+        format!("bytes 2..2+3 are outside buffer {buffer} (4 bytes)")
+    );
+    bad(RuntimeRequest::CopyToHost {
+        buffer,
+        offset: u64::MAX,
+        len: 2,
+    });
+    bad(RuntimeRequest::CopyToDevice {
+        buffer,
+        offset: 3,
+        data: vec![0, 0],
+    });
+    assert_eq!(
+        bad(RuntimeRequest::Alloc {
+            device: 1,
+            bytes: 4
+        }),
+        "fixture cpu runtime has no device 1 (it has device 0)"
+    );
+    bad(RuntimeRequest::Alloc {
+        device: 0,
+        bytes: u64::MAX,
+    });
+    bad(RuntimeRequest::Synchronize { device: 7 });
+    bad(launch(unknown, "copy", vec![buffer, buffer]));
+
+    // A bad artifact is invalid IR.
+    let err = rt_err(
+        &plugin,
+        RuntimeRequest::Load {
+            device: 0,
+            artifact: Artifact {
+                name: "module.tir".to_string(),
+                kind: ArtifactKind::Text,
+                bytes: b"not tile ir".to_vec(),
+            },
+        },
+    );
+    assert_eq!(err.code, ErrorCode::InvalidIr, "{err:?}");
+
+    let result = plugin
+        .compile(&module(), "t0", &CompileOptions::default())
+        .expect("compile");
+    let loaded = load_module(&plugin, &result);
+    let a = alloc(&plugin, &[0; 4096]);
+    assert_eq!(
+        bad(launch(loaded, "nope", vec![a, a])),
+        format!("module {loaded} has no function `nope`")
+    );
+    bad(launch(loaded, "copy", vec![a]));
+    bad(launch(loaded, "copy", vec![a, unknown]));
+    // `buffer` holds 4 bytes, the parameter needs 4096.
+    assert_eq!(
+        bad(launch(loaded, "copy", vec![a, buffer])),
+        format!("buffer {buffer} (4 bytes) is too small for parameter `B` (f32[1024])")
+    );
+    // Nothing was freed or written by the refusals.
+    assert_eq!(read(&plugin, buffer, 4), [1, 2, 3, 4]);
+    rt(&plugin, RuntimeRequest::Free { buffer });
+    bad(RuntimeRequest::Free { buffer });
+}
+
+#[test]
+fn compile_refuses_what_t0_does_not_claim() {
+    let plugin = load(&library(Variant::Working));
+    let refusal = |module: &Module| match plugin.compile(module, "t0", &CompileOptions::default()) {
+        Err(CallError::Plugin { error, .. }) => error,
+        other => panic!("expected a refusal, got {other:?}"),
+    };
+
+    let fp8 = gemm_module(&[("dtype", "\"float8_e4m3\"")]);
+    let err = refusal(&fp8);
+    assert_eq!(err.code, ErrorCode::UnsupportedDtype, "{err:?}");
+    assert_eq!(
+        err.message,
+        "target t0 has no gemm on float8_e4m3fn operands (`A_shared` in `main`)"
+    );
+    let location = err.diagnostics[0].location.as_ref().expect("a location");
+    assert_eq!(location.function, "main");
+    let start = location.span.start as usize;
+    assert!(
+        GEMM_PY[start..].starts_with("T.gemm("),
+        "{:?}",
+        location.span
+    );
+
+    // 128·128 + 128·128 f16 elements: 64 KiB of shared tiles, over 48 KiB.
+    let big = gemm_module(&[("block_M", "128"), ("block_N", "128"), ("block_K", "128")]);
+    let err = refusal(&big);
+    assert_eq!(err.code, ErrorCode::UnsupportedFeature, "{err:?}");
+    assert_eq!(
+        err.message,
+        "`main` uses 65536 bytes of shared memory, more than the 49152 bytes target t0 has"
+    );
+    let location = err.diagnostics[0].location.as_ref().expect("a location");
+    let start = location.span.start as usize;
+    assert!(
+        GEMM_PY[..start].ends_with("B_shared = ")
+            && GEMM_PY[start..].starts_with("T.alloc_shared("),
+        "{:?}",
+        location.span
+    );
+    // 128·128 + 128·64 f16 elements: exactly 48 KiB, which fits.
+    let full = gemm_module(&[("block_M", "128"), ("block_N", "64"), ("block_K", "128")]);
+    let result = plugin
+        .compile(&full, "t0", &CompileOptions::default())
+        .expect("48 KiB of shared memory fit");
+    assert_eq!(result.kernels[0].shared_bytes, 48 << 10);
+}
+
+#[test]
+fn wrong_numerics_variant_changes_a_result() {
+    let plugin = load(&library(Variant::WrongNumerics));
+    let (out, expected) = run_gemm_on(&plugin);
+    assert_ne!(out, expected);
+    // Exactly the first element differs: it became 1.0 (or 2.0).
+    assert_eq!(out[4..], expected[4..]);
+    let first = f32::from_le_bytes([out[0], out[1], out[2], out[3]]);
+    let correct = f32::from_le_bytes([expected[0], expected[1], expected[2], expected[3]]);
+    assert_eq!(first, if correct == 1.0 { 2.0 } else { 1.0 });
+}
+
+#[test]
+fn refuse_claimed_variant_refuses_gemm() {
+    let plugin = load(&library(Variant::RefuseClaimed));
+    let target = plugin.describe_target("t0").expect("describe t0");
+    assert!(target.profiles.iter().any(|p| p == "gemm.f16"));
+    let err = plugin
+        .compile(&gemm_module(&[]), "t0", &CompileOptions::default())
+        .expect_err("gemm is refused");
     assert_eq!(
         err.to_string(),
-        "backend `fixture` refused: NoDevice: fixture has no devices"
+        "backend `fixture` refused: UnsupportedFeature: gemm is not implemented"
     );
+    // A module without a gemm still compiles.
+    plugin
+        .compile(&module(), "t0", &CompileOptions::default())
+        .expect("compile");
 }
 
 #[test]

@@ -139,6 +139,7 @@ mod tile_ops;
 mod tests;
 
 pub use error::InterpError;
+pub use tensor::TensorBytesError;
 
 use crate::ir::{DType, Function, Scope};
 use expr::{Compiler, Env, Slot};

@@ -1,34 +1,65 @@
 //! `tilec-fixture-plugin`: a backend plugin built to fail on purpose, for
 //! the failure-matrix tests of `tilec-plugin-api`
-//! (`plugin-api/tests/failure_matrix.rs`).
+//! (`plugin-api/tests/failure_matrix.rs`), and the test backend of the
+//! conformance runner.
 //!
 //! Without features it is a small working backend named `fixture` (vendor
 //! `tilec tests`, one target `t0`): `compile` returns the printed Tile IR as
-//! one text artifact and one [`KernelMetadata`] per function, and the
-//! runtime lists no devices (and answers `NoDevice` to anything else). Each
-//! feature selects one defect:
+//! one text artifact and one [`KernelMetadata`] per function (`entry` is the
+//! function's name), and the runtime is an in-process CPU runtime with one
+//! device that runs that artifact with the reference interpreter
+//! ([`runtime`]). Target `t0` claims every dtype of the core, the profiles
+//! [`PROFILES`] plus `dtype.<short name>` for every dtype (no
+//! `gemm.f8e4m3`), and 48 KiB of shared memory; `compile` refuses a `gemm`
+//! with a float8 operand (`UnsupportedDtype`) and a function whose shared
+//! buffers exceed the shared memory (`UnsupportedFeature`). Each feature
+//! selects one defect:
 //!
-//! | feature         | defect |
-//! |-----------------|--------|
-//! | `abi-1-0`       | built for plugin ABI 1.0: no `runtime` call |
-//! | `abi-2-0`       | claims plugin ABI 2.0 |
-//! | `not-a-plugin`  | exports no root module, only an ordinary C function |
-//! | `panic-compile` | `compile` panics with [`PANIC_MESSAGE`] |
-//! | `garbage`       | a hand-built root module whose `compile` returns bytes that are not a document |
-//! | `old-ir`        | reads only Tile IR 0.0 |
+//! | feature           | defect |
+//! |-------------------|--------|
+//! | `abi-1-0`         | built for plugin ABI 1.0: no `runtime` call |
+//! | `abi-2-0`         | claims plugin ABI 2.0 |
+//! | `not-a-plugin`    | exports no root module, only an ordinary C function |
+//! | `panic-compile`   | `compile` panics with [`PANIC_MESSAGE`] |
+//! | `garbage`         | a hand-built root module whose `compile` returns bytes that are not a document |
+//! | `old-ir`          | reads only Tile IR 0.0 |
+//! | `wrong-numerics`  | after a correct `Launch`, the first changed element of every changed buffer is replaced (float `x` by 1.0, or 2.0 if `x` is 1.0; integer `x` by `x ^ 1`; bool negated) |
+//! | `hang`            | `compile` sleeps forever |
+//! | `refuse-claimed`  | `compile` refuses any module with a `gemm` ([`REFUSED_GEMM`], `UnsupportedFeature`), while `t0` still claims the `gemm.*` profiles |
+//! | `abort-launch`    | `Launch` aborts the process |
 
-use tilec_core::ir::{Expr, Function, Handle, Literal, Stmt};
+pub mod runtime;
+
+use tilec_core::ir::{Block, DType, Expr, Function, Handle, Literal, Scope, Span, Stmt};
 use tilec_plugin_api::{
     Artifact, ArtifactKind, BackendPlugin, CompileRequest, CompileResult, ErrorCode,
-    ExecutionModel, KernelMetadata, MemorySpace, ParamMetadata, PluginError, PluginInfo,
-    RuntimeRequest, RuntimeResponse, TILE_IR_FORMAT, TargetDescription, Version,
+    ExecutionModel, IrLocation, KernelMetadata, MemorySpace, ParamMetadata, PluginDiagnostic,
+    PluginError, PluginInfo, RuntimeRequest, RuntimeResponse, Severity, TILE_IR_FORMAT,
+    TargetDescription, Version,
 };
 
 /// The message `compile` panics with in the `panic-compile` variant.
 pub const PANIC_MESSAGE: &str = "fixture: deliberate panic in compile";
 
+/// The message of the `UnsupportedFeature` refusal of the `refuse-claimed`
+/// variant.
+pub const REFUSED_GEMM: &str = "gemm is not implemented";
+
 /// The only target.
-const TARGET: &str = "t0";
+pub const TARGET: &str = "t0";
+
+/// Shared memory per block of `t0`, in bytes.
+pub const SHARED_BYTES: u64 = 48 << 10;
+
+/// The conformance profiles `t0` claims besides `dtype.<short name>` for
+/// every dtype.
+pub const PROFILES: [&str; 5] = [
+    "gemm.f16",
+    "gemm.bf16",
+    "gemm.f32",
+    "gemm.fragment_operand",
+    "atomic_add.f32",
+];
 
 /// The backend.
 #[derive(Debug)]
@@ -79,12 +110,23 @@ fn target_description(arch: &str) -> Result<TargetDescription, PluginError> {
             },
             MemorySpace {
                 name: "shared".to_string(),
-                capacity_bytes: 48 << 10,
+                capacity_bytes: SHARED_BYTES,
                 alignment_bytes: 16,
             },
         ],
-        dtypes: vec!["float16".to_string(), "float32".to_string()],
-        profiles: Vec::new(),
+        dtypes: DType::ALL
+            .iter()
+            .map(|d| d.tilelang_name().to_string())
+            .collect(),
+        profiles: PROFILES
+            .iter()
+            .map(|p| p.to_string())
+            .chain(
+                DType::ALL
+                    .iter()
+                    .map(|d| format!("dtype.{}", d.short_name())),
+            )
+            .collect(),
         sources: vec!["plugin-api/tests/fixture-plugin".to_string()],
     })
 }
@@ -92,25 +134,26 @@ fn target_description(arch: &str) -> Result<TargetDescription, PluginError> {
 /// An extent as launch metadata shows it: a constant, a symbol's name, or
 /// `?` for anything more complex.
 fn extent(f: &Function, e: Handle<Expr>) -> String {
-    match &f.exprs[e] {
-        Expr::Literal(Literal::Int(v, _)) => v.to_string(),
-        Expr::Var(v) => f.vars[*v].name.clone(),
+    match f.exprs.try_get(e) {
+        Some(Expr::Literal(Literal::Int(v, _))) => v.to_string(),
+        Some(Expr::Var(v)) => f
+            .vars
+            .try_get(*v)
+            .map_or_else(|| "?".to_string(), |v| v.name.clone()),
         _ => "?".to_string(),
     }
 }
 
 /// Launch metadata of one function: its parameters and its first kernel.
-fn kernel_metadata(f: &Function) -> KernelMetadata {
+fn kernel_metadata(f: &Function, shared_bytes: u64) -> KernelMetadata {
     let params = f
         .params
         .iter()
-        .map(|p| {
-            let b = &f.buffers[p.buffer];
-            ParamMetadata {
-                name: b.name.clone(),
-                dtype: b.dtype.tilelang_name().to_string(),
-                shape: b.shape.iter().map(|&e| extent(f, e)).collect(),
-            }
+        .filter_map(|p| f.buffers.try_get(p.buffer))
+        .map(|b| ParamMetadata {
+            name: b.name.clone(),
+            dtype: b.dtype.tilelang_name().to_string(),
+            shape: b.shape.iter().map(|&e| extent(f, e)).collect(),
         })
         .collect();
     let (grid, threads) = f
@@ -129,8 +172,116 @@ fn kernel_metadata(f: &Function) -> KernelMetadata {
         params,
         grid,
         threads,
-        shared_bytes: 0,
+        shared_bytes,
         registers: None,
+    }
+}
+
+/// A refusal with one error diagnostic at `span` of function `f`.
+fn refusal(code: ErrorCode, f: &Function, span: Span, message: String) -> PluginError {
+    let mut error = PluginError::new(code, message.clone());
+    error.diagnostics.push(PluginDiagnostic {
+        severity: Severity::Error,
+        message,
+        location: Some(IrLocation {
+            function: f.name.clone(),
+            span,
+        }),
+        notes: Vec::new(),
+    });
+    error
+}
+
+/// Checks every `gemm` of `f`: float8 operands are not supported (and, in
+/// the `refuse-claimed` variant, no gemm is).
+fn check_gemms(f: &Function) -> Result<(), PluginError> {
+    // Blocks still to visit: an explicit stack, so that deep nesting cannot
+    // overflow the call stack.
+    let mut blocks: Vec<&Block> = vec![&f.body];
+    while let Some(block) = blocks.pop() {
+        for (stmt, span) in block.iter() {
+            match stmt {
+                Stmt::Gemm { a, b, c, .. } => {
+                    if cfg!(feature = "refuse-claimed") {
+                        return Err(refusal(
+                            ErrorCode::UnsupportedFeature,
+                            f,
+                            span,
+                            REFUSED_GEMM.to_string(),
+                        ));
+                    }
+                    for region in [a, b, c] {
+                        let Some(buffer) = f.buffers.try_get(region.buffer) else {
+                            continue;
+                        };
+                        if matches!(buffer.dtype, DType::F8E4M3 | DType::F8E5M2) {
+                            return Err(refusal(
+                                ErrorCode::UnsupportedDtype,
+                                f,
+                                span,
+                                format!(
+                                    "target {TARGET} has no gemm on {} operands (`{}` in `{}`)",
+                                    buffer.dtype.tilelang_name(),
+                                    buffer.name,
+                                    f.name
+                                ),
+                            ));
+                        }
+                    }
+                }
+                Stmt::Kernel { body, .. }
+                | Stmt::For { body, .. }
+                | Stmt::Parallel { body, .. } => blocks.push(body),
+                Stmt::If {
+                    then, otherwise, ..
+                } => {
+                    blocks.push(then);
+                    blocks.push(otherwise);
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Bytes of the shared buffers of `f` whose shapes are constant; refuses
+/// more than [`SHARED_BYTES`], pointing at the buffer that crosses the
+/// limit.
+fn check_shared(f: &Function) -> Result<u64, PluginError> {
+    let mut total: u64 = 0;
+    let mut crossing = None;
+    for (handle, buffer) in f.buffers.iter() {
+        if buffer.scope != Scope::Shared {
+            continue;
+        }
+        let numel = buffer.shape.iter().try_fold(1u64, |n, &e| {
+            let extent = f.exprs.try_get(e).and_then(|_| f.as_const_int(e))?;
+            Some(n.saturating_mul(u64::try_from(extent).unwrap_or(0)))
+        });
+        let Some(numel) = numel else { continue };
+        total = total.saturating_add(numel.saturating_mul(buffer.dtype.bytes()));
+        if total > SHARED_BYTES && crossing.is_none() {
+            let span = f
+                .buffer_spans
+                .get(handle.index())
+                .copied()
+                .unwrap_or_default();
+            crossing = Some(span);
+        }
+    }
+    match crossing {
+        None => Ok(total),
+        Some(span) => Err(refusal(
+            ErrorCode::UnsupportedFeature,
+            f,
+            span,
+            format!(
+                "`{}` uses {total} bytes of shared memory, more than the {SHARED_BYTES} bytes \
+                 target {TARGET} has",
+                f.name
+            ),
+        )),
     }
 }
 
@@ -138,17 +289,40 @@ fn compile(request: CompileRequest) -> Result<CompileResult, PluginError> {
     if cfg!(feature = "panic-compile") {
         panic!("{PANIC_MESSAGE}");
     }
+    if cfg!(feature = "hang") {
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
+    }
     if request.target != TARGET {
         return Err(unknown_target(&request.target));
     }
     let module = &request.ir.module;
+    // Never trust the host: IR that breaks the verifier's invariants is
+    // refused, as every backend must.
+    if let Err(errors) = tilec_core::ir::verify::verify_module(module) {
+        let first = errors
+            .first()
+            .map(|(func, e)| format!("`{func}`: {e}"))
+            .unwrap_or_default();
+        return Err(PluginError::new(
+            ErrorCode::InvalidIr,
+            format!("the module does not verify: {first}"),
+        ));
+    }
+    let mut kernels = Vec::with_capacity(module.functions.len());
+    for f in &module.functions {
+        check_gemms(f)?;
+        let shared = check_shared(f)?;
+        kernels.push(kernel_metadata(f, shared));
+    }
     Ok(CompileResult {
         artifacts: vec![Artifact {
             name: "module.tir".to_string(),
             kind: ArtifactKind::Text,
             bytes: tilec_core::text::print_module(module).into_bytes(),
         }],
-        kernels: module.functions.iter().map(kernel_metadata).collect(),
+        kernels,
         diagnostics: Vec::new(),
     })
 }
@@ -167,13 +341,7 @@ impl BackendPlugin for Fixture {
     }
 
     fn runtime(request: RuntimeRequest) -> Result<RuntimeResponse, PluginError> {
-        match request {
-            RuntimeRequest::Devices => Ok(RuntimeResponse::Devices(Vec::new())),
-            _ => Err(PluginError::new(
-                ErrorCode::NoDevice,
-                "fixture has no devices",
-            )),
-        }
+        runtime::call(request)
     }
 }
 
