@@ -38,6 +38,9 @@
 //!   needs are not claimed is `NotSupported`.
 //! - `nondeterministic` (optional, default `false`): results may differ
 //!   between runs (atomics), so the twice-run bit-identity check is skipped.
+//! - `special_values` (optional, default `false`): floating-point inputs
+//!   mix special values (±0, ±inf, NaN, subnormals, the largest finite
+//!   value) into the seeded random data (see `inputs`).
 //! - `expect_error` (optional): the case must be refused (see below).
 //! - `axes` (optional): a list of axes, each a non-empty list of variable
 //!   bindings (objects from names to JSON values). The cases are the
@@ -72,7 +75,9 @@
 //! - another plugin error code (`UnsupportedFeature`, `UnsupportedDtype`):
 //!   the kernel is valid for the front end and the reference interpreter,
 //!   and a target must refuse it with that code unless it claims every
-//!   capability listed in `needs` (then the case only has to compile).
+//!   capability listed in `needs` (then the case only has to compile). A
+//!   case with empty `needs` (a kernel no target can run, such as one
+//!   beyond every target's shared memory) must always be refused.
 //!
 //! ## Seeds
 //!
@@ -108,6 +113,9 @@ pub struct Case {
     pub needs: Vec<String>,
     /// Results may legitimately differ between runs (atomics).
     pub nondeterministic: bool,
+    /// Floating-point inputs mix special values (±0, ±inf, NaN, subnormals,
+    /// the largest finite value) into the random data.
+    pub special_values: bool,
     /// For negative cases: the error code the case must be refused with.
     pub expect_error: Option<String>,
     /// Input seed, [`seed_for`] of `id`.
@@ -232,6 +240,8 @@ struct Template {
     needs: Vec<String>,
     #[serde(default)]
     nondeterministic: bool,
+    #[serde(default)]
+    special_values: bool,
     #[serde(default)]
     expect_error: Option<String>,
     #[serde(default)]
@@ -371,6 +381,7 @@ fn instantiate(
         class,
         needs,
         nondeterministic: t.nondeterministic,
+        special_values: t.special_values,
         expect_error,
         seed,
     })

@@ -169,7 +169,7 @@ pub fn write_junit_xml(path: &Path, records: &[TestRecord], suite_name: &str) ->
 }
 
 fn counts_row(out: &mut String, label: &str, c: &LevelCounts) {
-    let _ = write!(out, "{label:<18}{:>7}", c.total);
+    let _ = write!(out, "{label:<24}{:>7}", c.total);
     for o in Outcome::ALL {
         let _ = write!(out, "{:>10}", c.get(o));
     }
@@ -197,7 +197,7 @@ pub fn terminal_table(summary: &Summary, records: &[TestRecord]) -> String {
             .map(|t| format!(", target {t}"))
             .unwrap_or_default()
     );
-    let _ = write!(out, "{:<18}{:>7}", "level/family", "total");
+    let _ = write!(out, "{:<24}{:>7}", "level/family", "total");
     for o in Outcome::ALL {
         let name = match o {
             Outcome::NotSupported => "NotSupp",
@@ -232,6 +232,17 @@ pub fn terminal_table(summary: &Summary, records: &[TestRecord]) -> String {
         .iter()
         .map(|l| format!("L{}", *l as u8))
         .collect();
+    if summary.mode != "certify" {
+        let _ = writeln!(
+            out,
+            "dev run{}: only `--mode certify` (all tests, no filter) certifies a backend",
+            summary
+                .filter
+                .as_deref()
+                .map(|f| format!(" (filter `{f}`)"))
+                .unwrap_or_default()
+        );
+    }
     let _ = writeln!(
         out,
         "conformant levels: {}",

@@ -227,6 +227,11 @@ pub struct Summary {
     pub conformant_levels: Vec<Level>,
     /// Levels deliberately not run, with the reason ("no device").
     pub levels_not_run: Vec<(Level, String)>,
+    /// `certify` (every test of the levels run, no filter: the run can
+    /// certify a backend) or `dev` (a development run, possibly filtered).
+    pub mode: String,
+    /// The `--filter` glob of a dev run.
+    pub filter: Option<String>,
     pub environment: Environment,
 }
 
@@ -264,6 +269,8 @@ impl Summary {
             total,
             conformant_levels,
             levels_not_run: not_run,
+            mode: "dev".to_string(),
+            filter: None,
             environment,
         }
     }

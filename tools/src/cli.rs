@@ -99,6 +99,97 @@ pub enum Command {
     /// could not be loaded.
     #[command(after_help = EXIT_CODES)]
     Plugins(PluginsArgs),
+
+    /// Run the conformance suite against a backend.
+    ///
+    /// Levels: L0 ABI (a plugin loads, describes its targets, refuses
+    /// malformed input with structured errors, survives concurrent
+    /// compiles; malformed IR and front-end errors are refused), L1 compile
+    /// (every corpus kernel compiles, recompiles byte-identically and
+    /// passes structural checks, or is refused as a negative case must
+    /// be), L2 execute and L3 advanced (numerics against the reference
+    /// interpreter by tolerance class; two runs bit-identical), L4
+    /// performance. A test whose capability the target does not claim is
+    /// NotSupported; levels that need a device are reported as not run
+    /// when there is none. Tests run in worker processes with a time
+    /// limit, so a crash or a hang is recorded as Crash or Timeout and the
+    /// run goes on. Seeds derive from test ids: `--repro ID` replays one
+    /// test exactly. `docs/conformance.md` describes the suite.
+    #[command(after_help = CONFORMANCE_AFTER_HELP)]
+    Conformance(ConformanceArgs),
+
+    /// The worker process of `tilec conformance` (internal).
+    #[command(hide = true)]
+    ConformanceWorker,
+}
+
+/// `tilec conformance --help`: its own exit codes.
+const CONFORMANCE_AFTER_HELP: &str = "\
+Exit codes:
+    0  every test ran to a conformant outcome (Pass, NotSupported,
+       QualityWarning)
+    1  the run could not be carried out (unknown backend, unreadable
+       corpus, unwritable report folder)
+    2  usage error
+    3  some test ended in Fail, Crash, Timeout or InternalError";
+
+/// How a conformance run is meant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ConformanceMode {
+    /// A development run: filters allowed; never certifies.
+    Dev,
+    /// A certification run: every test of levels 0..=--level, no filter,
+    /// reports required.
+    Certify,
+}
+
+#[derive(Debug, Args)]
+pub struct ConformanceArgs {
+    /// The backend to test: `ref` (built in) or a plugin's name.
+    #[arg(long, value_name = "NAME")]
+    pub backend: String,
+
+    #[command(flatten)]
+    pub plugins: PluginArgs,
+
+    /// The target to test (default: the plugin's default target).
+    #[arg(long, value_name = "ARCH")]
+    pub target: Option<String>,
+
+    /// Run levels 0 to N (default 4: all).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=4))]
+    pub level: Option<u8>,
+
+    /// Only tests whose id matches GLOB (`*` matches any run of characters,
+    /// `?` one), e.g. `'tilec.l2.gemm.*'`.
+    #[arg(long, value_name = "GLOB")]
+    pub filter: Option<String>,
+
+    /// Write results.jsonl, summary.json and junit.xml into DIR (created
+    /// if missing).
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+
+    /// `dev` or `certify`.
+    #[arg(long, value_enum, default_value_t = ConformanceMode::Dev)]
+    pub mode: ConformanceMode,
+
+    /// Run the one test ID and print everything about it (seed, case,
+    /// kernel call, full message).
+    #[arg(long, value_name = "ID", conflicts_with = "filter")]
+    pub repro: Option<String>,
+
+    /// Time limit of one test, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub timeout: u64,
+
+    /// Worker processes run at once (default: the number of CPUs).
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// The corpus folder (default: the corpus shipped with tilec).
+    #[arg(long, value_name = "DIR")]
+    pub corpus: Option<PathBuf>,
 }
 
 /// Where backend plugins come from, besides the search path.

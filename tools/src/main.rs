@@ -39,6 +39,8 @@ fn main() -> std::process::ExitCode {
         Command::Compile(args) => commands::compile::run(args, &cx),
         Command::Run(args) => commands::run::run(args, &cx),
         Command::Plugins(args) => commands::plugins::run(args, &cx),
+        Command::Conformance(args) => commands::conformance::run(args, &cx),
+        Command::ConformanceWorker => commands::conformance::worker(),
     };
     std::process::ExitCode::from(exit as u8)
 }

@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod compile;
+pub mod conformance;
 pub mod plugins;
 pub mod run;
 
@@ -27,6 +28,9 @@ pub enum Exit {
     /// The input could not be read, compiled or verified, or the command
     /// could not be carried out.
     Error = 1,
+    /// A usage error found after parsing (flags that contradict each
+    /// other in a way clap cannot express).
+    Usage = 2,
     /// The kernel failed at run time, or `--check` failed. (Usage errors,
     /// exit 2, are reported by clap before any command runs.)
     Failure = 3,

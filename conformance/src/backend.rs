@@ -1,0 +1,489 @@
+//! The backends the suite can test: the built-in reference backend and
+//! plugins loaded through the plugin ABI, behind one interface.
+//!
+//! The suite talks to a backend in three steps, the same for every kind:
+//! compile a module for the target, load the first artifact on a device,
+//! and launch each kernel the compile result lists, in order, with the
+//! function's parameters as device buffers (by name). The reference
+//! backend does all of it in process through the reference interpreter; a
+//! plugin does it through its runtime call.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use tilec_core::interp::{self, Tensor};
+use tilec_core::ir::{self, DType, Expr, Function, Literal, Module, Scope};
+use tilec_plugin_api::host::{CallError, LoadedPlugin};
+use tilec_plugin_api::{
+    Artifact, ArtifactKind, CompileOptions, CompileResult, DeviceInfo, ErrorCode, ExecutionModel,
+    IrLocation, KernelMetadata, MemorySpace, ParamMetadata, PluginDiagnostic, PluginError,
+    PluginInfo, RuntimeRequest, RuntimeResponse, Severity, TargetDescription,
+};
+
+/// Why a backend call did not give an answer.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum BackendError {
+    /// A structured refusal.
+    #[error("{}: {}", .0.code.name(), .0.message)]
+    Refused(PluginError),
+    /// The backend panicked (caught at the ABI boundary).
+    #[error("panicked: {0}")]
+    Panic(String),
+    /// An answer the protocol does not allow (malformed bytes, a response
+    /// of the wrong kind, a result buffer of the wrong size).
+    #[error("{0}")]
+    Protocol(String),
+}
+
+impl BackendError {
+    /// The error code of a structured refusal.
+    pub fn code(&self) -> Option<ErrorCode> {
+        match self {
+            BackendError::Refused(e) => Some(e.code),
+            _ => None,
+        }
+    }
+}
+
+impl From<CallError> for BackendError {
+    fn from(e: CallError) -> Self {
+        match e {
+            CallError::Plugin { error, .. } => BackendError::Refused(error),
+            CallError::Panic { message, .. } => BackendError::Panic(message),
+            other => BackendError::Protocol(other.to_string()),
+        }
+    }
+}
+
+/// A backend under test.
+pub trait Backend: std::fmt::Debug {
+    /// The `--backend` name.
+    fn name(&self) -> &str;
+    /// The plugin's self-description (`None` for the reference backend).
+    fn plugin_info(&self) -> Option<&PluginInfo>;
+    /// The description of the target under test.
+    fn target(&self) -> &TargetDescription;
+    /// The device kernels run on, or why there is none.
+    fn device(&self) -> Result<DeviceInfo, String>;
+    /// Compiles `module` for the target under test.
+    fn compile(
+        &self,
+        module: &Module,
+        options: &CompileOptions,
+    ) -> Result<CompileResult, BackendError>;
+    /// Runs the compiled `func` on `args` (one tensor per parameter), in
+    /// place.
+    fn execute(
+        &self,
+        compiled: &CompileResult,
+        func: &Function,
+        args: &mut [Tensor],
+    ) -> Result<(), BackendError>;
+}
+
+/// The name of the reference backend.
+pub const REFERENCE: &str = "ref";
+
+/// Shared memory of the reference target: the largest any shipped target
+/// offers a block (227 KiB on sm_90), so every kernel that fits some GPU
+/// fits the reference, and one that fits none is refused as a GPU would.
+pub const REFERENCE_SHARED_BYTES: u64 = 227 << 10;
+
+/// The reference backend: the reference interpreter behind the backend
+/// interface. Its "artifact" is the printed Tile IR; it claims every
+/// capability the corpus names, so the suite's own self-test exercises
+/// every test.
+#[derive(Debug)]
+pub struct Reference {
+    target: TargetDescription,
+}
+
+impl Reference {
+    /// `capabilities`: what the reference claims (the union of the
+    /// corpus's needs).
+    pub fn new(capabilities: Vec<String>) -> Reference {
+        let dtypes = DType::ALL
+            .iter()
+            .map(|d| d.tilelang_name().to_string())
+            .collect();
+        Reference {
+            target: TargetDescription {
+                arch: REFERENCE.to_string(),
+                execution: ExecutionModel::Simt { width: 32 },
+                max_threads_per_block: 1024,
+                memory: vec![
+                    MemorySpace {
+                        name: "global".to_string(),
+                        capacity_bytes: u64::MAX,
+                        alignment_bytes: 1,
+                    },
+                    MemorySpace {
+                        name: "shared".to_string(),
+                        capacity_bytes: REFERENCE_SHARED_BYTES,
+                        alignment_bytes: 1,
+                    },
+                ],
+                dtypes,
+                profiles: capabilities,
+                sources: vec!["tilec reference interpreter (core/src/interp)".to_string()],
+            },
+        }
+    }
+}
+
+/// The constant value of an extent, if it is one.
+fn constant(f: &Function, e: ir::Handle<Expr>) -> Option<u64> {
+    match &f.exprs[e] {
+        Expr::Literal(Literal::Int(v, _)) => u64::try_from(*v).ok(),
+        _ => None,
+    }
+}
+
+/// Bytes of every shared buffer of `f` with a constant shape.
+pub fn shared_bytes(f: &Function) -> u64 {
+    f.buffers
+        .iter()
+        .filter(|(_, b)| b.scope == Scope::Shared)
+        .map(|(_, b)| {
+            b.shape
+                .iter()
+                .map(|&e| constant(f, e).unwrap_or(0))
+                .product::<u64>()
+                .saturating_mul(b.dtype.bytes())
+        })
+        .sum()
+}
+
+/// Where the first shared buffer of `f` was declared.
+fn first_shared_span(f: &Function) -> ir::Span {
+    f.buffers
+        .iter()
+        .find(|(_, b)| b.scope == Scope::Shared)
+        .and_then(|(h, _)| f.buffer_spans.get(h.index()).copied())
+        .unwrap_or_default()
+}
+
+/// Launch metadata for one function, run whole.
+fn function_metadata(f: &Function, shared: u64) -> KernelMetadata {
+    let text = |e| constant(f, e).map_or_else(|| "?".to_string(), |v| v.to_string());
+    KernelMetadata {
+        entry: f.name.clone(),
+        params: f
+            .params
+            .iter()
+            .map(|p| {
+                let b = &f.buffers[p.buffer];
+                ParamMetadata {
+                    name: b.name.clone(),
+                    dtype: b.dtype.tilelang_name().to_string(),
+                    shape: b.shape.iter().map(|&e| text(e)).collect(),
+                }
+            })
+            .collect(),
+        grid: Vec::new(),
+        threads: 0,
+        shared_bytes: shared,
+        registers: None,
+    }
+}
+
+impl Backend for Reference {
+    fn name(&self) -> &str {
+        REFERENCE
+    }
+
+    fn plugin_info(&self) -> Option<&PluginInfo> {
+        None
+    }
+
+    fn target(&self) -> &TargetDescription {
+        &self.target
+    }
+
+    fn device(&self) -> Result<DeviceInfo, String> {
+        Ok(DeviceInfo {
+            index: 0,
+            name: "reference interpreter (CPU)".to_string(),
+            arch: REFERENCE.to_string(),
+            memory_bytes: 0,
+            driver: format!("tilec-core {}", env!("CARGO_PKG_VERSION")),
+        })
+    }
+
+    fn compile(
+        &self,
+        module: &Module,
+        _options: &CompileOptions,
+    ) -> Result<CompileResult, BackendError> {
+        ir::verify::verify_module(module).map_err(|errors| {
+            let first = errors
+                .first()
+                .map(|(func, e)| format!("{func}: {e}"))
+                .unwrap_or_default();
+            BackendError::Refused(PluginError::new(
+                ErrorCode::InvalidIr,
+                format!("the module does not verify: {first}"),
+            ))
+        })?;
+        let mut kernels = Vec::new();
+        for f in &module.functions {
+            let shared = shared_bytes(f);
+            if shared > REFERENCE_SHARED_BYTES {
+                let mut error = PluginError::new(
+                    ErrorCode::UnsupportedFeature,
+                    format!(
+                        "`{}` needs {shared} bytes of shared memory; the target has {REFERENCE_SHARED_BYTES}",
+                        f.name
+                    ),
+                );
+                error.diagnostics.push(PluginDiagnostic {
+                    severity: Severity::Error,
+                    message: error.message.clone(),
+                    location: Some(IrLocation {
+                        function: f.name.clone(),
+                        span: first_shared_span(f),
+                    }),
+                    notes: Vec::new(),
+                });
+                return Err(BackendError::Refused(error));
+            }
+            kernels.push(function_metadata(f, shared));
+        }
+        Ok(CompileResult {
+            artifacts: vec![Artifact {
+                name: "module.tir".to_string(),
+                kind: ArtifactKind::Text,
+                bytes: tilec_core::text::print_module(module).into_bytes(),
+            }],
+            kernels,
+            diagnostics: Vec::new(),
+        })
+    }
+
+    fn execute(
+        &self,
+        compiled: &CompileResult,
+        func: &Function,
+        args: &mut [Tensor],
+    ) -> Result<(), BackendError> {
+        // Run what was compiled, not the caller's module: the artifact is
+        // the contract.
+        let artifact = compiled
+            .artifacts
+            .first()
+            .ok_or_else(|| BackendError::Protocol("no artifact".to_string()))?;
+        let text = std::str::from_utf8(&artifact.bytes)
+            .map_err(|e| BackendError::Protocol(format!("artifact is not UTF-8: {e}")))?;
+        let module = tilec_core::text::parse_module(text)
+            .map_err(|e| BackendError::Protocol(format!("artifact does not parse: {e}")))?;
+        let loaded = module
+            .functions
+            .iter()
+            .find(|f| f.name == func.name)
+            .ok_or_else(|| BackendError::Protocol(format!("no function `{}`", func.name)))?;
+        interp::run(loaded, args).map_err(|e| {
+            BackendError::Refused(PluginError::new(ErrorCode::Internal, e.to_string()))
+        })
+    }
+}
+
+/// A plugin loaded in this process, with the target under test.
+#[derive(Debug)]
+pub struct Plugin {
+    plugin: LoadedPlugin,
+    target: TargetDescription,
+}
+
+impl Plugin {
+    /// Loads the plugin at `path` and describes `target` (the plugin's
+    /// default target when `None`).
+    pub fn load(path: &Path, target: Option<&str>) -> Result<Plugin, String> {
+        let plugin = LoadedPlugin::load(path, true).map_err(|e| e.to_string())?;
+        let arch = match target {
+            Some(t) => t.to_string(),
+            None => plugin
+                .info
+                .default_target
+                .clone()
+                .or_else(|| plugin.info.targets.first().cloned())
+                .ok_or_else(|| format!("backend `{}` names no target", plugin.name()))?,
+        };
+        let target = plugin
+            .describe_target(&arch)
+            .map_err(|e| format!("cannot describe target `{arch}`: {e}"))?;
+        Ok(Plugin { plugin, target })
+    }
+
+    /// The loaded plugin, for the ABI checks of level 0.
+    pub fn loaded(&self) -> &LoadedPlugin {
+        &self.plugin
+    }
+
+    fn call(&self, request: RuntimeRequest) -> Result<RuntimeResponse, BackendError> {
+        Ok(self.plugin.runtime(&request)?)
+    }
+
+    fn buffer(&self, bytes: u64) -> Result<u64, BackendError> {
+        match self.call(RuntimeRequest::Alloc { device: 0, bytes })? {
+            RuntimeResponse::Buffer(b) => Ok(b),
+            other => Err(unexpected("Alloc", &other)),
+        }
+    }
+}
+
+fn unexpected(request: &str, response: &RuntimeResponse) -> BackendError {
+    let kind = match response {
+        RuntimeResponse::Devices(_) => "Devices",
+        RuntimeResponse::Buffer(_) => "Buffer",
+        RuntimeResponse::Module(_) => "Module",
+        RuntimeResponse::Data(_) => "Data",
+        RuntimeResponse::Times(_) => "Times",
+        RuntimeResponse::Done => "Done",
+    };
+    BackendError::Protocol(format!("`{request}` answered with `{kind}`"))
+}
+
+/// Evaluates a launch extent the way kernel metadata writes it: an
+/// integer, or a symbol bound in `symbols`.
+fn launch_extent(text: &str, symbols: &BTreeMap<String, i64>) -> Option<u32> {
+    text.trim().parse::<u32>().ok().or_else(|| {
+        symbols
+            .get(text.trim())
+            .and_then(|&v| u32::try_from(v).ok())
+    })
+}
+
+impl Backend for Plugin {
+    fn name(&self) -> &str {
+        self.plugin.name()
+    }
+
+    fn plugin_info(&self) -> Option<&PluginInfo> {
+        Some(&self.plugin.info)
+    }
+
+    fn target(&self) -> &TargetDescription {
+        &self.target
+    }
+
+    fn device(&self) -> Result<DeviceInfo, String> {
+        if !self.plugin.has_runtime() {
+            return Err(format!("backend `{}` has no runtime", self.plugin.name()));
+        }
+        match self.plugin.runtime(&RuntimeRequest::Devices) {
+            Ok(RuntimeResponse::Devices(devices)) => devices
+                .into_iter()
+                .next()
+                .ok_or_else(|| format!("backend `{}` found no device", self.plugin.name())),
+            Ok(other) => Err(unexpected("Devices", &other).to_string()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn compile(
+        &self,
+        module: &Module,
+        options: &CompileOptions,
+    ) -> Result<CompileResult, BackendError> {
+        Ok(self.plugin.compile(module, &self.target.arch, options)?)
+    }
+
+    fn execute(
+        &self,
+        compiled: &CompileResult,
+        func: &Function,
+        args: &mut [Tensor],
+    ) -> Result<(), BackendError> {
+        let artifact = compiled
+            .artifacts
+            .first()
+            .ok_or_else(|| BackendError::Protocol("the compile result has no artifact".into()))?;
+        let shapes: Vec<Vec<usize>> = args.iter().map(|t| t.shape.clone()).collect();
+        let symbols = interp::bind_symbols(func, &shapes)
+            .map_err(|e| BackendError::Protocol(format!("cannot bind sizes: {e}")))?;
+        let mut buffers = BTreeMap::new();
+        for (param, tensor) in func.params.iter().zip(args.iter()) {
+            let bytes = tensor.to_le_bytes();
+            let handle = self.buffer(bytes.len() as u64)?;
+            self.call(RuntimeRequest::CopyToDevice {
+                buffer: handle,
+                offset: 0,
+                data: bytes,
+            })?;
+            buffers.insert(func.buffers[param.buffer].name.clone(), handle);
+        }
+        let result = self.launch_all(compiled, artifact, &buffers, &symbols);
+        let copied = result.and_then(|()| {
+            for (param, tensor) in func.params.iter().zip(args.iter_mut()) {
+                let name = &func.buffers[param.buffer].name;
+                let len = tensor.len() as u64 * tensor.dtype.bytes();
+                let data = match self.call(RuntimeRequest::CopyToHost {
+                    buffer: buffers[name],
+                    offset: 0,
+                    len,
+                })? {
+                    RuntimeResponse::Data(d) => d,
+                    other => return Err(unexpected("CopyToHost", &other)),
+                };
+                *tensor = Tensor::from_le_bytes(tensor.dtype, tensor.shape.clone(), &data)
+                    .map_err(|e| BackendError::Protocol(format!("result `{name}`: {e}")))?;
+            }
+            Ok(())
+        });
+        for &handle in buffers.values() {
+            // A failure to free is not the test's result.
+            let _ = self.call(RuntimeRequest::Free { buffer: handle });
+        }
+        copied
+    }
+}
+
+impl Plugin {
+    fn launch_all(
+        &self,
+        compiled: &CompileResult,
+        artifact: &Artifact,
+        buffers: &BTreeMap<String, u64>,
+        symbols: &BTreeMap<String, i64>,
+    ) -> Result<(), BackendError> {
+        let module = match self.call(RuntimeRequest::Load {
+            device: 0,
+            artifact: artifact.clone(),
+        })? {
+            RuntimeResponse::Module(m) => m,
+            other => return Err(unexpected("Load", &other)),
+        };
+        for kernel in &compiled.kernels {
+            let mut grid = [1u32; 3];
+            for (slot, text) in grid.iter_mut().zip(&kernel.grid) {
+                *slot = launch_extent(text, symbols).ok_or_else(|| {
+                    BackendError::Protocol(format!(
+                        "kernel `{}`: cannot evaluate grid extent `{text}`",
+                        kernel.entry
+                    ))
+                })?;
+            }
+            let args = kernel
+                .params
+                .iter()
+                .map(|p| {
+                    buffers.get(&p.name).copied().ok_or_else(|| {
+                        BackendError::Protocol(format!(
+                            "kernel `{}` names parameter `{}`, which the function does not have",
+                            kernel.entry, p.name
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            self.call(RuntimeRequest::Launch {
+                module,
+                entry: kernel.entry.clone(),
+                grid,
+                threads: kernel.threads,
+                shared_bytes: kernel.shared_bytes,
+                args,
+            })?;
+        }
+        self.call(RuntimeRequest::Synchronize { device: 0 })?;
+        Ok(())
+    }
+}

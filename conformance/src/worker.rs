@@ -1,0 +1,148 @@
+//! The worker process: runs a batch of tests against a backend and
+//! reports each result, so that a backend that crashes or hangs takes down
+//! only the worker (see `supervisor`).
+//!
+//! # Protocol
+//!
+//! The supervisor writes one [`Job`] as a JSON line to the worker's
+//! standard input. The worker answers on standard output with one
+//! [`Message`] per line, each line starting with [`MARK`] (anything else on
+//! standard output — a plugin printing — is ignored): first
+//! [`Message::Hello`] (or [`Message::LoadFailed`]), then
+//! [`Message::Start`] and [`Message::Record`] for each test in the job's
+//! order, then [`Message::Done`].
+
+use crate::backend::{Backend, Plugin, Reference};
+use crate::corpus::{self, Case};
+use crate::exec::{Context, run_test};
+use crate::plan::{PlannedTest, all_needs};
+use crate::result::TestRecord;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use tilec_plugin_api::{CompileOptions, DeviceInfo, PluginInfo, TargetDescription};
+
+/// The prefix of every protocol line on the worker's standard output.
+pub const MARK: &str = "\u{1}tilec-worker ";
+
+/// Which backend to test.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum BackendSpec {
+    /// The built-in reference backend.
+    Reference,
+    /// A plugin library, and the target to test (its default when `None`).
+    Plugin {
+        path: PathBuf,
+        target: Option<String>,
+    },
+}
+
+/// The work of one worker.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    pub backend: BackendSpec,
+    /// The corpus directory.
+    pub corpus: PathBuf,
+    pub tests: Vec<PlannedTest>,
+    pub fast_math: bool,
+}
+
+/// What the backend says about itself, reported once per worker.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Identity {
+    pub backend: String,
+    pub plugin: Option<PluginInfo>,
+    /// The plugin's ABI version.
+    pub abi: Option<String>,
+    pub target: TargetDescription,
+    /// The device kernels run on, or why there is none.
+    pub device: Result<DeviceInfo, String>,
+}
+
+/// One line from the worker.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Message {
+    Hello(Identity),
+    /// The backend could not be set up; no test ran.
+    LoadFailed(String),
+    Start(String),
+    Record(TestRecord),
+    Done,
+}
+
+/// Why the worker could not serve.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    #[error("cannot read the job: {0}")]
+    Input(std::io::Error),
+    #[error("malformed job: {0}")]
+    Job(serde_json::Error),
+    #[error("cannot write to the supervisor: {0}")]
+    Output(std::io::Error),
+}
+
+fn send(out: &mut impl Write, message: &Message) -> Result<(), WorkerError> {
+    let json = serde_json::to_string(message)
+        .map_err(|e| WorkerError::Output(std::io::Error::other(e)))?;
+    writeln!(out, "{MARK}{json}").map_err(WorkerError::Output)?;
+    out.flush().map_err(WorkerError::Output)
+}
+
+/// Reads a job from `input` and serves it on `output`.
+pub fn serve(input: impl BufRead, mut output: impl Write) -> Result<(), WorkerError> {
+    let mut line = String::new();
+    let mut input = input;
+    input.read_line(&mut line).map_err(WorkerError::Input)?;
+    let job: Job = serde_json::from_str(&line).map_err(WorkerError::Job)?;
+
+    let cases: Vec<Case> = match corpus::load(&job.corpus) {
+        Ok(c) => c,
+        Err(e) => return send(&mut output, &Message::LoadFailed(e.to_string())),
+    };
+    let by_id: BTreeMap<String, Case> = cases.iter().map(|c| (c.id.clone(), c.clone())).collect();
+    let reference;
+    let plugin;
+    let (backend, plugin_ref): (&dyn Backend, Option<&Plugin>) = match &job.backend {
+        BackendSpec::Reference => {
+            reference = Reference::new(all_needs(&cases));
+            (&reference, None)
+        }
+        BackendSpec::Plugin { path, target } => match Plugin::load(path, target.as_deref()) {
+            Ok(p) => {
+                plugin = p;
+                (&plugin, Some(&plugin))
+            }
+            Err(e) => return send(&mut output, &Message::LoadFailed(e)),
+        },
+    };
+    let identity = Identity {
+        backend: backend.name().to_string(),
+        plugin: backend.plugin_info().cloned(),
+        abi: plugin_ref.map(|p| p.loaded().abi.to_string()),
+        target: backend.target().clone(),
+        device: backend.device(),
+    };
+    send(&mut output, &Message::Hello(identity))?;
+    let ctx = Context {
+        backend,
+        plugin: plugin_ref,
+        cases: &by_id,
+        options: CompileOptions {
+            fast_math: job.fast_math,
+            ..CompileOptions::default()
+        },
+    };
+    for test in &job.tests {
+        send(&mut output, &Message::Start(test.id.clone()))?;
+        let record = run_test(&ctx, test);
+        send(&mut output, &Message::Record(record))?;
+    }
+    send(&mut output, &Message::Done)
+}
+
+/// Parses one line of worker output: `None` for lines that are not
+/// protocol lines.
+pub fn parse_line(line: &str) -> Option<Result<Message, serde_json::Error>> {
+    line.strip_prefix(MARK).map(serde_json::from_str)
+}

@@ -1,0 +1,461 @@
+//! Self-test of the conformance suite (`tilec conformance`):
+//!
+//! - the reference backend passes every test at every level it can reach,
+//!   and the three report files say so;
+//! - `--repro ID` replays one test with the seed the full run recorded;
+//! - a healthy test plugin (the fixture of `plugin-api/tests`, whose
+//!   runtime runs kernels on the CPU) passes levels 0–3 through the plugin
+//!   ABI;
+//! - deliberately broken variants of it are caught: wrong numerics →
+//!   `Fail`, a panic → `Crash`, a process abort → `Crash`, a hang →
+//!   `Timeout`, refusing a claimed feature → `Fail` — and the run goes on
+//!   after each.
+//!
+//! The fixture variants are built with the `cargo` that runs the tests
+//! into the folder shared with the other plugin tests, each copied to a
+//! file of its own.
+
+use std::collections::BTreeMap;
+use std::env::consts::{DLL_PREFIX, DLL_SUFFIX};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, PoisonError};
+
+mod common;
+use common::{code, stderr, stdout, workspace_root};
+
+/// Builds the fixture plugin with `feature` (once per feature) and returns
+/// the path of a copy of its library.
+fn fixture(feature: Option<&str>) -> PathBuf {
+    static BUILT: Mutex<BTreeMap<String, PathBuf>> = Mutex::new(BTreeMap::new());
+    let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
+    let key = feature.unwrap_or("working").to_string();
+    if let Some(path) = built.get(&key) {
+        return path.clone();
+    }
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let target_dir = tmp.join("plugin-builds");
+    let manifest = workspace_root().join("plugin-api/tests/fixture-plugin/Cargo.toml");
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args(["build", "--quiet", "--manifest-path"])
+        .arg(&manifest)
+        .env("CARGO_TARGET_DIR", &target_dir);
+    if let Some(f) = feature {
+        cmd.args(["--features", f]);
+    }
+    let out = cmd.output().expect("cargo starts");
+    assert!(
+        out.status.success(),
+        "building the fixture plugin ({key}) failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lib = target_dir
+        .join("debug")
+        .join(format!("{DLL_PREFIX}tilec_fixture_plugin{DLL_SUFFIX}"));
+    let dir = tmp
+        .join("conformance-fixtures")
+        .join(std::process::id().to_string());
+    std::fs::create_dir_all(&dir).expect("create the fixture folder");
+    let dest = dir.join(format!("{DLL_PREFIX}fixture_{key}{DLL_SUFFIX}"));
+    std::fs::copy(&lib, &dest).expect("copy the fixture library");
+    built.insert(key, dest.clone());
+    dest
+}
+
+/// A fresh folder for reports.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("conformance-reports")
+        .join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn tilec(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tilec"))
+        .args(args)
+        .current_dir(workspace_root())
+        .env_remove("TILEC_PLUGIN_PATH")
+        .output()
+        .expect("tilec starts")
+}
+
+/// `tilec conformance --backend fixture --plugin LIB ARGS...`.
+fn on_fixture(feature: Option<&str>, args: &[&str]) -> Output {
+    let lib = fixture(feature);
+    let lib = lib.display().to_string();
+    let mut all = vec!["conformance", "--backend", "fixture", "--plugin", &lib];
+    all.extend_from_slice(args);
+    tilec(&all)
+}
+
+fn records(dir: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(dir.join("results.jsonl")).expect("results.jsonl");
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+fn summary(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json");
+    serde_json::from_str(&text).expect("summary.json is JSON")
+}
+
+/// Outcome counts of a report folder.
+fn outcomes(dir: &Path) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for r in records(dir) {
+        *counts
+            .entry(r["outcome"].as_str().unwrap_or("?").to_string())
+            .or_default() += 1;
+    }
+    counts
+}
+
+fn levels(s: &serde_json::Value) -> Vec<String> {
+    s["conformant_levels"]
+        .as_array()
+        .expect("conformant_levels")
+        .iter()
+        .map(|l| l.as_str().unwrap_or("?").to_string())
+        .collect()
+}
+
+#[test]
+fn reference_backend_passes_every_level_it_reaches() {
+    let dir = scratch("ref");
+    let out = tilec(&[
+        "conformance",
+        "--backend",
+        "ref",
+        "--report",
+        dir.to_str().expect("UTF-8 path"),
+    ]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let s = summary(&dir);
+    assert_eq!(levels(&s), ["L0", "L1", "L2", "L3"]);
+    assert_eq!(s["levels_not_run"][0][0], "L4");
+    let total = s["total"]["total"].as_u64().expect("a count") as usize;
+    assert!(total >= 450, "only {total} tests");
+    assert_eq!(s["total"]["pass"].as_u64(), Some(total as u64));
+    assert_eq!(s["environment"]["backend"], "ref");
+    assert_eq!(s["environment"]["tilec_version"], env!("CARGO_PKG_VERSION"));
+    let recs = records(&dir);
+    assert_eq!(recs.len(), total);
+    for level in ["L0", "L1", "L2", "L3"] {
+        assert!(recs.iter().any(|r| r["level"] == level), "no {level} test");
+    }
+    let junit = std::fs::read_to_string(dir.join("junit.xml")).expect("junit.xml");
+    assert!(junit.starts_with("<?xml"));
+    assert_eq!(junit.matches("<testcase ").count(), total);
+    assert!(!junit.contains("<failure"));
+    let text = stdout(&out);
+    assert!(text.contains("conformant levels: L0, L1, L2, L3"), "{text}");
+}
+
+#[test]
+fn repro_replays_one_test_with_its_seed() {
+    let dir = scratch("repro");
+    let id = "tilec.l2.gemm.nt.f16_f32.m257n129k77";
+    let out = tilec(&[
+        "conformance",
+        "--backend",
+        "ref",
+        "--filter",
+        "tilec.l2.gemm.nt.f16_f32.*",
+        "--report",
+        dir.to_str().expect("UTF-8 path"),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let seed = records(&dir)
+        .into_iter()
+        .find(|r| r["id"] == id)
+        .and_then(|r| r["seed"].as_u64())
+        .expect("the test ran");
+    let out = tilec(&["conformance", "--backend", "ref", "--repro", id]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains(&format!("seed     {seed} ")), "{text}");
+    assert!(text.contains("outcome  Pass"), "{text}");
+    assert!(text.contains("kernel   matmul(257, 129, 77"), "{text}");
+
+    let out = tilec(&[
+        "conformance",
+        "--backend",
+        "ref",
+        "--repro",
+        "tilec.l2.gemm.nt.f16",
+    ]);
+    assert_eq!(code(&out), 1);
+    assert!(
+        stderr(&out).contains("the closest id is `tilec.l2.gemm.nt.f16_f32."),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn certify_mode_refuses_filters() {
+    let out = tilec(&[
+        "conformance",
+        "--backend",
+        "ref",
+        "--mode",
+        "certify",
+        "--filter",
+        "*",
+        "--report",
+        "unused",
+    ]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("`--mode certify` runs every test"));
+}
+
+#[test]
+fn healthy_plugin_passes_levels_0_to_3() {
+    let dir = scratch("fixture");
+    let out = on_fixture(None, &["--report", dir.to_str().expect("UTF-8 path")]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let s = summary(&dir);
+    assert_eq!(levels(&s), ["L0", "L1", "L2", "L3"]);
+    let env = &s["environment"];
+    assert_eq!(env["plugin"]["name"], "fixture");
+    assert_eq!(env["plugin"]["sha256"].as_str().map(str::len), Some(64));
+    assert_eq!(env["target"], "t0");
+    let recs = records(&dir);
+    for id in [
+        "tilec.l0.abi.load",
+        "tilec.l0.abi.info",
+        "tilec.l0.abi.describe_targets",
+        "tilec.l0.abi.malformed_request",
+        "tilec.l0.abi.compile_unknown_target",
+        "tilec.l0.abi.concurrent_compile",
+    ] {
+        let r = recs.iter().find(|r| r["id"] == id).expect(id);
+        assert_eq!(r["outcome"], "Pass", "{r}");
+    }
+    // fp8 gemm is not claimed: the negative case must be refused (Pass),
+    // and nothing else is NotSupported.
+    let fp8 = recs
+        .iter()
+        .find(|r| r["id"] == "tilec.l1.negative.target.fp8_gemm")
+        .expect("the fp8 case");
+    assert_eq!(fp8["outcome"], "Pass", "{fp8}");
+}
+
+#[test]
+fn an_unclaimed_capability_is_not_supported() {
+    // A corpus of one gemm case that needs a capability the fixture does
+    // not claim: both of its tests are NotSupported, decided from the
+    // target description without asking the backend; the reference
+    // backend, which claims every need of its corpus, runs them.
+    let corpus = scratch("corpus");
+    std::fs::create_dir_all(&corpus).expect("create the corpus");
+    std::fs::copy(
+        workspace_root().join("conformance/corpus/gemm.py"),
+        corpus.join("gemm.py"),
+    )
+    .expect("copy the kernel");
+    std::fs::write(
+        corpus.join("magic.grid.json"),
+        r#"{"family": "magic", "file": "gemm.py", "level": 2,
+            "kernel": "matmul(64, 64, 64)", "id": "nn.f16",
+            "class": {"Accumulation": {"reduction_len": 64, "accumulator": "F32"}},
+            "needs": ["vendor.magic"]}"#,
+    )
+    .expect("write the grid");
+    let corpus = corpus.to_str().expect("UTF-8 path").to_string();
+
+    let dir = scratch("unclaimed");
+    let out = on_fixture(
+        None,
+        &[
+            "--corpus",
+            &corpus,
+            "--report",
+            dir.to_str().expect("UTF-8 path"),
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let recs = records(&dir);
+    for id in ["tilec.l1.magic.nn.f16", "tilec.l2.magic.nn.f16"] {
+        let r = recs.iter().find(|r| r["id"] == id).expect(id);
+        assert_eq!(r["outcome"], "NotSupported", "{r}");
+        assert!(
+            r["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("does not claim vendor.magic"),
+            "{r}"
+        );
+    }
+    // L1 has no applicable test, so the fixture conforms to L0 only.
+    assert_eq!(levels(&summary(&dir)), ["L0"]);
+
+    let dir = scratch("unclaimed-ref");
+    let out = tilec(&[
+        "conformance",
+        "--backend",
+        "ref",
+        "--corpus",
+        &corpus,
+        "--report",
+        dir.to_str().expect("UTF-8 path"),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(outcomes(&dir).get("Pass"), Some(&2));
+}
+
+#[test]
+fn wrong_numerics_fail() {
+    let dir = scratch("wrong");
+    let out = on_fixture(
+        Some("wrong-numerics"),
+        &[
+            "--filter",
+            "tilec.l2.gemm.nn.*",
+            "--report",
+            dir.to_str().expect("UTF-8 path"),
+        ],
+    );
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let recs = records(&dir);
+    assert!(recs.len() >= 3);
+    for r in &recs {
+        assert_eq!(r["outcome"], "Fail", "{r}");
+        let msg = r["message"].as_str().unwrap_or("");
+        assert!(msg.contains("outside tolerance"), "{msg}");
+    }
+    let text = stdout(&out);
+    assert!(text.contains("non-conformant tests"), "{text}");
+}
+
+#[test]
+fn a_panic_is_a_crash() {
+    let dir = scratch("panic");
+    let out = on_fixture(
+        Some("panic-compile"),
+        &[
+            "--filter",
+            "tilec.l1.gemm.nn.*",
+            "--report",
+            dir.to_str().expect("UTF-8 path"),
+        ],
+    );
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let recs = records(&dir);
+    assert!(recs.len() >= 3);
+    for r in &recs {
+        assert_eq!(r["outcome"], "Crash", "{r}");
+        assert!(
+            r["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("deliberate panic in compile"),
+            "{r}"
+        );
+    }
+}
+
+#[test]
+fn an_abort_is_a_crash_and_the_run_goes_on() {
+    let dir = scratch("abort");
+    let out = on_fixture(
+        Some("abort-launch"),
+        &[
+            "--filter",
+            "tilec.l?.gemm.nn.*",
+            "-j",
+            "1",
+            "--report",
+            dir.to_str().expect("UTF-8 path"),
+        ],
+    );
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let recs = records(&dir);
+    let l1: Vec<_> = recs.iter().filter(|r| r["level"] == "L1").collect();
+    let l2: Vec<_> = recs.iter().filter(|r| r["level"] == "L2").collect();
+    assert!(l1.len() >= 3 && l2.len() >= 3, "{recs:?}");
+    // Compiling works; every launch kills its worker, and a new worker
+    // takes the next test.
+    for r in l1 {
+        assert_eq!(r["outcome"], "Pass", "{r}");
+    }
+    for r in l2 {
+        assert_eq!(r["outcome"], "Crash", "{r}");
+        assert!(
+            r["message"].as_str().unwrap_or("").contains("signal"),
+            "{r}"
+        );
+    }
+}
+
+#[test]
+fn a_hang_is_a_timeout_and_the_run_goes_on() {
+    let dir = scratch("hang");
+    let out = on_fixture(
+        Some("hang"),
+        &[
+            "--filter",
+            "tilec.l1.gemm.nn.f16_f32.m*",
+            "--timeout",
+            "2",
+            "-j",
+            "1",
+            "--report",
+            dir.to_str().expect("UTF-8 path"),
+        ],
+    );
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let recs = records(&dir);
+    assert!(recs.len() >= 2, "{recs:?}");
+    for r in &recs {
+        assert_eq!(r["outcome"], "Timeout", "{r}");
+    }
+}
+
+#[test]
+fn refusing_a_claimed_feature_fails() {
+    let dir = scratch("refuse");
+    let out = on_fixture(
+        Some("refuse-claimed"),
+        &[
+            "--filter",
+            "tilec.l1.gemm.*",
+            "--report",
+            dir.to_str().expect("UTF-8 path"),
+        ],
+    );
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let recs = records(&dir);
+    assert!(recs.len() >= 9);
+    for r in &recs {
+        assert_eq!(r["outcome"], "Fail", "{r}");
+        assert!(
+            r["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("refused a capability the target claims"),
+            "{r}"
+        );
+    }
+}
+
+#[test]
+fn a_plugin_reading_only_old_ir_fails_level_0() {
+    let dir = scratch("unloadable");
+    let lib = fixture(Some("old-ir"));
+    let out = tilec(&[
+        "conformance",
+        "--backend",
+        "fixture",
+        "--plugin",
+        lib.to_str().expect("UTF-8 path"),
+        "--report",
+        dir.to_str().expect("UTF-8 path"),
+    ]);
+    // An old-IR plugin loads, but every compile is refused by the host.
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let s = summary(&dir);
+    assert_eq!(levels(&s), Vec::<String>::new());
+}
