@@ -10,4 +10,6 @@
 pub mod front;
 pub mod interp;
 pub mod ir;
+pub mod layout;
+pub mod target;
 pub mod text;

@@ -1,0 +1,136 @@
+//! Execution model, thread and register limits, memory spaces and vector
+//! widths.
+
+use serde::{Deserialize, Serialize};
+
+use super::Provenance;
+
+/// How the target runs a block of work.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ExecutionModel {
+    /// Threads run in lockstep groups of `width` lanes (a warp, wavefront or
+    /// SIMD group): 32, 64 or 128.
+    Simt { width: u32, provenance: Provenance },
+    /// A core of named units that each take whole tiles (a matrix unit, a
+    /// vector unit, copy engines), synchronised by flags between them.
+    TileEngine {
+        units: Vec<EngineUnit>,
+        provenance: Provenance,
+    },
+}
+
+/// One unit of a tile engine.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineUnit {
+    pub name: String,
+    pub role: UnitRole,
+}
+
+/// What a tile-engine unit does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitRole {
+    Matrix,
+    Vector,
+    Scalar,
+    Copy,
+}
+
+/// Limits on the threads of one block (workgroup, threadgroup).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThreadLimits {
+    /// The most threads one block may have; `None` when not known.
+    pub max_per_block: Option<u32>,
+    pub provenance: Option<Provenance>,
+}
+
+/// Register budget, counted in 32-bit registers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterBudget {
+    pub per_thread: Option<u32>,
+    pub per_block: Option<u32>,
+    /// Whether and how a kernel may move registers between warps at run
+    /// time; `None` when not described.
+    pub reallocation: Option<RegisterReallocation>,
+    pub provenance: Option<Provenance>,
+}
+
+/// Run-time register reallocation between warps of a block.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterReallocation {
+    pub instruction: String,
+    pub min_per_thread: u32,
+    pub max_per_thread: u32,
+    pub step: u32,
+    pub provenance: Provenance,
+}
+
+/// The role of a memory space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryKind {
+    /// Device memory visible to every block.
+    Global,
+    /// Memory shared by the threads of one block (shared memory, LDS,
+    /// threadgroup memory).
+    Shared,
+    /// Per-thread memory.
+    Local,
+    /// A named on-core buffer of a tile engine.
+    TileBuffer,
+}
+
+/// One memory space.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySpace {
+    /// The name other parts of the description refer to (`shared`).
+    pub name: String,
+    pub kind: MemoryKind,
+    /// The most bytes one block may use; `None` when unknown or unbounded.
+    pub capacity_bytes: Option<u64>,
+    /// The bytes available without an explicit opt-in, when smaller than
+    /// `capacity_bytes`.
+    pub default_capacity_bytes: Option<u64>,
+    /// Allocations are rounded up to a multiple of this.
+    pub allocation_granularity_bytes: Option<u64>,
+    /// Required alignment of a buffer's base address.
+    pub alignment_bytes: Option<u64>,
+    pub banks: Option<Banks>,
+    pub provenance: Provenance,
+}
+
+/// The bank structure of a shared memory space.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Banks {
+    pub count: u32,
+    pub width_bytes: u32,
+    /// Wide accesses served in phases of consecutive lanes; conflicts exist
+    /// only inside a phase.
+    #[serde(default)]
+    pub phases: Vec<BankPhase>,
+    pub provenance: Provenance,
+}
+
+/// How accesses of one width are split into lane phases.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BankPhase {
+    pub access_bytes: u32,
+    pub lanes_per_phase: u32,
+}
+
+/// The widest access one thread makes in one instruction.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VectorWidths {
+    pub global_bytes: Option<u32>,
+    pub shared_bytes: Option<u32>,
+    pub provenance: Option<Provenance>,
+}
