@@ -99,7 +99,7 @@ pub fn random_tensor(dtype: DType, shape: &[usize], rng: &mut SplitMix64, specia
         DTypeKind::Float => TensorData::Float(
             (0..len)
                 .map(|_| {
-                    if !specials.is_empty() && rng.next_u64() % 8 == 0 {
+                    if !specials.is_empty() && rng.next_u64().is_multiple_of(8) {
                         specials[(rng.next_u64() % specials.len() as u64) as usize]
                     } else {
                         dtype.round_f64(rng.unit() * 4.0 - 2.0)

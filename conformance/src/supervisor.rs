@@ -235,7 +235,7 @@ pub fn probe(cmd: &WorkerCommand, settings: &Settings) -> Result<Identity, Probe
     };
     let mut worker = Worker::start(cmd, &job)?;
     match worker.next(Instant::now() + settings.timeout) {
-        Ok(Message::Hello(identity)) => Ok(identity),
+        Ok(Message::Hello(identity)) => Ok(*identity),
         Ok(Message::LoadFailed(why)) => Err(ProbeError::Load(why)),
         Ok(_) => Err(ProbeError::Crash("unexpected first message".into())),
         Err(Ended::TimedOut) => Err(ProbeError::Timeout(settings.timeout)),
@@ -286,10 +286,7 @@ fn run_batch(
         };
         let mut started = Instant::now();
         let mut deadline = started + settings.timeout;
-        loop {
-            let Some((index, test)) = batch.get(next) else {
-                break;
-            };
+        while let Some((index, test)) = batch.get(next) {
             match worker.next(deadline) {
                 Ok(Message::Hello(_) | Message::Done) => {}
                 Ok(Message::Start(_)) => {

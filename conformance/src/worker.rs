@@ -63,7 +63,7 @@ pub struct Identity {
 /// One line from the worker.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Message {
-    Hello(Identity),
+    Hello(Box<Identity>),
     /// The backend could not be set up; no test ran.
     LoadFailed(String),
     Start(String),
@@ -123,7 +123,7 @@ pub fn serve(input: impl BufRead, mut output: impl Write) -> Result<(), WorkerEr
         target: backend.target().clone(),
         device: backend.device(),
     };
-    send(&mut output, &Message::Hello(identity))?;
+    send(&mut output, &Message::Hello(Box::new(identity)))?;
     let ctx = Context {
         backend,
         plugin: plugin_ref,
