@@ -14,9 +14,9 @@ use tilec_core::interp::{self, Tensor};
 use tilec_core::ir::{self, DType, Expr, Function, Literal, Module, Scope};
 use tilec_plugin_api::host::{CallError, LoadedPlugin};
 use tilec_plugin_api::{
-    Artifact, ArtifactKind, CompileOptions, CompileResult, DeviceInfo, ErrorCode, ExecutionModel,
-    IrLocation, KernelMetadata, MemorySpace, ParamMetadata, PluginDiagnostic, PluginError,
-    PluginInfo, RuntimeRequest, RuntimeResponse, Severity, TargetDescription,
+    Artifact, ArtifactKind, CompileOptions, CompileResult, DeviceInfo, ErrorCode, IrLocation,
+    KernelMetadata, ParamMetadata, PluginDiagnostic, PluginError, PluginInfo, RuntimeRequest,
+    RuntimeResponse, Severity, TargetDescription,
 };
 
 /// Why a backend call did not give an answer.
@@ -83,11 +83,6 @@ pub trait Backend: std::fmt::Debug {
 /// The name of the reference backend.
 pub const REFERENCE: &str = "ref";
 
-/// Shared memory of the reference target: the largest any shipped target
-/// offers a block (227 KiB on sm_90), so every kernel that fits some GPU
-/// fits the reference, and one that fits none is refused as a GPU would.
-pub const REFERENCE_SHARED_BYTES: u64 = 227 << 10;
-
 /// The reference backend: the reference interpreter behind the backend
 /// interface. Its "artifact" is the printed Tile IR; it claims every
 /// capability the corpus names, so the suite's own self-test exercises
@@ -97,36 +92,21 @@ pub struct Reference {
     target: TargetDescription,
 }
 
+/// The limits of the reference target, as data.
+const REFERENCE_JSON: &str = include_str!("reference_target.json");
+
 impl Reference {
     /// `capabilities`: what the reference claims (the union of the
     /// corpus's needs).
-    pub fn new(capabilities: Vec<String>) -> Reference {
-        let dtypes = DType::ALL
+    pub fn new(capabilities: Vec<String>) -> Result<Reference, String> {
+        let mut target = TargetDescription::from_json(REFERENCE_JSON)
+            .map_err(|e| format!("the reference target description is invalid: {e}"))?;
+        target.dtypes = DType::ALL
             .iter()
             .map(|d| d.tilelang_name().to_string())
             .collect();
-        Reference {
-            target: TargetDescription {
-                arch: REFERENCE.to_string(),
-                execution: ExecutionModel::Simt { width: 32 },
-                max_threads_per_block: 1024,
-                memory: vec![
-                    MemorySpace {
-                        name: "global".to_string(),
-                        capacity_bytes: u64::MAX,
-                        alignment_bytes: 1,
-                    },
-                    MemorySpace {
-                        name: "shared".to_string(),
-                        capacity_bytes: REFERENCE_SHARED_BYTES,
-                        alignment_bytes: 1,
-                    },
-                ],
-                dtypes,
-                profiles: capabilities,
-                sources: vec!["tilec reference interpreter (core/src/interp)".to_string()],
-            },
-        }
+        target.profiles = capabilities;
+        Ok(Reference { target })
     }
 }
 
@@ -224,14 +204,19 @@ impl Backend for Reference {
                 format!("the module does not verify: {first}"),
             ))
         })?;
+        let capacity = self
+            .target
+            .memory_space("shared")
+            .and_then(|m| m.capacity_bytes)
+            .unwrap_or(u64::MAX);
         let mut kernels = Vec::new();
         for f in &module.functions {
             let shared = shared_bytes(f);
-            if shared > REFERENCE_SHARED_BYTES {
+            if shared > capacity {
                 let mut error = PluginError::new(
                     ErrorCode::UnsupportedFeature,
                     format!(
-                        "`{}` needs {shared} bytes of shared memory; the target has {REFERENCE_SHARED_BYTES}",
+                        "`{}` needs {shared} bytes of shared memory; the target has {capacity}",
                         f.name
                     ),
                 );

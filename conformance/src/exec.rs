@@ -243,19 +243,18 @@ fn structural(ctx: &Context<'_>, module: &Module, result: &CompileResult) -> Res
         return Err("the compile result lists no kernel".into());
     }
     let target = ctx.backend.target();
-    let shared = target
-        .memory
-        .iter()
-        .find(|m| m.name == "shared")
-        .map(|m| m.capacity_bytes);
+    let shared = target.memory_space("shared").and_then(|m| m.capacity_bytes);
+    let max_threads = target.threads_per_block.max_per_block;
     for k in &result.kernels {
         if k.entry.is_empty() {
             return Err("a kernel has an empty entry name".into());
         }
-        if k.threads > target.max_threads_per_block {
+        if let Some(max) = max_threads
+            && k.threads > max
+        {
             return Err(format!(
-                "kernel `{}` launches {} threads; the target allows {}",
-                k.entry, k.threads, target.max_threads_per_block
+                "kernel `{}` launches {} threads; the target allows {max}",
+                k.entry, k.threads
             ));
         }
         if let Some(cap) = shared

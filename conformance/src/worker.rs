@@ -104,10 +104,13 @@ pub fn serve(input: impl BufRead, mut output: impl Write) -> Result<(), WorkerEr
     let reference;
     let plugin;
     let (backend, plugin_ref): (&dyn Backend, Option<&Plugin>) = match &job.backend {
-        BackendSpec::Reference => {
-            reference = Reference::new(all_needs(&cases));
-            (&reference, None)
-        }
+        BackendSpec::Reference => match Reference::new(all_needs(&cases)) {
+            Ok(r) => {
+                reference = r;
+                (&reference, None)
+            }
+            Err(e) => return send(&mut output, &Message::LoadFailed(e)),
+        },
         BackendSpec::Plugin { path, target } => match Plugin::load(path, target.as_deref()) {
             Ok(p) => {
                 plugin = p;

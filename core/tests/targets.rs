@@ -535,3 +535,33 @@ fn other_corruptions_fail_with_typed_errors() {
         Err(TargetError::Json { .. })
     ));
 }
+
+/// The smallest description a plugin can ship: no matrix atoms, no
+/// shared memory, most limits unknown.
+const MINIMAL: &str = r#"{
+  "format_version": 1, "name": "t0", "arch": "t0", "vendor": "tests",
+  "summary": "A test target.",
+  "execution": {"kind": "simt", "width": 32,
+                "provenance": {"status": "M", "checked": false, "sources": ["test"]}},
+  "threads_per_block": {"max_per_block": 1024, "provenance": null},
+  "registers": {"per_thread": null, "per_block": null, "reallocation": null, "provenance": null},
+  "memory_spaces": [],
+  "vector_widths": {"global_bytes": null, "shared_bytes": null, "provenance": null},
+  "matrix_atoms": [], "barriers": [],
+  "dtypes": ["float32", "int8"], "profiles": ["gemm.f16"],
+  "sources": [{"id": "test", "title": "this test"}]
+}"#;
+
+#[test]
+fn a_minimal_description_loads_with_its_claims() {
+    let t = TargetDescription::from_json(MINIMAL).expect("the minimal description is valid");
+    assert_eq!(t.dtypes, ["float32", "int8"]);
+    assert_eq!(t.profiles, ["gemm.f16"]);
+    let bad = MINIMAL.replace("\"int8\"", "\"int9\"");
+    let err = TargetDescription::from_json(&bad).expect_err("int9 is no dtype");
+    assert!(
+        err.to_string()
+            .contains("`int9` is not a TileLang dtype name"),
+        "{err}"
+    );
+}

@@ -304,7 +304,8 @@ impl LoadedPlugin {
 
     /// The description of one target.
     pub fn describe_target(&self, arch: &str) -> Result<TargetDescription, CallError> {
-        let r = (self.module.describe_target())(RStr::from_str(arch), Encoding::Postcard.to_byte());
+        // JSON: see `TargetDescription` for why.
+        let r = (self.module.describe_target())(RStr::from_str(arch), Encoding::Json.to_byte());
         self.answer("describe_target", r)
     }
 

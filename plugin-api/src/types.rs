@@ -40,46 +40,19 @@ impl Document for PluginInfo {
     const VERSION: Version = Version::new(1, 0);
 }
 
-/// How a target executes kernels.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum ExecutionModel {
-    /// Threads in lockstep groups of `width` (warp, wavefront, simdgroup).
-    Simt { width: u32 },
-    /// Tile engines with named on-chip buffers (matrix and vector units).
-    TileEngine { units: Vec<String> },
-}
-
-/// One memory space of a target.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MemorySpace {
-    /// `global`, `shared`, `registers`, `L1`, `UB`, ...
-    pub name: String,
-    /// Capacity per block (or per core for tile engines), in bytes.
-    pub capacity_bytes: u64,
-    /// Required alignment of buffers, in bytes.
-    pub alignment_bytes: u32,
-}
-
-/// What the compiler may assume about one target. The core's passes read
-/// only this (no vendor names); the full model grows with the passes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TargetDescription {
-    /// The target name (`sm_90a`).
-    pub arch: String,
-    pub execution: ExecutionModel,
-    pub max_threads_per_block: u32,
-    pub memory: Vec<MemorySpace>,
-    /// Element types the target computes with (TileLang spellings).
-    pub dtypes: Vec<String>,
-    /// Conformance profiles the target claims (`l2.gemm.f16`, ...).
-    pub profiles: Vec<String>,
-    /// Where each fact comes from (documents, vendor code).
-    pub sources: Vec<String>,
-}
+/// What the compiler may assume about one target: the core's target
+/// description model (`tilec_core::target`, documented in
+/// `docs/targets.md`), which the core's passes read and nothing else.
+///
+/// It crosses the boundary as JSON, never postcard: the model uses tagged
+/// enums and optional fields that only a self-describing encoding carries,
+/// and a description is read once per compilation, so its size does not
+/// matter. [`crate::host::LoadedPlugin::describe_target`] asks for JSON.
+pub use tilec_core::target::TargetDescription;
 
 impl Document for TargetDescription {
     const KIND: &'static str = "target-description";
-    const VERSION: Version = Version::new(0, 1);
+    const VERSION: Version = Version::new(1, 0);
 }
 
 /// Tile IR as it crosses the boundary.

@@ -233,7 +233,8 @@ fn working_plugin_answers_every_call() {
 
     let target = plugin.describe_target("t0").expect("describe t0");
     assert_eq!(target.arch, "t0");
-    assert_eq!(target.max_threads_per_block, 1024);
+    assert_eq!(target.threads_per_block.max_per_block, Some(1024));
+    assert_eq!(target.simt_width(), Some(32));
 
     let err = plugin
         .describe_target("t9")
@@ -318,8 +319,8 @@ fn target_claims_what_the_corpus_needs() {
         assert!(target.profiles.contains(&profile), "{profile}");
     }
     assert!(!target.profiles.iter().any(|p| p == "gemm.f8e4m3"));
-    let shared = target.memory.iter().find(|m| m.name == "shared");
-    assert_eq!(shared.map(|m| m.capacity_bytes), Some(48 << 10));
+    let shared = target.memory_space("shared");
+    assert_eq!(shared.and_then(|m| m.capacity_bytes), Some(48 << 10));
 }
 
 /// A small tiled gemm in TileLang: `C = A @ B`, f16 in, f32 accumulation.

@@ -72,6 +72,16 @@ pub struct TargetDescription {
     #[serde(default)]
     pub async_copies: Vec<AsyncCopy>,
     pub barriers: Vec<Barrier>,
+    /// Element types the target computes with (TileLang spellings:
+    /// `float16`, `int8`, ...).
+    #[serde(default)]
+    pub dtypes: Vec<String>,
+    /// Conformance capabilities the target claims (`gemm.f16`,
+    /// `atomic_add.f32`, ...; `docs/conformance.md`). A conformance test
+    /// that needs an unclaimed capability is `NotSupported`; refusing a
+    /// claimed one is a failure.
+    #[serde(default)]
+    pub profiles: Vec<String>,
     pub sources: Vec<Source>,
     /// Facts deliberately left unset, with the reason.
     #[serde(default)]

@@ -248,6 +248,16 @@ impl Checker<'_> {
             return Err(self.inconsistent("name", "name and arch must not be empty"));
         }
         self.unique("sources", t.sources.iter().map(|s| s.id.as_str()))?;
+        if let Some(d) = t
+            .dtypes
+            .iter()
+            .find(|d| crate::ir::DType::from_tilelang_name(d).is_none())
+        {
+            return Err(self.inconsistent(
+                "dtypes",
+                format!("`{d}` is not a TileLang dtype name (`float16`, `int8`, ...)"),
+            ));
+        }
         self.execution()?;
         self.limits()?;
         self.memory()?;

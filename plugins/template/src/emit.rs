@@ -298,10 +298,10 @@ fn kernel_metadata(
         })
         .collect();
     let shared_capacity = target
-        .memory
-        .iter()
-        .find(|m| m.name == "shared")
-        .map_or(0, |m| m.capacity_bytes);
+        .memory_space("shared")
+        .and_then(|m| m.capacity_bytes)
+        .unwrap_or(0);
+    let max_threads = target.threads_per_block.max_per_block.unwrap_or(u32::MAX);
 
     let mut kernels = Vec::new();
     for (stmt, span) in kernel_statements(&f.body) {
@@ -315,14 +315,14 @@ fn kernel_metadata(
             continue;
         };
         let entry = format!("{}_k{}", f.name, kernels.len());
-        if *threads > target.max_threads_per_block {
+        if *threads > max_threads {
             return Err(located_error(
                 ErrorCode::UnsupportedFeature,
                 f,
                 span,
                 format!(
-                    "kernel `{entry}` has {threads} threads per block; target `{}` allows at most {}",
-                    target.arch, target.max_threads_per_block
+                    "kernel `{entry}` has {threads} threads per block; target `{}` allows at most {max_threads}",
+                    target.arch
                 ),
                 Vec::new(),
             ));

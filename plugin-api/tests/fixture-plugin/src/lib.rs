@@ -32,10 +32,9 @@ pub mod runtime;
 
 use tilec_core::ir::{Block, DType, Expr, Function, Handle, Literal, Scope, Span, Stmt};
 use tilec_plugin_api::{
-    Artifact, ArtifactKind, BackendPlugin, CompileRequest, CompileResult, ErrorCode,
-    ExecutionModel, IrLocation, KernelMetadata, MemorySpace, ParamMetadata, PluginDiagnostic,
-    PluginError, PluginInfo, RuntimeRequest, RuntimeResponse, Severity, TILE_IR_FORMAT,
-    TargetDescription, Version,
+    Artifact, ArtifactKind, BackendPlugin, CompileRequest, CompileResult, ErrorCode, IrLocation,
+    KernelMetadata, ParamMetadata, PluginDiagnostic, PluginError, PluginInfo, RuntimeRequest,
+    RuntimeResponse, Severity, TILE_IR_FORMAT, TargetDescription, Version,
 };
 
 /// The message `compile` panics with in the `panic-compile` variant.
@@ -94,41 +93,30 @@ fn unknown_target(arch: &str) -> PluginError {
     )
 }
 
+/// The limits of `t0`, as data (`targets/t0.json`); its claims are
+/// added in [`target_description`].
+const T0_JSON: &str = include_str!("../targets/t0.json");
+
 fn target_description(arch: &str) -> Result<TargetDescription, PluginError> {
     if arch != TARGET {
         return Err(unknown_target(arch));
     }
-    Ok(TargetDescription {
-        arch: TARGET.to_string(),
-        execution: ExecutionModel::Simt { width: 32 },
-        max_threads_per_block: 1024,
-        memory: vec![
-            MemorySpace {
-                name: "global".to_string(),
-                capacity_bytes: 1 << 30,
-                alignment_bytes: 256,
-            },
-            MemorySpace {
-                name: "shared".to_string(),
-                capacity_bytes: SHARED_BYTES,
-                alignment_bytes: 16,
-            },
-        ],
-        dtypes: DType::ALL
-            .iter()
-            .map(|d| d.tilelang_name().to_string())
-            .collect(),
-        profiles: PROFILES
-            .iter()
-            .map(|p| p.to_string())
-            .chain(
-                DType::ALL
-                    .iter()
-                    .map(|d| format!("dtype.{}", d.short_name())),
-            )
-            .collect(),
-        sources: vec!["plugin-api/tests/fixture-plugin".to_string()],
-    })
+    let mut target = TargetDescription::from_json(T0_JSON)
+        .map_err(|e| PluginError::new(ErrorCode::Internal, format!("targets/t0.json: {e}")))?;
+    target.dtypes = DType::ALL
+        .iter()
+        .map(|d| d.tilelang_name().to_string())
+        .collect();
+    target.profiles = PROFILES
+        .iter()
+        .map(|p| p.to_string())
+        .chain(
+            DType::ALL
+                .iter()
+                .map(|d| format!("dtype.{}", d.short_name())),
+        )
+        .collect();
+    Ok(target)
 }
 
 /// An extent as launch metadata shows it: a constant, a symbol's name, or
