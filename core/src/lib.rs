@@ -11,5 +11,6 @@ pub mod front;
 pub mod interp;
 pub mod ir;
 pub mod layout;
+pub mod passes;
 pub mod target;
 pub mod text;

@@ -320,6 +320,51 @@ pub struct CompileArgs {
     /// null otherwise).
     #[arg(long)]
     pub json: bool,
+
+    /// Run these passes on the Tile IR, in order, before the backend gets
+    /// it: registered pass names separated by commas (`simplify`; a pass
+    /// may appear more than once). Default: none. `docs/passes.md`
+    /// describes every pass.
+    #[arg(long, value_name = "LIST", value_parser = parse_pass_list)]
+    pub passes: Option<PassList>,
+
+    /// Print the IR to standard error before each run of PASS, under a
+    /// header line `// ----- IR before PASS -----`. PASS must be in
+    /// --passes. May be repeated.
+    #[arg(long = "print-before", value_name = "PASS", value_parser = parse_pass_name, action = clap::ArgAction::Append)]
+    pub print_before: Vec<&'static str>,
+
+    /// Print the IR to standard error after each run of PASS, under a
+    /// header line `// ----- IR after PASS -----`. PASS must be in
+    /// --passes. May be repeated.
+    #[arg(long = "print-after", value_name = "PASS", value_parser = parse_pass_name, action = clap::ArgAction::Append)]
+    pub print_after: Vec<&'static str>,
+
+    /// Print the wall-clock time of each pass (running it, and verifying
+    /// the IR after it) to standard error, as a table.
+    #[arg(long)]
+    pub time_passes: bool,
+}
+
+/// The registered passes `--passes` names, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PassList(pub Vec<&'static str>);
+
+/// One registered pass name.
+fn parse_pass_name(text: &str) -> Result<&'static str, String> {
+    tilec_core::passes::require(text.trim())
+        .map(|pass| pass.name())
+        .map_err(|e| e.to_string())
+}
+
+/// Comma-separated registered pass names; empty entries are ignored.
+fn parse_pass_list(text: &str) -> Result<PassList, String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(parse_pass_name)
+        .collect::<Result<Vec<_>, _>>()
+        .map(PassList)
 }
 
 #[derive(Debug, Args)]
@@ -382,5 +427,17 @@ mod tests {
         assert!(parse_define("M").is_err());
         assert!(parse_define("=3").is_err());
         assert!(parse_define("1x=3").is_err());
+    }
+
+    #[test]
+    fn pass_lists_parse() {
+        assert_eq!(
+            parse_pass_list("simplify, simplify,"),
+            Ok(PassList(vec!["simplify", "simplify"]))
+        );
+        assert_eq!(parse_pass_list(""), Ok(PassList(Vec::new())));
+        let error = parse_pass_list("simplify,bogus").err().unwrap_or_default();
+        assert!(error.contains("unknown pass `bogus`"), "{error}");
+        assert!(error.contains("simplify"), "{error}");
     }
 }

@@ -571,3 +571,155 @@ fn malformed_tile_ir_is_a_user_error() {
     assert!(text.contains(&format!("--> {file}:")), "{text}");
     assert!(!text.contains("internal compiler error"), "{text}");
 }
+
+// `compile --passes` and the pass instrumentation flags.
+
+#[test]
+fn compile_help_documents_the_pass_flags() {
+    let out = tilec(&["compile", "--help"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    for flag in [
+        "--passes",
+        "--print-before",
+        "--print-after",
+        "--time-passes",
+    ] {
+        assert!(
+            text.contains(flag),
+            "`compile --help` lacks `{flag}`:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn compile_runs_the_passes_and_prints_where_asked() {
+    let args = [
+        "compile",
+        "examples/flash_attention_gqa.py",
+        "--passes",
+        "simplify",
+        "--print-before=simplify",
+        "--print-after",
+        "simplify",
+        "--time-passes",
+    ];
+    let out = tilec(&args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // The backend (`ref`: Tile IR on standard output) gets the simplified
+    // module.
+    let ir = stdout(&out);
+    assert!(ir.contains("let %loop_range: i32 = %bx + 1\n"), "{ir}");
+    let errors = stderr(&out);
+    let before = errors.find("// ----- IR before simplify -----\ntile_ir 0.1\n");
+    let after = errors.find("// ----- IR after simplify -----\ntile_ir 0.1\n");
+    let timing = errors.find("// ----- pass timing (wall clock) -----\n");
+    assert!(
+        before.is_some() && before < after && after < timing,
+        "{errors}"
+    );
+    assert!(
+        errors.contains("min(4, ((%bx + 1) * 64 + 64 - 1) // 64)"),
+        "{errors}"
+    );
+    let table = &errors[timing.unwrap_or_default()..];
+    assert!(
+        table.contains("run ms") && table.contains("verify ms"),
+        "{table}"
+    );
+    assert!(table.lines().any(|l| l.starts_with("simplify ")), "{table}");
+    assert!(table.lines().any(|l| l.starts_with("total ")), "{table}");
+    // What follows the IR after simplify is exactly the module printed on
+    // standard output.
+    let printed_after = &errors[after.unwrap_or_default()..timing.unwrap_or_default()];
+    assert_eq!(
+        printed_after.trim_start_matches("// ----- IR after simplify -----\n"),
+        ir
+    );
+}
+
+#[test]
+fn compile_runs_no_pass_by_default() {
+    let out = tilec(&["compile", "examples/flash_attention_gqa.py"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("min(4, ((%bx + 1) * 64 + 64 - 1) // 64)"));
+    assert!(!stderr(&out).contains("// -----"), "{}", stderr(&out));
+}
+
+#[test]
+fn compile_simplifies_tile_ir_input() {
+    let file = tile_ir_file(
+        "simplify_tile_ir",
+        "\
+tile_ir 0.1
+
+func @f(%A: global i32[64]) {
+  kernel grid(1) threads(32) block(%bx) thread(%tx) {
+    for %i in serial(0, 8) {
+      for %j in serial(0, 8) {
+        %A[(%i * 8 + %j) // 8 + (%i * 8 + %j) % 8 * 8] = %i
+      }
+    }
+  }
+}
+",
+    );
+    let out = tilec(&["compile", &file, "--passes", "simplify,simplify"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("%A[%i + %j * 8] = %i\n"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn unknown_pass_names_are_usage_errors() {
+    for args in [
+        &["compile", "examples/gemm.py", "--passes", "simplify,bogus"][..],
+        &[
+            "compile",
+            "examples/gemm.py",
+            "--passes",
+            "simplify",
+            "--print-after=bogus",
+        ][..],
+        &[
+            "compile",
+            "examples/gemm.py",
+            "--passes",
+            "simplify",
+            "--print-before",
+            "bogus",
+        ][..],
+    ] {
+        let out = tilec(args);
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+        let text = stderr(&out);
+        assert!(text.contains("unknown pass `bogus`"), "{text}");
+        assert!(
+            text.contains("the registered passes are: simplify"),
+            "{text}"
+        );
+        assert!(stdout(&out).is_empty());
+    }
+}
+
+#[test]
+fn printing_around_a_pass_that_does_not_run_is_a_usage_error() {
+    let out = tilec(&[
+        "compile",
+        "examples/gemm.py",
+        "--print-after=simplify",
+        "--color",
+        "never",
+    ]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let text = stderr(&out);
+    assert!(
+        text.starts_with("error: `--print-after=simplify` names a pass that does not run"),
+        "{text}"
+    );
+    assert!(text.contains("--passes simplify"), "{text}");
+    assert!(stdout(&out).is_empty());
+}

@@ -6,6 +6,11 @@
 //! front end's, at the source line of the statement they name (IR spans are
 //! byte ranges of the source file), with the codes [`PLUGIN_ERROR`] and
 //! [`PLUGIN_WARNING`].
+//!
+//! Before the backend gets the module, the passes `--passes` names run on
+//! it (a [`Pipeline`] from the core's registry); `--print-before`,
+//! `--print-after` and `--time-passes` print what the pipeline collected
+//! to standard error.
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -13,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use tilec_core::front::{Label, Severity};
 use tilec_core::ir::Module;
+use tilec_core::passes::{PassContext, PassError, PassTiming, Pipeline};
 use tilec_core::text::print_module;
 use tilec_plugin_api::host::{CallError, LoadedPlugin};
 use tilec_plugin_api::{
@@ -42,6 +48,13 @@ struct Produced {
 }
 
 pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
+    let pipeline = match pipeline(args) {
+        Ok(pipeline) => pipeline,
+        Err(report) => {
+            eprint!("{}", cx.renderer.render(&report, None));
+            return Exit::Usage;
+        }
+    };
     let mut out = CompileOutput {
         ok: false,
         file: args.source.file.display().to_string(),
@@ -62,6 +75,12 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
     out.target.clone_from(&target);
 
     let mut frontend = Frontend::load(&args.source);
+    if frontend.succeeded()
+        && let Some(module) = frontend.module.as_mut()
+        && let Err(report) = run_passes(&pipeline, module, args)
+    {
+        frontend.reports.push(report);
+    }
     let mut produced = None;
     if frontend.succeeded()
         && let Some(module) = &frontend.module
@@ -88,6 +107,121 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
         Err(report) => reports.push(report),
     }
     finish(args, cx, out, Some(&frontend), &reports)
+}
+
+/// The pipeline of `--passes`, with the points `--print-before` and
+/// `--print-after` name; a usage error when such a point names a pass that
+/// does not run. (clap has already checked that every name is registered.)
+fn pipeline(args: &CompileArgs) -> Result<Pipeline, Report> {
+    let names = args
+        .passes
+        .as_ref()
+        .map(|list| list.0.clone())
+        .unwrap_or_default();
+    let mut pipeline =
+        Pipeline::from_names(names.iter().copied()).map_err(|e| Report::error(e.to_string()))?;
+    let points = [
+        ("--print-before", &args.print_before),
+        ("--print-after", &args.print_after),
+    ];
+    for (flag, names) in points {
+        for &name in names {
+            if !pipeline.contains(name) {
+                return Err(Report::error(format!(
+                    "`{flag}={name}` names a pass that does not run"
+                ))
+                .with_note(format!("add it to the passes to run: `--passes {name}`")));
+            }
+            let added = if flag == "--print-before" {
+                pipeline.print_before(name)
+            } else {
+                pipeline.print_after(name)
+            };
+            added.map_err(|e| Report::error(e.to_string()))?;
+        }
+    }
+    Ok(pipeline)
+}
+
+/// Runs the pipeline on the module, printing the IR where asked and the
+/// timing table to standard error (also when a pass fails, with what was
+/// collected until then).
+fn run_passes(pipeline: &Pipeline, module: &mut Module, args: &CompileArgs) -> Result<(), Report> {
+    if pipeline.passes().is_empty() {
+        return Ok(());
+    }
+    let (report, failure) = match pipeline.run(module, &PassContext::default()) {
+        Ok(report) => (report, None),
+        Err(failure) => (failure.report, Some(failure.error)),
+    };
+    for (label, text) in &report.printed {
+        eprint!("// ----- IR {label} -----\n{text}");
+    }
+    if args.time_passes {
+        eprint!("{}", timing_table(&report.timings));
+    }
+    match failure {
+        None => Ok(()),
+        Some(error) => Err(pass_failure(error)),
+    }
+}
+
+/// A failed pipeline as a report: a pass that broke the IR or failed is a
+/// bug in tilec.
+fn pass_failure(error: PassError) -> Report {
+    let mut report = Report::error(error.to_string());
+    let span = match &error {
+        PassError::Verify { errors, .. } | PassError::InvalidInput { errors } => errors
+            .iter()
+            .map(|(_, e)| e.span())
+            .find(|span| !span.is_unknown()),
+        _ => None,
+    };
+    if let Some(span) = span {
+        report.primary = Some(Box::new(Label {
+            span,
+            message: "in the IR of this statement".to_string(),
+        }));
+    }
+    if matches!(error, PassError::Verify { .. } | PassError::Failed { .. }) {
+        report = report.with_note(
+            "this is a bug in tilec; please report it with the input file and the command line",
+        );
+    }
+    report
+}
+
+/// `--time-passes`: one row per pass run, then the total, in milliseconds.
+fn timing_table(timings: &[PassTiming]) -> String {
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+    let width = timings
+        .iter()
+        .map(|t| t.pass.len())
+        .chain(["total".len()])
+        .max()
+        .unwrap_or(5);
+    let mut out = String::from("// ----- pass timing (wall clock) -----\n");
+    out.push_str(&format!(
+        "{:<width$}  {:>10}  {:>10}\n",
+        "pass", "run ms", "verify ms"
+    ));
+    for t in timings {
+        out.push_str(&format!(
+            "{:<width$}  {:>10.3}  {:>10.3}\n",
+            t.pass,
+            ms(t.run),
+            ms(t.verify)
+        ));
+    }
+    let run: std::time::Duration = timings.iter().map(|t| t.run).sum();
+    let verify: std::time::Duration = timings.iter().map(|t| t.verify).sum();
+    out.push_str(&format!(
+        "{:<width$}  {:>10.3}  {:>10.3}\n",
+        "total",
+        ms(run),
+        ms(verify)
+    ));
+    out
 }
 
 /// The backend and target to compile with, after checking the arguments

@@ -1,0 +1,492 @@
+//! Passes over Tile IR: the [`Pass`] trait, the registry of every pass by
+//! its kebab-case name, and the [`Pipeline`] that runs a list of them.
+//!
+//! # Registry
+//! Every pass is registered once, in [`all`], under the kebab-case name its
+//! [`Pass::name`] returns (`simplify`, later `infer-layouts`, ...); its file
+//! is the snake_case form of that name (`passes/simplify.rs`). The command
+//! line (`--passes`, `--print-after=...`), the timing table and the
+//! file-based tests all look passes up there ([`lookup`]), so a name means
+//! the same pass everywhere.
+//!
+//! # Pipeline
+//! A [`Pipeline`] is a list of registered passes and the points where the
+//! caller wants to see the IR. [`Pipeline::run`] verifies the input module,
+//! then for each pass in order: prints the module if asked to before the
+//! pass, runs it, verifies the result with [`verify_module`], and prints it
+//! if asked to after the pass. A module that does not verify after pass `P`
+//! is a compiler bug in `P`: it is returned as [`PassError::Verify`] naming
+//! `P` (never a panic). The printed texts and the wall-clock time of every
+//! pass come back as data in a [`PipelineReport`]; this crate never prints.
+//!
+//! # Helpers for passes
+//! [`for_each_expr_mut`] visits every expression handle a statement holds,
+//! and [`compact_exprs`] drops the expressions no statement or buffer
+//! reaches any more, which passes that rebuild expressions call at the end
+//! so that the arena does not grow with every run.
+
+pub mod simplify;
+
+use crate::ir::verify::{VerifyError, verify_module};
+use crate::ir::{AtomicValue, Block, Expr, Function, Handle, Module, Region, Stmt};
+use crate::text::print_module;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+/// A transformation of a whole module.
+///
+/// A pass assumes a module that verifies and must leave one that verifies;
+/// it reports what it cannot do as a [`PassError`], never by panicking or
+/// printing.
+pub trait Pass: Send + Sync {
+    /// The kebab-case name the pass is registered and selected by.
+    fn name(&self) -> &'static str;
+
+    /// One paragraph: what the pass does, for `docs/passes.md` and help
+    /// texts.
+    fn description(&self) -> &'static str;
+
+    /// Transforms `module` in place.
+    fn run(&self, module: &mut Module, cx: &PassContext) -> Result<(), PassError>;
+}
+
+/// What every pass may read besides the module: options now, the target
+/// description later. Build it with [`PassContext::default`] and set the
+/// fields you need, so that new fields do not break callers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PassContext {
+    /// Free-form settings, `<pass>.<setting>` → value (for example
+    /// `simplify.rounds` → `2`). Passes ignore keys they do not know.
+    pub options: BTreeMap<String, String>,
+}
+
+impl PassContext {
+    /// A context with no options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The option `key`, when set.
+    pub fn option(&self, key: &str) -> Option<&str> {
+        self.options.get(key).map(String::as_str)
+    }
+}
+
+/// Why a pipeline or a pass failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PassError {
+    /// A name that no registered pass has.
+    #[error("unknown pass `{name}`; the registered passes are: {}", .known.join(", "))]
+    UnknownPass {
+        name: String,
+        known: Vec<&'static str>,
+    },
+    /// The module given to the pipeline does not verify (so no pass is to
+    /// blame).
+    #[error("the input module does not verify: {}", summarize(.errors))]
+    InvalidInput { errors: Vec<(String, VerifyError)> },
+    /// The module does not verify after `pass` ran: a bug in that pass.
+    #[error(
+        "internal compiler error: the IR does not verify after pass `{pass}`: {}",
+        summarize(.errors)
+    )]
+    Verify {
+        pass: &'static str,
+        errors: Vec<(String, VerifyError)>,
+    },
+    /// A pass could not transform a function.
+    #[error("pass `{pass}` failed on function `@{function}`: {source}")]
+    Failed {
+        pass: &'static str,
+        function: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+/// The first verifier error with its function, and how many more there are.
+fn summarize(errors: &[(String, VerifyError)]) -> String {
+    match errors {
+        [] => "no error reported".to_string(),
+        [(function, error)] => format!("@{function}: {error}"),
+        [(function, error), rest @ ..] => {
+            format!("@{function}: {error} (and {} more)", rest.len())
+        }
+    }
+}
+
+/// Every registered pass, in a fixed order.
+pub fn all() -> &'static [&'static dyn Pass] {
+    const PASSES: &[&dyn Pass] = &[&simplify::Simplify];
+    PASSES
+}
+
+/// The registered pass called `name`.
+pub fn lookup(name: &str) -> Option<&'static dyn Pass> {
+    all().iter().copied().find(|p| p.name() == name)
+}
+
+/// The names of every registered pass, in registry order.
+pub fn names() -> Vec<&'static str> {
+    all().iter().map(|p| p.name()).collect()
+}
+
+/// The registered pass called `name`, or [`PassError::UnknownPass`].
+pub fn require(name: &str) -> Result<&'static dyn Pass, PassError> {
+    lookup(name).ok_or_else(|| PassError::UnknownPass {
+        name: name.to_string(),
+        known: names(),
+    })
+}
+
+/// A list of passes to run in order, with the points where the IR is
+/// printed.
+#[derive(Clone, Default)]
+pub struct Pipeline {
+    passes: Vec<&'static dyn Pass>,
+    print_before: BTreeSet<&'static str>,
+    print_after: BTreeSet<&'static str>,
+}
+
+impl std::fmt::Debug for Pipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pipeline")
+            .field("passes", &self.pass_names())
+            .field("print_before", &self.print_before)
+            .field("print_after", &self.print_after)
+            .finish()
+    }
+}
+
+/// Time spent on one pass of a pipeline run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PassTiming {
+    pub pass: &'static str,
+    /// Running the pass itself.
+    pub run: Duration,
+    /// Verifying the module after it.
+    pub verify: Duration,
+}
+
+/// What a pipeline run leaves besides the transformed module.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PipelineReport {
+    /// The printed module at each requested point, in order: a label such
+    /// as `after simplify` (`after simplify #2` for the second run of the
+    /// same pass) and the IR text.
+    pub printed: Vec<(String, String)>,
+    /// One entry per pass run, in order.
+    pub timings: Vec<PassTiming>,
+}
+
+/// A failed pipeline run: the error and what was collected until then
+/// (useful to print the IR before the failing pass).
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub struct PipelineFailure {
+    pub error: PassError,
+    pub report: PipelineReport,
+}
+
+impl Pipeline {
+    /// An empty pipeline.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A pipeline of the registered passes `names`, in order.
+    pub fn from_names<'n>(names: impl IntoIterator<Item = &'n str>) -> Result<Self, PassError> {
+        let mut pipeline = Pipeline::new();
+        for name in names {
+            pipeline.passes.push(require(name)?);
+        }
+        Ok(pipeline)
+    }
+
+    /// A pipeline from a comma-separated list of pass names (`simplify`,
+    /// `simplify,simplify`); spaces around names and empty entries are
+    /// ignored.
+    pub fn parse(list: &str) -> Result<Self, PassError> {
+        Self::from_names(list.split(',').map(str::trim).filter(|s| !s.is_empty()))
+    }
+
+    /// Appends a pass.
+    pub fn push(&mut self, pass: &'static dyn Pass) {
+        self.passes.push(pass);
+    }
+
+    /// The passes, in order.
+    pub fn passes(&self) -> &[&'static dyn Pass] {
+        &self.passes
+    }
+
+    /// The names of the passes, in order.
+    pub fn pass_names(&self) -> Vec<&'static str> {
+        self.passes.iter().map(|p| p.name()).collect()
+    }
+
+    /// Whether the pipeline runs the pass `name`.
+    pub fn contains(&self, name: &str) -> bool {
+        self.passes.iter().any(|p| p.name() == name)
+    }
+
+    /// Prints the module before every run of the registered pass `name`.
+    pub fn print_before(&mut self, name: &str) -> Result<(), PassError> {
+        self.print_before.insert(require(name)?.name());
+        Ok(())
+    }
+
+    /// Prints the module after every run of the registered pass `name`.
+    pub fn print_after(&mut self, name: &str) -> Result<(), PassError> {
+        self.print_after.insert(require(name)?.name());
+        Ok(())
+    }
+
+    /// Runs every pass on `module` in order (see the module
+    /// documentation). On failure `module` holds the IR the failing step
+    /// left.
+    pub fn run(
+        &self,
+        module: &mut Module,
+        cx: &PassContext,
+    ) -> Result<PipelineReport, PipelineFailure> {
+        let mut report = PipelineReport::default();
+        if let Err(errors) = verify_module(module) {
+            return Err(PipelineFailure {
+                error: PassError::InvalidInput { errors },
+                report,
+            });
+        }
+        let mut runs: BTreeMap<&'static str, usize> = BTreeMap::new();
+        for &pass in &self.passes {
+            let name = pass.name();
+            let count = runs.entry(name).or_insert(0);
+            *count += 1;
+            let label = |when: &str| {
+                if *count == 1 {
+                    format!("{when} {name}")
+                } else {
+                    format!("{when} {name} #{count}")
+                }
+            };
+            if self.print_before.contains(name) {
+                report.printed.push((label("before"), print_module(module)));
+            }
+            let started = Instant::now();
+            let result = pass.run(module, cx);
+            let run = started.elapsed();
+            if let Err(error) = result {
+                report.timings.push(PassTiming {
+                    pass: name,
+                    run,
+                    verify: Duration::ZERO,
+                });
+                return Err(PipelineFailure { error, report });
+            }
+            let started = Instant::now();
+            let verified = verify_module(module);
+            let verify = started.elapsed();
+            report.timings.push(PassTiming {
+                pass: name,
+                run,
+                verify,
+            });
+            if let Err(errors) = verified {
+                return Err(PipelineFailure {
+                    error: PassError::Verify { pass: name, errors },
+                    report,
+                });
+            }
+            if self.print_after.contains(name) {
+                report.printed.push((label("after"), print_module(module)));
+            }
+        }
+        Ok(report)
+    }
+}
+
+// ---- Helpers for passes ----------------------------------------------------
+
+/// Calls `visit` on every expression handle held by the statements of
+/// `block`, recursively: conditions, bounds, indices, values, region starts
+/// and extents, grid extents and `alloc` initializers. Buffer shapes live in
+/// the buffer arena and are not visited.
+pub fn for_each_expr_mut(block: &mut Block, visit: &mut dyn FnMut(&mut Handle<Expr>)) {
+    for stmt in &mut block.stmts {
+        stmt_exprs_mut(stmt, visit);
+    }
+}
+
+fn region_exprs_mut(region: &mut Region, visit: &mut dyn FnMut(&mut Handle<Expr>)) {
+    for range in &mut region.ranges {
+        visit(&mut range.start);
+        visit(&mut range.extent);
+    }
+}
+
+fn stmt_exprs_mut(stmt: &mut Stmt, visit: &mut dyn FnMut(&mut Handle<Expr>)) {
+    match stmt {
+        Stmt::Kernel { grid, body, .. } => {
+            grid.iter_mut().for_each(&mut *visit);
+            for_each_expr_mut(body, visit);
+        }
+        Stmt::Alloc { init, .. } => {
+            if let Some(init) = init {
+                visit(init);
+            }
+        }
+        Stmt::For {
+            start,
+            extent,
+            body,
+            ..
+        } => {
+            visit(start);
+            visit(extent);
+            for_each_expr_mut(body, visit);
+        }
+        Stmt::Parallel { extents, body, .. } => {
+            extents.iter_mut().for_each(&mut *visit);
+            for_each_expr_mut(body, visit);
+        }
+        Stmt::If {
+            cond,
+            then,
+            otherwise,
+        } => {
+            visit(cond);
+            for_each_expr_mut(then, visit);
+            for_each_expr_mut(otherwise, visit);
+        }
+        Stmt::Let { value, .. } => visit(value),
+        Stmt::Store { indices, value, .. } => {
+            indices.iter_mut().for_each(&mut *visit);
+            visit(value);
+        }
+        Stmt::Copy { src, dst } => {
+            region_exprs_mut(src, visit);
+            region_exprs_mut(dst, visit);
+        }
+        Stmt::Gemm {
+            a,
+            b,
+            c,
+            clear_accum,
+            ..
+        } => {
+            region_exprs_mut(a, visit);
+            region_exprs_mut(b, visit);
+            region_exprs_mut(c, visit);
+            visit(clear_accum);
+        }
+        Stmt::Fill { dst, value } => {
+            region_exprs_mut(dst, visit);
+            visit(value);
+        }
+        Stmt::AtomicAdd { dst, value } => {
+            region_exprs_mut(dst, visit);
+            match value {
+                AtomicValue::Scalar(e) => visit(e),
+                AtomicValue::Region(r) => region_exprs_mut(r, visit),
+            }
+        }
+        Stmt::Assume { cond } => visit(cond),
+        Stmt::Reduce { .. } | Stmt::Cumsum { .. } | Stmt::Barrier => {}
+    }
+}
+
+/// The operands of an expression, in order.
+pub fn expr_operands(expr: &Expr) -> Vec<Handle<Expr>> {
+    match expr {
+        Expr::Literal(_) | Expr::Var(_) => Vec::new(),
+        Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => vec![*arg],
+        Expr::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
+        Expr::Select {
+            cond,
+            then,
+            otherwise,
+        } => vec![*cond, *then, *otherwise],
+        Expr::Load { indices, .. } => indices.clone(),
+    }
+}
+
+fn map_operands(expr: &mut Expr, map: &dyn Fn(Handle<Expr>) -> Handle<Expr>) {
+    match expr {
+        Expr::Literal(_) | Expr::Var(_) => {}
+        Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => *arg = map(*arg),
+        Expr::Binary { lhs, rhs, .. } => {
+            *lhs = map(*lhs);
+            *rhs = map(*rhs);
+        }
+        Expr::Select {
+            cond,
+            then,
+            otherwise,
+        } => {
+            *cond = map(*cond);
+            *then = map(*then);
+            *otherwise = map(*otherwise);
+        }
+        Expr::Load { indices, .. } => {
+            for i in indices {
+                *i = map(*i);
+            }
+        }
+    }
+}
+
+/// Removes the expressions that no statement and no buffer shape reaches,
+/// keeping the order of the others (so operands still precede their users)
+/// and their recorded types. Handles that point outside the arena are left
+/// as they are, for the verifier to report.
+pub fn compact_exprs(f: &mut Function) {
+    let count = f.exprs.len();
+    if f.expr_types.len() != count {
+        return;
+    }
+    let mut live = vec![false; count];
+    let mut roots: Vec<Handle<Expr>> = Vec::new();
+    for (_, buffer) in f.buffers.iter() {
+        roots.extend(buffer.shape.iter().copied());
+    }
+    for_each_expr_mut(&mut f.body, &mut |h| roots.push(*h));
+    while let Some(h) = roots.pop() {
+        let Some(expr) = f.exprs.try_get(h) else {
+            continue;
+        };
+        if std::mem::replace(&mut live[h.index()], true) {
+            continue;
+        }
+        roots.extend(expr_operands(expr));
+    }
+    if live.iter().all(|&l| l) {
+        return;
+    }
+    let mut new_index: Vec<Option<Handle<Expr>>> = vec![None; count];
+    let mut next = 0;
+    for (i, &l) in live.iter().enumerate() {
+        if l {
+            new_index[i] = Some(Handle::from_index(next));
+            next += 1;
+        }
+    }
+    let map = |h: Handle<Expr>| new_index.get(h.index()).copied().flatten().unwrap_or(h);
+    let old_exprs = std::mem::take(&mut f.exprs);
+    let old_types = std::mem::take(&mut f.expr_types);
+    for ((h, expr), ty) in old_exprs.iter().zip(old_types) {
+        if live[h.index()] {
+            let mut expr = expr.clone();
+            map_operands(&mut expr, &map);
+            f.exprs.append(expr);
+            f.expr_types.push(ty);
+        }
+    }
+    let buffers: Vec<_> = f.buffers.iter().map(|(h, _)| h).collect();
+    for b in buffers {
+        for e in &mut f.buffers[b].shape {
+            *e = map(*e);
+        }
+    }
+    for_each_expr_mut(&mut f.body, &mut |h| *h = map(*h));
+}
