@@ -206,7 +206,7 @@ impl Backend for Reference {
         })?;
         let capacity = self
             .target
-            .memory_space("shared")
+            .memory_of_kind(tilec_core::target::MemoryKind::Shared)
             .and_then(|m| m.capacity_bytes)
             .unwrap_or(u64::MAX);
         let mut kernels = Vec::new();

@@ -243,7 +243,9 @@ fn structural(ctx: &Context<'_>, module: &Module, result: &CompileResult) -> Res
         return Err("the compile result lists no kernel".into());
     }
     let target = ctx.backend.target();
-    let shared = target.memory_space("shared").and_then(|m| m.capacity_bytes);
+    let shared = target
+        .memory_of_kind(tilec_core::target::MemoryKind::Shared)
+        .and_then(|m| m.capacity_bytes);
     let max_threads = target.threads_per_block.max_per_block;
     for k in &result.kernels {
         if k.entry.is_empty() {

@@ -5,6 +5,8 @@
 //! folder named after the pass it exercises) is a Tile IR module preceded
 //! by directive comments:
 //! - `# RUN: simplify` — the comma-separated passes to run (required);
+//! - `# TARGET: sm_90a` — the built-in target description the passes read
+//!   (none by default);
 //! - `# CHECK: text` — the printed result contains `text`, after the
 //!   previous CHECK's match; `# CHECK-NOT: text` — it does not contain
 //!   `text` between the neighbouring CHECK matches;
@@ -107,9 +109,16 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
     let mut run = None;
     let mut checks = Vec::new();
     let mut error = None;
+    let mut cx = PassContext::default();
     for line in source.lines() {
         if let Some(list) = directive(line, "RUN") {
             run = Some(list.to_string());
+        }
+        if let Some(name) = directive(line, "TARGET") {
+            cx.target = Some(
+                tilec_core::target::builtin(name)
+                    .map_err(|e| format!("`# TARGET: {name}`: {e}"))?,
+            );
         }
         if let Some(c) = directive(line, "CHECK") {
             checks.push((true, c.to_string()));
@@ -130,7 +139,7 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
         .map_err(|e| PipelineOrParse::Parse(e.to_string()))
         .and_then(|pipeline| {
             pipeline
-                .run(&mut module, &PassContext::default())
+                .run(&mut module, &cx)
                 .map_err(|f| PipelineOrParse::Run(f.to_string()))
         });
     match (result, error) {
@@ -151,7 +160,7 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
     let mut again = module.clone();
     if let Ok(pipeline) = Pipeline::parse(&run) {
         pipeline
-            .run(&mut again, &PassContext::default())
+            .run(&mut again, &cx)
             .map_err(|f| format!("second run failed: {f}"))?;
         let twice = print_module(&again);
         if twice != text {
@@ -267,7 +276,7 @@ fn unknown_pass_names_list_the_registered_ones() {
     let message = Pipeline::parse("bogus").err().map(|e| e.to_string());
     assert_eq!(
         message.as_deref(),
-        Some("unknown pass `bogus`; the registered passes are: simplify")
+        Some("unknown pass `bogus`; the registered passes are: simplify, plan-shared-memory")
     );
     let mut pipeline = Pipeline::new();
     assert!(pipeline.print_after("bogus").is_err());

@@ -297,8 +297,9 @@ pub struct CompileArgs {
     #[arg(long, value_name = "NAME", default_value = "ref")]
     pub backend: String,
 
-    /// Target of a plugin backend (`sm_90a`, `gfx942`, ...); default: the
-    /// plugin's default target.
+    /// The target: for a plugin backend, one of its targets (default: the
+    /// plugin's default target); with `ref`, a built-in target description
+    /// (sm_80, sm_90a, gfx942, apple) that `--passes` read (default: none).
     #[arg(long, value_name = "ARCH")]
     pub target: Option<String>,
 

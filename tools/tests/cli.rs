@@ -189,13 +189,61 @@ fn ref_backend_refuses_other_outputs_and_targets() {
         "{}",
         stderr(&out)
     );
-    let out = tilec(&["compile", "examples/gemm.py", "--target", "sm_90a"]);
+    let out = tilec(&["compile", "examples/gemm.py", "--target", "sm_99"]);
     assert_eq!(code(&out), 1);
     assert!(
-        stderr(&out).contains("backend `ref` has no targets"),
+        stderr(&out).contains("backend `ref` knows no target `sm_99`"),
         "{}",
         stderr(&out)
     );
+    assert!(
+        stderr(&out).contains("sm_80, sm_90a, gfx942, apple"),
+        "{}",
+        stderr(&out)
+    );
+    // A built-in description is accepted: it is what the passes read.
+    let out = tilec(&["compile", "examples/gemm.py", "--target", "sm_90a"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
+#[test]
+fn plan_shared_memory_places_buffers_and_checks_the_target() {
+    let out = tilec(&[
+        "compile",
+        "examples/gemm.py",
+        "--target",
+        "sm_90a",
+        "--passes",
+        "plan-shared-memory",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("shared f16[") && text.contains(" at 0 align 16"),
+        "{text}"
+    );
+
+    // 4 MiB of shared memory: refused at the allocation, as the user's
+    // error (not an internal one).
+    let out = tilec(&[
+        "compile",
+        "conformance/corpus/negative/shared_too_large.py",
+        "--target",
+        "apple",
+        "--passes",
+        "plan-shared-memory",
+        "--color",
+        "never",
+    ]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("needs 4194304 bytes of shared memory")
+            && err.contains("target `apple` has 32768"),
+        "{err}"
+    );
+    assert!(err.contains("alloc_shared"), "{err}");
+    assert!(!err.contains("bug in tilec"), "{err}");
 }
 
 #[test]

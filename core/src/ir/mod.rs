@@ -185,6 +185,20 @@ pub struct Buffer {
     /// symbolic variables.
     pub shape: Vec<Handle<Expr>>,
     pub scope: Scope,
+    /// Where a shared buffer lives in its block's shared-memory arena, once
+    /// `plan-shared-memory` has placed it; `None` before.
+    pub placement: Option<Placement>,
+}
+
+/// A byte range of a block's shared-memory arena: the buffer occupies
+/// `offset .. offset + size` (its element count times its element size).
+/// Buffers whose live ranges overlap never share bytes; others may.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Placement {
+    /// Byte offset from the start of the arena; a multiple of `align`.
+    pub offset: u64,
+    /// The alignment the buffer needs, in bytes; a power of two.
+    pub align: u64,
 }
 
 /// Arithmetic, comparison and logic operators.

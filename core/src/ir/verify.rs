@@ -31,6 +31,8 @@
 //!   used only where it is visible: parameters everywhere, an allocated
 //!   buffer in the rest of its block. Parameter shapes use only symbols.
 //! - Parameters are `global`; `out_idx` entries index parameters.
+//! - Only `shared` buffers carry a placement (`at OFFSET align ALIGN`), with
+//!   a power-of-two alignment dividing the offset.
 //!
 //! **Placement**
 //! - `kernel` statements appear only at the function's top level.
@@ -104,6 +106,12 @@ pub enum VerifyError {
     DanglingHandle { handle: HandleRef, span: Span },
     #[error("the function has {exprs} expressions but {types} recorded types")]
     ExprTypesLength { exprs: usize, types: usize },
+    #[error("buffer `{name}` has a malformed placement: {reason}")]
+    BadPlacement {
+        name: String,
+        reason: String,
+        span: Span,
+    },
     #[error("the function has {buffers} buffers but {spans} buffer spans")]
     BufferSpansLength { buffers: usize, spans: usize },
     #[error("a block has {stmts} statements but {spans} spans")]
@@ -359,6 +367,7 @@ impl VerifyError {
             | E::VarKindMismatch { span, .. }
             | E::NonIntegerVar { span, .. }
             | E::UndeclaredBuffer { span, .. }
+            | E::BadPlacement { span, .. }
             | E::RedeclaredBuffer { span, .. }
             | E::NestedKernel { span }
             | E::OutsideKernel { span, .. }
@@ -760,6 +769,30 @@ impl<'a> Checker<'a> {
         for &e in &buffer.shape {
             self.use_expr(e, span);
             self.int_expr(e, "buffer extent", span);
+        }
+        if let Some(p) = buffer.placement {
+            let reason = if buffer.scope != Scope::Shared {
+                Some(format!(
+                    "only shared buffers are placed, and this one is {}",
+                    buffer.scope.name()
+                ))
+            } else if !p.align.is_power_of_two() {
+                Some(format!("alignment {} is not a power of two", p.align))
+            } else if !p.offset.is_multiple_of(p.align) {
+                Some(format!(
+                    "offset {} is not a multiple of its alignment {}",
+                    p.offset, p.align
+                ))
+            } else {
+                None
+            };
+            if let Some(reason) = reason {
+                self.error(VerifyError::BadPlacement {
+                    name: buffer.name.clone(),
+                    reason,
+                    span,
+                });
+            }
         }
         if self.buffer_declared[b.index()] {
             self.error(VerifyError::RedeclaredBuffer {

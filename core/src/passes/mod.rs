@@ -25,10 +25,12 @@
 //! reaches any more, which passes that rebuild expressions call at the end
 //! so that the arena does not grow with every run.
 
+pub mod plan_shared_memory;
 pub mod simplify;
 
 use crate::ir::verify::{VerifyError, verify_module};
-use crate::ir::{AtomicValue, Block, Expr, Function, Handle, Module, Region, Stmt};
+use crate::ir::{AtomicValue, Block, Expr, Function, Handle, Module, Region, Span, Stmt};
+use crate::target::TargetDescription;
 use crate::text::print_module;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -59,6 +61,10 @@ pub struct PassContext {
     /// Free-form settings, `<pass>.<setting>` → value (for example
     /// `simplify.rounds` → `2`). Passes ignore keys they do not know.
     pub options: BTreeMap<String, String>,
+    /// The target compiled for: the only source of hardware facts a pass
+    /// may use. `None` when compiling for no particular target (passes
+    /// then skip target checks).
+    pub target: Option<TargetDescription>,
 }
 
 impl PassContext {
@@ -95,6 +101,16 @@ pub enum PassError {
         pass: &'static str,
         errors: Vec<(String, VerifyError)>,
     },
+    /// The kernel cannot be compiled for the target as written (it needs
+    /// more shared memory than the target has, ...): the user's problem,
+    /// not a compiler bug, reported at the statement `span` names.
+    #[error("{message}")]
+    Rejected {
+        pass: &'static str,
+        function: String,
+        message: String,
+        span: Span,
+    },
     /// A pass could not transform a function.
     #[error("pass `{pass}` failed on function `@{function}`: {source}")]
     Failed {
@@ -118,7 +134,7 @@ fn summarize(errors: &[(String, VerifyError)]) -> String {
 
 /// Every registered pass, in a fixed order.
 pub fn all() -> &'static [&'static dyn Pass] {
-    const PASSES: &[&dyn Pass] = &[&simplify::Simplify];
+    const PASSES: &[&dyn Pass] = &[&simplify::Simplify, &plan_shared_memory::PlanSharedMemory];
     PASSES
 }
 

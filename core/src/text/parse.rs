@@ -17,8 +17,8 @@ use super::lexer::{Tok, Token, tokenize};
 use super::{ParseError, VERSION, binary_function_from_name, infix_from_punct};
 use crate::ir::{
     AtomicValue, BinaryOp, Block, Buffer, DType, DTypeKind, Expr, Function, GemmPolicy, Handle,
-    Literal, LoopKind, Module, Param, Range, ReduceKind, Region, Scope, Span, Stmt, UnaryOp, Var,
-    VarKind,
+    Literal, LoopKind, Module, Param, Placement, Range, ReduceKind, Region, Scope, Span, Stmt,
+    UnaryOp, Var, VarKind,
 };
 use std::collections::HashMap;
 
@@ -485,14 +485,42 @@ impl Parser {
         let dtype = self.dtype()?;
         self.expect_punct("[")?;
         let shape = self.list("]", |p| p.expr())?;
+        let placement = self.placement()?;
         let decl_span = span(tok.start, self.prev_end());
         let buffer = Buffer {
             name: name.clone(),
             dtype,
             shape,
             scope,
+            placement,
         };
         Ok((tok, name, buffer, decl_span))
+    }
+
+    /// `at OFFSET align ALIGN` after a buffer's shape, when it is placed.
+    fn placement(&mut self) -> PResult<Option<Placement>> {
+        if !self.eat_keyword("at") {
+            return Ok(None);
+        }
+        let offset = self.u64_literal()?;
+        if !self.eat_keyword("align") {
+            return Err(self.expected("`align` and the buffer's alignment in bytes"));
+        }
+        let align = self.u64_literal()?;
+        Ok(Some(Placement { offset, align }))
+    }
+
+    fn u64_literal(&mut self) -> PResult<u64> {
+        let tok = self.bump();
+        match &tok.tok {
+            Tok::Int(s) => s.parse::<u64>().map_err(|_| {
+                self.err_at(&tok, format!("`{s}` is not a byte count (0 to 2^64 - 1)"))
+            }),
+            other => Err(self.err_at(
+                &tok,
+                format!("expected a byte count, found {}", describe(other)),
+            )),
+        }
     }
 
     fn dtype(&mut self) -> PResult<DType> {

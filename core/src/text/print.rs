@@ -107,7 +107,8 @@ impl Printer<'_> {
         }
     }
 
-    /// `%name: scope dtype[extents]`.
+    /// `%name: scope dtype[extents]`, then `at OFFSET align ALIGN` when the
+    /// buffer is placed.
     fn buffer_decl(&mut self, b: Handle<Buffer>) {
         self.buffer_name(b);
         let Some(buf) = self.f.buffers.try_get(b) else {
@@ -116,6 +117,9 @@ impl Printer<'_> {
         let _ = write!(self.out, ": {} {}[", buf.scope.name(), buf.dtype);
         self.expr_list(&buf.shape);
         self.out.push(']');
+        if let Some(p) = buf.placement {
+            let _ = write!(self.out, " at {} align {}", p.offset, p.align);
+        }
     }
 
     fn function(&mut self) {

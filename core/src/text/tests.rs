@@ -21,6 +21,7 @@ fn skeleton() -> Function {
                 dtype,
                 shape: vec![four],
                 scope: Scope::Global,
+                placement: None,
             },
             Span::UNKNOWN,
         );

@@ -298,7 +298,7 @@ fn kernel_metadata(
         })
         .collect();
     let shared_capacity = target
-        .memory_space("shared")
+        .memory_of_kind(tilec_core::target::MemoryKind::Shared)
         .and_then(|m| m.capacity_bytes)
         .unwrap_or(0);
     let max_threads = target.threads_per_block.max_per_block.unwrap_or(u32::MAX);

@@ -77,7 +77,7 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
     let mut frontend = Frontend::load(&args.source);
     if frontend.succeeded()
         && let Some(module) = frontend.module.as_mut()
-        && let Err(report) = run_passes(&pipeline, module, args)
+        && let Err(report) = run_passes(&pipeline, module, args, &backend, target.as_deref())
     {
         frontend.reports.push(report);
     }
@@ -146,11 +146,25 @@ fn pipeline(args: &CompileArgs) -> Result<Pipeline, Report> {
 /// Runs the pipeline on the module, printing the IR where asked and the
 /// timing table to standard error (also when a pass fails, with what was
 /// collected until then).
-fn run_passes(pipeline: &Pipeline, module: &mut Module, args: &CompileArgs) -> Result<(), Report> {
+fn run_passes(
+    pipeline: &Pipeline,
+    module: &mut Module,
+    args: &CompileArgs,
+    backend: &Backend<'_>,
+    target: Option<&str>,
+) -> Result<(), Report> {
     if pipeline.passes().is_empty() {
         return Ok(());
     }
-    let (report, failure) = match pipeline.run(module, &PassContext::default()) {
+    let mut cx = PassContext::default();
+    cx.target = match (backend, target) {
+        (_, None) => None,
+        (Backend::Ref, Some(t)) => tilec_core::target::builtin(t).ok(),
+        (Backend::Plugin(plugin), Some(t)) => Some(plugin.describe_target(t).map_err(|e| {
+            Report::error(format!("cannot describe target `{t}` for the passes: {e}"))
+        })?),
+    };
+    let (report, failure) = match pipeline.run(module, &cx) {
         Ok(report) => (report, None),
         Err(failure) => (failure.report, Some(failure.error)),
     };
@@ -175,13 +189,15 @@ fn pass_failure(error: PassError) -> Report {
             .iter()
             .map(|(_, e)| e.span())
             .find(|span| !span.is_unknown()),
+        PassError::Rejected { span, .. } => Some(*span).filter(|s| !s.is_unknown()),
         _ => None,
     };
     if let Some(span) = span {
-        report.primary = Some(Box::new(Label {
-            span,
-            message: "in the IR of this statement".to_string(),
-        }));
+        let message = match &error {
+            PassError::Rejected { pass, .. } => format!("refused by `{pass}`"),
+            _ => "in the IR of this statement".to_string(),
+        };
+        report.primary = Some(Box::new(Label { span, message }));
     }
     if matches!(error, PassError::Verify { .. } | PassError::Failed { .. }) {
         report = report.with_note(
@@ -237,12 +253,17 @@ fn select<'a>(
     let backend = plugins.backend(&args.backend).map_err(|r| vec![r])?;
     match backend {
         Backend::Ref => {
-            if let Some(target) = &args.target {
+            if let Some(target) = &args.target
+                && tilec_core::target::builtin(target).is_err()
+            {
                 return Err(vec![
                     Report::error(format!(
-                        "backend `ref` has no targets, but `--target {target}` was given"
+                        "backend `ref` knows no target `{target}`"
                     ))
-                    .with_note("`--target` chooses the target of a plugin backend"),
+                    .with_note(format!(
+                        "with `ref`, `--target` names a built-in target description for the passes: {}",
+                        tilec_core::target::builtin_names().join(", ")
+                    )),
                 ]);
             }
             if let Some(emit) = args.emit.as_deref().filter(|e| *e != EMIT_TILE_IR) {
@@ -255,7 +276,7 @@ fn select<'a>(
                     ),
                 ]);
             }
-            Ok((backend, None))
+            Ok((backend, args.target.clone()))
         }
         Backend::Plugin(plugin) => {
             let target = args

@@ -820,6 +820,7 @@ mod tests {
                     dtype,
                     shape: vec![m_expr, four],
                     scope: Scope::Global,
+                    placement: None,
                 },
                 tilec_core::ir::Span::UNKNOWN,
             );

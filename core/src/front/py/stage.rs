@@ -137,6 +137,7 @@ impl Stager {
                 dtype,
                 shape,
                 scope,
+                placement: None,
             },
             span,
         )

@@ -120,6 +120,7 @@ impl Fb {
                 dtype,
                 shape,
                 scope,
+                placement: None,
             },
             Span::UNKNOWN,
         )
