@@ -12,5 +12,7 @@ pub mod interp;
 pub mod ir;
 pub mod layout;
 pub mod passes;
+pub mod simt;
 pub mod target;
 pub mod text;
+pub mod thread;

@@ -1,0 +1,194 @@
+//! Why a SIMT run failed.
+//!
+//! Errors found while executing carry a [`Location`]: the kernel, the block,
+//! the thread (when one thread is to blame), the statement's path and its
+//! first printed line, and its span in the parsed text.
+
+use std::fmt;
+
+use crate::ir::{DType, Span};
+use crate::thread::{StmtPath, VerifyError};
+
+/// Where an execution error happened.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Location {
+    pub kernel: String,
+    pub block: [i64; 3],
+    pub thread: Option<u32>,
+    pub path: StmtPath,
+    /// The statement's first printed line.
+    pub stmt: String,
+    pub span: Span,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [x, y, z] = self.block;
+        write!(f, "kernel `{}`, block ({x}, {y}, {z})", self.kernel)?;
+        if let Some(t) = self.thread {
+            write!(f, ", thread {t}")?;
+        }
+        write!(f, ", statement {} `{}`", self.path, self.stmt)
+    }
+}
+
+/// Why a run failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SimtError {
+    #[error("{0}")]
+    Verify(Box<VerifyError>),
+    #[error("kernel `{kernel}` takes {expected} global buffers, got {found}")]
+    ArgCount {
+        kernel: String,
+        expected: usize,
+        found: usize,
+    },
+    #[error("argument `%{param}`: {detail}")]
+    Arg { param: String, detail: String },
+    #[error("scalar parameter `%{0}` has no value: pass it in the options or through a shape")]
+    UnboundSymbol(String),
+    #[error("scalar parameter `%{name}` is {first} but argument shapes need {second}")]
+    SymbolConflict {
+        name: String,
+        first: i64,
+        second: i64,
+    },
+    #[error("the kernel has no scalar parameter `%{0}`")]
+    UnknownSymbol(String),
+    #[error("{what} is too large for the interpreter ({size} elements, limit {limit})")]
+    TooLarge { what: String, size: u64, limit: u64 },
+    #[error("grid extent {index} is {value}, which cannot be launched")]
+    Grid { index: usize, value: i64 },
+    #[error("{kind} ({at})")]
+    Exec {
+        at: Box<Location>,
+        kind: Box<ExecErrorKind>,
+    },
+}
+
+impl SimtError {
+    /// The kind of an execution error.
+    pub fn exec_kind(&self) -> Option<&ExecErrorKind> {
+        match self {
+            SimtError::Exec { kind, .. } => Some(kind),
+            _ => None,
+        }
+    }
+
+    pub fn location(&self) -> Option<&Location> {
+        match self {
+            SimtError::Exec { at, .. } => Some(at),
+            _ => None,
+        }
+    }
+}
+
+/// What went wrong while executing.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ExecErrorKind {
+    #[error(
+        "race: thread {reader} reads `%{buffer}`[{element}] written by thread {writer} \
+         (at `{writer_stmt}`) with no barrier in between"
+    )]
+    ReadAfterWrite {
+        buffer: String,
+        element: u64,
+        writer: u32,
+        reader: u32,
+        writer_stmt: String,
+    },
+    #[error(
+        "race: threads {first} (at `{first_stmt}`) and {second} write different values to \
+         `%{buffer}`[{element}] with no barrier in between"
+    )]
+    WriteWrite {
+        buffer: String,
+        element: u64,
+        first: u32,
+        second: u32,
+        first_stmt: String,
+    },
+    #[error(
+        "race: thread {writer} overwrites `%{buffer}`[{element}] that thread {reader} read \
+         (at `{reader_stmt}`) with no barrier in between"
+    )]
+    WriteAfterRead {
+        buffer: String,
+        element: u64,
+        reader: u32,
+        writer: u32,
+        reader_stmt: String,
+    },
+    #[error(
+        "read before cp.async wait: thread {reader} reads `%{buffer}`[{element}] while the copy \
+         issued by thread {issuer} (at `{copy_stmt}`) is still in flight"
+    )]
+    ReadBeforeAsyncWait {
+        buffer: String,
+        element: u64,
+        reader: u32,
+        issuer: u32,
+        copy_stmt: String,
+    },
+    #[error(
+        "thread {writer} writes `%{buffer}`[{element}] while the cp.async issued by thread \
+         {issuer} (at `{copy_stmt}`) is still in flight"
+    )]
+    WriteDuringAsyncCopy {
+        buffer: String,
+        element: u64,
+        writer: u32,
+        issuer: u32,
+        copy_stmt: String,
+    },
+    #[error("barrier in divergent code: {active} of {threads} threads reached it")]
+    DivergentBarrier { active: u32, threads: u32 },
+    #[error("out-of-bounds {space} access to `%{buffer}`: elements {start} .. {end} of {len}")]
+    OutOfBounds {
+        space: &'static str,
+        buffer: String,
+        start: i64,
+        end: i64,
+        len: u64,
+    },
+    #[error(
+        "misaligned {space} access to `%{buffer}`: element {index} is not a multiple of {width}"
+    )]
+    Misaligned {
+        space: &'static str,
+        buffer: String,
+        index: i64,
+        width: u64,
+    },
+    #[error("shuffle: lane {lane} reads lane {source_lane}, which is inactive or missing")]
+    ShuffleInactive { lane: u32, source_lane: i64 },
+    #[error("mma `{atom}`: {active} of the {group} threads of issue group {index} are active")]
+    PartialIssueGroup {
+        atom: String,
+        index: u32,
+        active: u32,
+        group: u32,
+    },
+    #[error(
+        "mma `{atom}`: operand {operand} element ({row}, {col}) is held with different values \
+         by its replicas"
+    )]
+    ReplicaMismatch {
+        atom: String,
+        operand: &'static str,
+        row: u64,
+        col: u64,
+    },
+    #[error("mma `{atom}`: {reason}")]
+    Atom { atom: String, reason: String },
+    #[error("integer division by zero")]
+    DivisionByZero,
+    #[error("loop step is zero")]
+    ZeroStep,
+    #[error("step limit of {0} exceeded (a runaway loop?)")]
+    StepLimit(u64),
+    #[error("argument of type {found} where {expected} was expected")]
+    Dtype { expected: DType, found: DType },
+    #[error("malformed kernel (a verifier gap): {0}")]
+    Malformed(String),
+}

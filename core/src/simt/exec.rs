@@ -1,0 +1,1030 @@
+//! Executing one block in lockstep: the machine state, expression
+//! evaluation, statements, and the shared-memory hazard records.
+
+use std::collections::HashMap;
+
+use super::Stats;
+use super::error::{ExecErrorKind, Location, SimtError};
+use super::mma::AtomTables;
+use super::value::{OpFault, Val, binary, cast, unary};
+use crate::interp::{Tensor, TensorData};
+use crate::ir::{BinaryOp, DType};
+use crate::target::TargetDescription;
+use crate::thread::{
+    Expr, ExprKind, Guard, GuardElse, Kernel, MemRef, ParamId, RegRef, ShuffleKind, Special, Stmt,
+    StmtKind, StmtPath, print_stmt_header,
+};
+
+type Fault = ExecErrorKind;
+
+/// What error messages need about a statement.
+pub(super) struct StmtInfo {
+    pub path: StmtPath,
+    pub header: String,
+}
+
+/// Facts fixed for the whole run.
+pub(super) struct Ctx<'a> {
+    pub k: &'a Kernel,
+    pub target: &'a TargetDescription,
+    pub simt: u32,
+    /// Value of each scalar parameter by parameter index (0 for buffers).
+    pub symbols: Vec<i64>,
+    /// Argument index of each global parameter, by parameter index.
+    pub arg_of: Vec<Option<usize>>,
+    /// Statements by address.
+    pub stmts: HashMap<usize, StmtInfo>,
+    pub step_limit: u64,
+}
+
+pub(super) fn stmt_key(s: &Stmt) -> usize {
+    s as *const Stmt as usize
+}
+
+/// Collects every statement's path and printed header.
+pub(super) fn index_statements(
+    k: &Kernel,
+    body: &[Stmt],
+    path: &mut Vec<u32>,
+    out: &mut HashMap<usize, StmtInfo>,
+) {
+    for (i, s) in body.iter().enumerate() {
+        path.push(i as u32);
+        out.insert(
+            stmt_key(s),
+            StmtInfo {
+                path: StmtPath(path.clone()),
+                header: print_stmt_header(k, s),
+            },
+        );
+        match &s.kind {
+            StmtKind::For { body, .. } => index_statements(k, body, path, out),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                path.push(0);
+                index_statements(k, then_body, path, out);
+                path.pop();
+                if let Some(e) = else_body {
+                    path.push(1);
+                    index_statements(k, e, path, out);
+                    path.pop();
+                }
+            }
+            _ => {}
+        }
+        path.pop();
+    }
+}
+
+const NOBODY: u32 = u32::MAX;
+
+/// Who read an element in the current epoch.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Readers {
+    None,
+    One(u32, usize),
+    /// Two distinct readers (with the statement of the first).
+    Two(u32, u32, usize),
+}
+
+/// The hazard record of one shared element.
+#[derive(Clone, Copy, Debug)]
+struct Shadow {
+    writer: u32,
+    write_epoch: u64,
+    write_stmt: usize,
+    readers: Readers,
+    read_epoch: u64,
+    /// The thread whose cp.async to this element is in flight, if any.
+    inflight: u32,
+    inflight_stmt: usize,
+}
+
+const FRESH: Shadow = Shadow {
+    writer: NOBODY,
+    write_epoch: 0,
+    write_stmt: 0,
+    readers: Readers::None,
+    read_epoch: 0,
+    inflight: NOBODY,
+    inflight_stmt: 0,
+};
+
+struct SharedMem {
+    data: Vec<Val>,
+    shadow: Vec<Shadow>,
+}
+
+/// An asynchronous copy in flight.
+struct Pending {
+    /// The commit group, once committed.
+    group: Option<u64>,
+    buffer: usize,
+    start: usize,
+    values: Vec<Val>,
+    stmt: usize,
+}
+
+#[derive(Default)]
+struct ThreadAsync {
+    pending: Vec<Pending>,
+    committed: u64,
+}
+
+/// One block's state.
+pub(super) struct Machine<'a, 't> {
+    pub cx: &'a Ctx<'a>,
+    pub args: &'t mut [Tensor],
+    pub stats: &'t mut Stats,
+    pub atoms: &'t mut HashMap<(String, u32), AtomTables>,
+    pub block: [i64; 3],
+    pub n: usize,
+    /// Per register: `threads × len` values, thread-major.
+    pub regs: Vec<Vec<Val>>,
+    shared: Vec<SharedMem>,
+    epoch: u64,
+    asyncs: Vec<ThreadAsync>,
+}
+
+impl<'a, 't> Machine<'a, 't> {
+    pub fn new(
+        cx: &'a Ctx<'a>,
+        args: &'t mut [Tensor],
+        stats: &'t mut Stats,
+        atoms: &'t mut HashMap<(String, u32), AtomTables>,
+        block: [i64; 3],
+    ) -> Self {
+        let n = cx.k.threads as usize;
+        let regs =
+            cx.k.registers
+                .iter()
+                .map(|r| vec![Val::poison(r.dtype); n * r.len() as usize])
+                .collect();
+        let shared =
+            cx.k.shared
+                .iter()
+                .map(|s| SharedMem {
+                    data: vec![Val::poison(s.dtype); s.len as usize],
+                    shadow: vec![FRESH; s.len as usize],
+                })
+                .collect();
+        Machine {
+            cx,
+            args,
+            stats,
+            atoms,
+            block,
+            n,
+            regs,
+            shared,
+            epoch: 1,
+            asyncs: (0..n).map(|_| ThreadAsync::default()).collect(),
+        }
+    }
+
+    pub fn fail(&self, s: &Stmt, thread: Option<usize>, kind: Fault) -> SimtError {
+        let info = self.cx.stmts.get(&stmt_key(s));
+        SimtError::Exec {
+            at: Box::new(Location {
+                kernel: self.cx.k.name.clone(),
+                block: self.block,
+                thread: thread.map(|t| t as u32),
+                path: info.map(|i| i.path.clone()).unwrap_or_default(),
+                stmt: info.map(|i| i.header.clone()).unwrap_or_default(),
+                span: s.span,
+            }),
+            kind: Box::new(kind),
+        }
+    }
+
+    fn header(&self, key: usize) -> String {
+        self.cx
+            .stmts
+            .get(&key)
+            .map(|i| i.header.clone())
+            .unwrap_or_default()
+    }
+
+    // ---- expressions ----
+
+    fn reg_len(&self, r: usize) -> usize {
+        self.cx.k.registers.get(r).map_or(1, |r| r.len() as usize)
+    }
+
+    fn reg_slot(&self, r: usize, index: i64, t: usize) -> Result<usize, Fault> {
+        let len = self.reg_len(r);
+        if index < 0 || index as u64 >= len as u64 {
+            let name = self
+                .cx
+                .k
+                .registers
+                .get(r)
+                .map_or_else(String::new, |r| r.name.clone());
+            return Err(Fault::OutOfBounds {
+                space: "local",
+                buffer: name,
+                start: index,
+                end: index.saturating_add(1),
+                len: len as u64,
+            });
+        }
+        Ok(t * len + index as usize)
+    }
+
+    fn read_reg(&self, r: usize, index: i64, t: usize) -> Result<Val, Fault> {
+        let slot = self.reg_slot(r, index, t)?;
+        self.regs
+            .get(r)
+            .and_then(|v| v.get(slot))
+            .copied()
+            .ok_or_else(|| Fault::Malformed(format!("register {r} has no storage")))
+    }
+
+    pub fn write_reg(&mut self, r: usize, index: i64, t: usize, v: Val) -> Result<(), Fault> {
+        let slot = self.reg_slot(r, index, t)?;
+        match self.regs.get_mut(r).and_then(|v| v.get_mut(slot)) {
+            Some(place) => {
+                *place = v;
+                Ok(())
+            }
+            None => Err(Fault::Malformed(format!("register {r} has no storage"))),
+        }
+    }
+
+    pub fn eval(&self, e: &Expr, t: usize) -> Result<Val, Fault> {
+        Ok(match &e.kind {
+            ExprKind::Literal(l) => match l {
+                crate::ir::Literal::Bool(b) => Val::bool(*b),
+                crate::ir::Literal::Int(v, _) => Val::I(*v),
+                crate::ir::Literal::Float(x, _) => Val::F(*x),
+            },
+            ExprKind::Reg(r) => self.read_reg(r.index(), 0, t)?,
+            ExprKind::Elem(r, i) => {
+                let index = self.eval(i, t)?.as_i64();
+                self.read_reg(r.index(), index, t)?
+            }
+            ExprKind::Param(p) => Val::I(self.cx.symbols.get(p.index()).copied().unwrap_or(0)),
+            ExprKind::Special(s) => Val::I(match s {
+                Special::ThreadIdx => t as i64,
+                Special::BlockIdxX => self.block[0],
+                Special::BlockIdxY => self.block[1],
+                Special::BlockIdxZ => self.block[2],
+                Special::LaneId => (t as i64) % i64::from(self.cx.simt.max(1)),
+                Special::WarpId => (t as i64) / i64::from(self.cx.simt.max(1)),
+            }),
+            ExprKind::Unary(op, a) => unary(*op, a.dtype, self.eval(a, t)?),
+            ExprKind::Cast(a) => cast(self.eval(a, t)?, a.dtype, e.dtype),
+            ExprKind::Select(c, a, b) => {
+                if self.eval(c, t)?.is_true() {
+                    self.eval(a, t)?
+                } else {
+                    self.eval(b, t)?
+                }
+            }
+            ExprKind::Binary(op, a, b) => {
+                let x = self.eval(a, t)?;
+                match op {
+                    BinaryOp::And if !x.is_true() => Val::bool(false),
+                    BinaryOp::Or if x.is_true() => Val::bool(true),
+                    _ => {
+                        let y = self.eval(b, t)?;
+                        binary(*op, a.dtype, x, y)
+                            .map_err(|OpFault::DivisionByZero| Fault::DivisionByZero)?
+                    }
+                }
+            }
+        })
+    }
+
+    fn guard(&self, g: &Option<Guard>, t: usize) -> Result<Option<GuardElse>, Fault> {
+        match g {
+            None => Ok(None),
+            Some(g) => Ok(if self.eval(&g.cond, t)?.is_true() {
+                None
+            } else {
+                Some(g.otherwise)
+            }),
+        }
+    }
+
+    fn count_step(&mut self, s: &Stmt) -> Result<(), SimtError> {
+        self.stats.steps += 1;
+        if self.stats.steps > self.cx.step_limit {
+            return Err(self.fail(s, None, Fault::StepLimit(self.cx.step_limit)));
+        }
+        Ok(())
+    }
+
+    // ---- memory ----
+
+    fn global_arg(&self, p: ParamId) -> Result<usize, Fault> {
+        self.cx
+            .arg_of
+            .get(p.index())
+            .copied()
+            .flatten()
+            .ok_or_else(|| Fault::Malformed(format!("parameter {} is not a global buffer", p.0)))
+    }
+
+    fn global_range(&self, p: ParamId, index: i64, width: u64) -> Result<(usize, usize), Fault> {
+        let arg = self.global_arg(p)?;
+        let len = self.args.get(arg).map_or(0, |a| a.len()) as u64;
+        let end = index.saturating_add(width as i64);
+        if index < 0 || end as u64 > len {
+            return Err(Fault::OutOfBounds {
+                space: "global",
+                buffer: self.cx.k.param_name(p).to_string(),
+                start: index,
+                end,
+                len,
+            });
+        }
+        if !(index as u64).is_multiple_of(width) {
+            return Err(Fault::Misaligned {
+                space: "global",
+                buffer: self.cx.k.param_name(p).to_string(),
+                index,
+                width,
+            });
+        }
+        Ok((arg, index as usize))
+    }
+
+    fn global_read(&self, arg: usize, i: usize) -> Val {
+        match self.args.get(arg).map(|a| &a.data) {
+            Some(TensorData::Float(v)) => Val::F(v.get(i).copied().unwrap_or(f64::NAN)),
+            Some(TensorData::Int(v)) => Val::I(v.get(i).copied().unwrap_or(0)),
+            None => Val::I(0),
+        }
+    }
+
+    fn global_write(&mut self, arg: usize, i: usize, v: Val) {
+        match (self.args.get_mut(arg).map(|a| &mut a.data), v) {
+            (Some(TensorData::Float(d)), Val::F(x)) => {
+                if let Some(p) = d.get_mut(i) {
+                    *p = x;
+                }
+            }
+            (Some(TensorData::Int(d)), Val::I(x)) => {
+                if let Some(p) = d.get_mut(i) {
+                    *p = x;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn shared_range(&self, b: usize, index: i64, width: u64) -> Result<usize, Fault> {
+        let (name, len) = self
+            .cx
+            .k
+            .shared
+            .get(b)
+            .map_or((String::new(), 0), |s| (s.name.clone(), s.len));
+        let end = index.saturating_add(width as i64);
+        if index < 0 || end as u64 > len {
+            return Err(Fault::OutOfBounds {
+                space: "shared",
+                buffer: name,
+                start: index,
+                end,
+                len,
+            });
+        }
+        if !(index as u64).is_multiple_of(width) {
+            return Err(Fault::Misaligned {
+                space: "shared",
+                buffer: name,
+                index,
+                width,
+            });
+        }
+        Ok(index as usize)
+    }
+
+    fn shared_name(&self, b: usize) -> String {
+        self.cx
+            .k
+            .shared
+            .get(b)
+            .map_or_else(String::new, |s| s.name.clone())
+    }
+
+    /// A read of shared element `i` of buffer `b` by thread `t`.
+    fn shared_read(&mut self, b: usize, i: usize, t: u32, stmt: usize) -> Result<Val, Fault> {
+        let epoch = self.epoch;
+        let name = self.shared_name(b);
+        let Some(mem) = self.shared.get_mut(b) else {
+            return Err(Fault::Malformed(format!("shared buffer {b} missing")));
+        };
+        let (Some(sh), Some(value)) = (mem.shadow.get_mut(i), mem.data.get(i).copied()) else {
+            return Err(Fault::Malformed("shared element missing".to_string()));
+        };
+        if sh.inflight != NOBODY {
+            let (issuer, copy) = (sh.inflight, sh.inflight_stmt);
+            return Err(Fault::ReadBeforeAsyncWait {
+                buffer: name,
+                element: i as u64,
+                reader: t,
+                issuer,
+                copy_stmt: self.header(copy),
+            });
+        }
+        if sh.writer != NOBODY && sh.writer != t && sh.write_epoch == epoch {
+            let (writer, ws) = (sh.writer, sh.write_stmt);
+            return Err(Fault::ReadAfterWrite {
+                buffer: name,
+                element: i as u64,
+                writer,
+                reader: t,
+                writer_stmt: self.header(ws),
+            });
+        }
+        if sh.read_epoch != epoch {
+            sh.read_epoch = epoch;
+            sh.readers = Readers::None;
+        }
+        sh.readers = match sh.readers {
+            Readers::None => Readers::One(t, stmt),
+            Readers::One(u, s) if u != t => Readers::Two(u, t, s),
+            other => other,
+        };
+        Ok(value)
+    }
+
+    /// Checks that thread `t` may write element `i` now: no copy in
+    /// flight, and no other thread read it (or, with `value`, wrote a
+    /// different value) in this epoch.
+    fn check_shared_write(
+        &self,
+        b: usize,
+        i: usize,
+        t: u32,
+        value: Option<Val>,
+    ) -> Result<(), Fault> {
+        let Some(mem) = self.shared.get(b) else {
+            return Err(Fault::Malformed(format!("shared buffer {b} missing")));
+        };
+        let (Some(sh), Some(old)) = (mem.shadow.get(i), mem.data.get(i).copied()) else {
+            return Err(Fault::Malformed("shared element missing".to_string()));
+        };
+        let name = || self.shared_name(b);
+        if sh.inflight != NOBODY {
+            return Err(Fault::WriteDuringAsyncCopy {
+                buffer: name(),
+                element: i as u64,
+                writer: t,
+                issuer: sh.inflight,
+                copy_stmt: self.header(sh.inflight_stmt),
+            });
+        }
+        if sh.writer != NOBODY && sh.writer != t && sh.write_epoch == self.epoch {
+            let differs = value.is_none_or(|v| !v.same_bits(old));
+            if differs {
+                return Err(Fault::WriteWrite {
+                    buffer: name(),
+                    element: i as u64,
+                    first: sh.writer,
+                    second: t,
+                    first_stmt: self.header(sh.write_stmt),
+                });
+            }
+        }
+        if sh.read_epoch == self.epoch {
+            let other = match sh.readers {
+                Readers::One(u, s) if u != t => Some((u, s)),
+                Readers::Two(u, v, s) => Some((if u != t { u } else { v }, s)),
+                _ => None,
+            };
+            if let Some((reader, s)) = other {
+                return Err(Fault::WriteAfterRead {
+                    buffer: name(),
+                    element: i as u64,
+                    reader,
+                    writer: t,
+                    reader_stmt: self.header(s),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn shared_write(
+        &mut self,
+        b: usize,
+        i: usize,
+        t: u32,
+        v: Val,
+        stmt: usize,
+    ) -> Result<(), Fault> {
+        self.check_shared_write(b, i, t, Some(v))?;
+        self.record_write(b, i, t, v, stmt);
+        Ok(())
+    }
+
+    fn record_write(&mut self, b: usize, i: usize, t: u32, v: Val, stmt: usize) {
+        let epoch = self.epoch;
+        if let Some(mem) = self.shared.get_mut(b)
+            && let (Some(sh), Some(d)) = (mem.shadow.get_mut(i), mem.data.get_mut(i))
+        {
+            *d = v;
+            sh.writer = t;
+            sh.write_epoch = epoch;
+            sh.write_stmt = stmt;
+            sh.inflight = NOBODY;
+        }
+    }
+
+    // ---- statements ----
+
+    pub fn run_block(&mut self, body: &[Stmt], mask: &[bool]) -> Result<(), SimtError> {
+        for s in body {
+            self.count_step(s)?;
+            self.stmt(s, mask)?;
+        }
+        Ok(())
+    }
+
+    fn active(mask: &[bool]) -> impl Iterator<Item = usize> + '_ {
+        mask.iter()
+            .enumerate()
+            .filter_map(|(t, &on)| on.then_some(t))
+    }
+
+    fn reg_target(&self, r: &RegRef, t: usize) -> Result<(usize, i64), Fault> {
+        Ok(match r {
+            RegRef::Scalar(id) => (id.index(), 0),
+            RegRef::Elem(id, i) => (id.index(), self.eval(i, t)?.as_i64()),
+        })
+    }
+
+    fn stmt(&mut self, s: &Stmt, mask: &[bool]) -> Result<(), SimtError> {
+        let key = stmt_key(s);
+        match &s.kind {
+            StmtKind::Assign { dst, value } => {
+                for t in Self::active(mask) {
+                    let r = (|| {
+                        let v = self.eval(value, t)?;
+                        let (reg, index) = self.reg_target(dst, t)?;
+                        self.write_reg(reg, index, t, v)
+                    })();
+                    r.map_err(|k| self.fail(s, Some(t), k))?;
+                }
+            }
+            StmtKind::Load {
+                width,
+                dst,
+                src,
+                index,
+                guard,
+            } => {
+                for t in Self::active(mask) {
+                    self.load(*width, dst, *src, index, guard, t, key)
+                        .map_err(|k| self.fail(s, Some(t), k))?;
+                }
+            }
+            StmtKind::Store {
+                width,
+                dst,
+                index,
+                src,
+                guard,
+            } => {
+                for t in Self::active(mask) {
+                    self.store(*width, *dst, index, src, guard, t, key)
+                        .map_err(|k| self.fail(s, Some(t), k))?;
+                }
+            }
+            StmtKind::AsyncCopy {
+                bytes,
+                dst,
+                dst_index,
+                src,
+                src_index,
+                guard,
+            } => {
+                for t in Self::active(mask) {
+                    self.async_copy(
+                        *bytes,
+                        dst.index(),
+                        dst_index,
+                        *src,
+                        src_index,
+                        guard,
+                        t,
+                        key,
+                    )
+                    .map_err(|k| self.fail(s, Some(t), k))?;
+                }
+            }
+            StmtKind::CommitGroup => {
+                for t in Self::active(mask) {
+                    if let Some(a) = self.asyncs.get_mut(t) {
+                        let group = a.committed;
+                        for p in a.pending.iter_mut().filter(|p| p.group.is_none()) {
+                            p.group = Some(group);
+                        }
+                        a.committed += 1;
+                    }
+                }
+            }
+            StmtKind::WaitGroup { pending } => {
+                for t in Self::active(mask) {
+                    self.wait_group(t, u64::from(*pending));
+                }
+            }
+            StmtKind::Barrier => {
+                let active = mask.iter().filter(|&&m| m).count();
+                if active != self.n {
+                    return Err(self.fail(
+                        s,
+                        None,
+                        Fault::DivergentBarrier {
+                            active: active as u32,
+                            threads: self.n as u32,
+                        },
+                    ));
+                }
+                self.epoch += 1;
+                self.stats.barriers += 1;
+            }
+            StmtKind::Shuffle {
+                kind,
+                dst,
+                value,
+                lane,
+                width,
+            } => self.shuffle(s, *kind, dst, value, lane, *width, mask)?,
+            StmtKind::AtomicAdd {
+                dst,
+                index,
+                value,
+                guard,
+            } => {
+                for t in Self::active(mask) {
+                    let r = (|| {
+                        if self.guard(guard, t)?.is_some() {
+                            return Ok(());
+                        }
+                        let i = self.eval(index, t)?.as_i64();
+                        let v = self.eval(value, t)?;
+                        let (arg, i) = self.global_range(*dst, i, 1)?;
+                        let dtype = value.dtype;
+                        let old = self.global_read(arg, i);
+                        let new = binary(BinaryOp::Add, dtype, old, v)
+                            .map_err(|_| Fault::DivisionByZero)?;
+                        self.global_write(arg, i, new);
+                        self.stats.atomics += 1;
+                        Ok(())
+                    })();
+                    r.map_err(|k| self.fail(s, Some(t), k))?;
+                }
+            }
+            StmtKind::Mma {
+                atom,
+                n,
+                d,
+                a,
+                b,
+                c,
+            } => super::mma::execute(self, s, atom, *n, [*a, *b, *c, *d], mask)?,
+            StmtKind::For {
+                var,
+                start,
+                count,
+                step,
+                body,
+                ..
+            } => {
+                let mut bounds = vec![(0i64, 0i64, 0i64); self.n];
+                for t in Self::active(mask) {
+                    let r = (|| {
+                        let st = self.eval(start, t)?.as_i64();
+                        let c = self.eval(count, t)?.as_i64();
+                        let sp = self.eval(step, t)?.as_i64();
+                        if sp == 0 && c > 0 {
+                            return Err(Fault::ZeroStep);
+                        }
+                        Ok((st, c, sp))
+                    })();
+                    bounds[t] = r.map_err(|k| self.fail(s, Some(t), k))?;
+                }
+                let mut i: i64 = 0;
+                loop {
+                    let inner: Vec<bool> = mask
+                        .iter()
+                        .zip(&bounds)
+                        .map(|(&m, &(_, c, _))| m && i < c)
+                        .collect();
+                    if !inner.iter().any(|&m| m) {
+                        break;
+                    }
+                    self.count_step(s)?;
+                    for t in Self::active(&inner) {
+                        let (st, _, sp) = bounds[t];
+                        let v = DType::I32.wrap_i64(st.wrapping_add(i.wrapping_mul(sp)));
+                        self.write_reg(var.index(), 0, t, Val::I(v))
+                            .map_err(|k| self.fail(s, Some(t), k))?;
+                    }
+                    self.run_block(body, &inner)?;
+                    i += 1;
+                }
+            }
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
+                let mut then_mask = vec![false; self.n];
+                let mut else_mask = vec![false; self.n];
+                for t in Self::active(mask) {
+                    let c = self
+                        .eval(cond, t)
+                        .map_err(|k| self.fail(s, Some(t), k))?
+                        .is_true();
+                    if c {
+                        then_mask[t] = true;
+                    } else {
+                        else_mask[t] = true;
+                    }
+                }
+                if then_mask.iter().any(|&m| m) {
+                    self.run_block(then_body, &then_mask)?;
+                }
+                if let Some(e) = else_body
+                    && else_mask.iter().any(|&m| m)
+                {
+                    self.run_block(e, &else_mask)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn load(
+        &mut self,
+        width: u32,
+        dst: &RegRef,
+        src: MemRef,
+        index: &Expr,
+        guard: &Option<Guard>,
+        t: usize,
+        key: usize,
+    ) -> Result<(), Fault> {
+        let (reg, start) = self.reg_target(dst, t)?;
+        let w = u64::from(width);
+        let values: Vec<Val> = match self.guard(guard, t)? {
+            Some(GuardElse::Skip) => return Ok(()),
+            Some(GuardElse::Zero) => {
+                let dtype = self.cx.k.registers.get(reg).map_or(DType::I32, |r| r.dtype);
+                vec![Val::zero(dtype); width as usize]
+            }
+            None => {
+                let i = self.eval(index, t)?.as_i64();
+                match src {
+                    MemRef::Global(p) => {
+                        let (arg, i) = self.global_range(p, i, w)?;
+                        self.stats.global_loads += 1;
+                        (i..i + width as usize)
+                            .map(|e| self.global_read(arg, e))
+                            .collect()
+                    }
+                    MemRef::Shared(b) => {
+                        let i = self.shared_range(b.index(), i, w)?;
+                        self.stats.shared_loads += 1;
+                        let mut out = Vec::with_capacity(width as usize);
+                        for e in i..i + width as usize {
+                            out.push(self.shared_read(b.index(), e, t as u32, key)?);
+                        }
+                        out
+                    }
+                }
+            }
+        };
+        for (j, v) in values.into_iter().enumerate() {
+            self.write_reg(reg, start.saturating_add(j as i64), t, v)?;
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn store(
+        &mut self,
+        width: u32,
+        dst: MemRef,
+        index: &Expr,
+        src: &RegRef,
+        guard: &Option<Guard>,
+        t: usize,
+        key: usize,
+    ) -> Result<(), Fault> {
+        if self.guard(guard, t)?.is_some() {
+            return Ok(());
+        }
+        let (reg, start) = self.reg_target(src, t)?;
+        let mut values = Vec::with_capacity(width as usize);
+        for j in 0..i64::from(width) {
+            values.push(self.read_reg(reg, start.saturating_add(j), t)?);
+        }
+        let i = self.eval(index, t)?.as_i64();
+        let w = u64::from(width);
+        match dst {
+            MemRef::Global(p) => {
+                let (arg, i) = self.global_range(p, i, w)?;
+                self.stats.global_stores += 1;
+                for (j, v) in values.into_iter().enumerate() {
+                    self.global_write(arg, i + j, v);
+                }
+            }
+            MemRef::Shared(b) => {
+                let i = self.shared_range(b.index(), i, w)?;
+                self.stats.shared_stores += 1;
+                for (j, v) in values.into_iter().enumerate() {
+                    self.shared_write(b.index(), i + j, t as u32, v, key)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn async_copy(
+        &mut self,
+        bytes: u32,
+        dst: usize,
+        dst_index: &Expr,
+        src: ParamId,
+        src_index: &Expr,
+        guard: &Option<Guard>,
+        t: usize,
+        key: usize,
+    ) -> Result<(), Fault> {
+        let zero = match self.guard(guard, t)? {
+            Some(GuardElse::Skip) => return Ok(()),
+            Some(GuardElse::Zero) => true,
+            None => false,
+        };
+        let dtype = self.cx.k.shared.get(dst).map_or(DType::U8, |s| s.dtype);
+        let count = (u64::from(bytes) / dtype.bytes().max(1)).max(1);
+        let di = self.eval(dst_index, t)?.as_i64();
+        let di = self.shared_range(dst, di, count)?;
+        let values: Vec<Val> = if zero {
+            vec![Val::zero(dtype); count as usize]
+        } else {
+            let si = self.eval(src_index, t)?.as_i64();
+            let (arg, si) = self.global_range(src, si, count)?;
+            (si..si + count as usize)
+                .map(|e| self.global_read(arg, e))
+                .collect()
+        };
+        for e in di..di + count as usize {
+            // The copy may land at any time until the wait: it conflicts
+            // with every access of this epoch by another thread.
+            self.check_shared_write(dst, e, t as u32, None)?;
+        }
+        for e in di..di + count as usize {
+            if let Some(sh) = self.shared.get_mut(dst).and_then(|m| m.shadow.get_mut(e)) {
+                sh.inflight = t as u32;
+                sh.inflight_stmt = key;
+            }
+        }
+        if let Some(a) = self.asyncs.get_mut(t) {
+            a.pending.push(Pending {
+                group: None,
+                buffer: dst,
+                start: di,
+                values,
+                stmt: key,
+            });
+        }
+        self.stats.async_copies += 1;
+        Ok(())
+    }
+
+    fn wait_group(&mut self, t: usize, allowed: u64) {
+        let Some(a) = self.asyncs.get_mut(t) else {
+            return;
+        };
+        let committed = a.committed;
+        let (done, keep): (Vec<Pending>, Vec<Pending>) = std::mem::take(&mut a.pending)
+            .into_iter()
+            .partition(|p| p.group.is_some_and(|g| g + allowed < committed));
+        a.pending = keep;
+        for p in done {
+            for (j, v) in p.values.into_iter().enumerate() {
+                self.record_write(p.buffer, p.start + j, t as u32, v, p.stmt);
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn shuffle(
+        &mut self,
+        s: &Stmt,
+        kind: ShuffleKind,
+        dst: &RegRef,
+        value: &Expr,
+        lane: &Expr,
+        width: u32,
+        mask: &[bool],
+    ) -> Result<(), SimtError> {
+        let mut values = vec![Val::I(0); self.n];
+        let mut args = vec![0i64; self.n];
+        for t in Self::active(mask) {
+            values[t] = self.eval(value, t).map_err(|k| self.fail(s, Some(t), k))?;
+            args[t] = self
+                .eval(lane, t)
+                .map_err(|k| self.fail(s, Some(t), k))?
+                .as_i64();
+        }
+        let simt = i64::from(self.cx.simt.max(1));
+        let w = i64::from(width.max(1));
+        let mut results = Vec::new();
+        for t in Self::active(mask) {
+            let ti = t as i64;
+            let lane_id = ti % simt;
+            let warp_base = ti - lane_id;
+            let group = lane_id - lane_id % w;
+            let arg = args[t];
+            let source = match kind {
+                ShuffleKind::Idx => Some(group + arg.rem_euclid(w)),
+                ShuffleKind::Xor => {
+                    let l = lane_id ^ arg;
+                    (l >= group && l < group + w).then_some(l)
+                }
+                ShuffleKind::Up => {
+                    let l = lane_id - arg;
+                    (l >= group && l < group + w).then_some(l)
+                }
+                ShuffleKind::Down => {
+                    let l = lane_id + arg;
+                    (l >= group && l < group + w).then_some(l)
+                }
+            };
+            let v = match source {
+                None => values[t],
+                Some(l) => {
+                    let src = warp_base + l;
+                    let ok = src >= 0 && (src as usize) < self.n && mask[src as usize];
+                    if !ok {
+                        return Err(self.fail(
+                            s,
+                            Some(t),
+                            Fault::ShuffleInactive {
+                                lane: lane_id as u32,
+                                source_lane: l,
+                            },
+                        ));
+                    }
+                    values[src as usize]
+                }
+            };
+            results.push((t, v));
+        }
+        for (t, v) in results {
+            let r = self
+                .reg_target(dst, t)
+                .and_then(|(reg, i)| self.write_reg(reg, i, t, v));
+            r.map_err(|k| self.fail(s, Some(t), k))?;
+        }
+        self.stats.shuffles += 1;
+        Ok(())
+    }
+}
+
+/// Evaluates a grid extent (literals and scalar parameters only).
+pub(super) fn eval_uniform(e: &Expr, symbols: &[i64]) -> Result<Val, Fault> {
+    Ok(match &e.kind {
+        ExprKind::Literal(l) => match l {
+            crate::ir::Literal::Bool(b) => Val::bool(*b),
+            crate::ir::Literal::Int(v, _) => Val::I(*v),
+            crate::ir::Literal::Float(x, _) => Val::F(*x),
+        },
+        ExprKind::Param(p) => Val::I(symbols.get(p.index()).copied().unwrap_or(0)),
+        ExprKind::Unary(op, a) => unary(*op, a.dtype, eval_uniform(a, symbols)?),
+        ExprKind::Cast(a) => cast(eval_uniform(a, symbols)?, a.dtype, e.dtype),
+        ExprKind::Select(c, a, b) => {
+            if eval_uniform(c, symbols)?.is_true() {
+                eval_uniform(a, symbols)?
+            } else {
+                eval_uniform(b, symbols)?
+            }
+        }
+        ExprKind::Binary(op, a, b) => binary(
+            *op,
+            a.dtype,
+            eval_uniform(a, symbols)?,
+            eval_uniform(b, symbols)?,
+        )
+        .map_err(|_| Fault::DivisionByZero)?,
+        ExprKind::Reg(_) | ExprKind::Elem(..) | ExprKind::Special(_) => {
+            return Err(Fault::Malformed(
+                "grid extent reads a per-thread value".into(),
+            ));
+        }
+    })
+}

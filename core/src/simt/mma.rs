@@ -1,0 +1,224 @@
+//! Matrix atoms executed through the fragment layouts of the target
+//! description.
+//!
+//! For each issuing group (consecutive `issue.threads` threads: a warp, a
+//! wavefront or a warpgroup) the atom gathers its A (m×k), B (k×n) and C
+//! (m×n) tiles from the group's local arrays: slot `s` of thread `t` (`t`
+//! counted from the group's first thread) holds tile element
+//! `fragment(t, s)`, where element index `row + rows·col` names
+//! `(row, col)`. Replicated elements must agree. It then computes
+//! `D = C + A·B` with every product exact in `f64`, the sum over `k` in
+//! increasing order in `f64`, added to C and rounded once into the
+//! accumulator type, and scatters D through the accumulator fragment. A
+//! group must be entirely active or entirely inactive.
+
+use super::error::{ExecErrorKind, SimtError};
+use super::exec::Machine;
+use super::value::Val;
+use crate::ir::DType;
+use crate::target::{MatrixAtom, OperandRole};
+use crate::thread::{FragRef, Stmt};
+
+/// Element indices of every (thread, slot) of an atom's operands.
+pub(crate) struct AtomTables {
+    group: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+    /// A, B, accumulator: `(slots, element index per thread × slot)`.
+    operands: [(usize, Vec<usize>); 3],
+}
+
+fn operand_table(
+    atom: &MatrixAtom,
+    role: OperandRole,
+    n: u32,
+) -> Result<(usize, Vec<usize>), String> {
+    let fragment = atom
+        .fragment_for_n(role, n)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("operand {} has no register fragment", role.name()))?;
+    let threads = fragment.threads() as usize;
+    let slots = fragment.slots() as usize;
+    let size = fragment.tile_size();
+    let mut table = Vec::with_capacity(threads * slots);
+    for t in 0..threads {
+        for s in 0..slots {
+            let index = fragment
+                .element_index(t as u64, s as u64)
+                .map_err(|e| e.to_string())?;
+            if index < 0 || index as u64 >= size {
+                return Err(format!("fragment maps ({t}, {s}) outside the tile"));
+            }
+            table.push(index as usize);
+        }
+    }
+    Ok((slots, table))
+}
+
+fn tables(atom: &MatrixAtom, n: u32) -> Result<AtomTables, String> {
+    let group = atom.issue.threads as usize;
+    let operands = [
+        operand_table(atom, OperandRole::A, n)?,
+        operand_table(atom, OperandRole::B, n)?,
+        operand_table(atom, OperandRole::Accumulator, n)?,
+    ];
+    for (slots, table) in &operands {
+        if table.len() != group * slots {
+            return Err("a fragment's thread count is not the issuing group's".to_string());
+        }
+    }
+    Ok(AtomTables {
+        group,
+        m: atom.shape.m as usize,
+        n: n as usize,
+        k: atom.shape.k as usize,
+        operands,
+    })
+}
+
+pub(super) fn execute(
+    machine: &mut Machine<'_, '_>,
+    s: &Stmt,
+    atom_name: &str,
+    n: Option<u32>,
+    frags: [FragRef; 4],
+    mask: &[bool],
+) -> Result<(), SimtError> {
+    let atom_error = |reason: String| ExecErrorKind::Atom {
+        atom: atom_name.to_string(),
+        reason,
+    };
+    let Some(atom) = machine.cx.target.matrix_atom(atom_name) else {
+        return Err(machine.fail(s, None, atom_error("not in the target".to_string())));
+    };
+    let n = n.unwrap_or(atom.shape.n);
+    let key = (atom_name.to_string(), n);
+    if !machine.atoms.contains_key(&key) {
+        let t = tables(atom, n).map_err(|r| machine.fail(s, None, atom_error(r)))?;
+        machine.atoms.insert(key.clone(), t);
+    }
+    let Some(tab) = machine.atoms.remove(&key) else {
+        return Err(machine.fail(s, None, atom_error("no tables".to_string())));
+    };
+    let result = run_groups(machine, s, atom_name, &tab, frags, mask);
+    machine.atoms.insert(key, tab);
+    result
+}
+
+fn run_groups(
+    machine: &mut Machine<'_, '_>,
+    s: &Stmt,
+    atom_name: &str,
+    tab: &AtomTables,
+    frags: [FragRef; 4],
+    mask: &[bool],
+) -> Result<(), SimtError> {
+    let [fa, fb, fc, fd] = frags;
+    let reg_info = |f: FragRef| {
+        machine
+            .cx
+            .k
+            .registers
+            .get(f.array.index())
+            .map_or((DType::F32, 1), |r| (r.dtype, r.len() as usize))
+    };
+    let infos = [reg_info(fa), reg_info(fb), reg_info(fc), reg_info(fd)];
+    let groups = machine.n / tab.group.max(1);
+    for g in 0..groups {
+        let base = g * tab.group;
+        let active = (base..base + tab.group).filter(|&t| mask[t]).count();
+        if active == 0 {
+            continue;
+        }
+        if active != tab.group {
+            return Err(machine.fail(
+                s,
+                None,
+                ExecErrorKind::PartialIssueGroup {
+                    atom: atom_name.to_string(),
+                    index: g as u32,
+                    active: active as u32,
+                    group: tab.group as u32,
+                },
+            ));
+        }
+        let dims = [(tab.m, tab.k), (tab.k, tab.n), (tab.m, tab.n)];
+        let names = ["a", "b", "c"];
+        let mut tiles: Vec<Vec<Option<f64>>> = Vec::with_capacity(3);
+        for (o, f) in [fa, fb, fc].into_iter().enumerate() {
+            let (rows, cols) = dims[o];
+            let (slots, table) = &tab.operands[o];
+            let (dtype, len) = infos[o];
+            let mut tile = vec![None; rows * cols];
+            for tl in 0..tab.group {
+                for slot in 0..*slots {
+                    let element = table[tl * slots + slot];
+                    let reg = machine.regs.get(f.array.index());
+                    let index = (base + tl) * len + f.offset as usize + slot;
+                    let Some(v) = reg.and_then(|r| r.get(index)).copied() else {
+                        return Err(machine.fail(
+                            s,
+                            Some(base + tl),
+                            ExecErrorKind::Malformed("fragment outside its array".into()),
+                        ));
+                    };
+                    let x = v.as_f64(dtype);
+                    match tile.get_mut(element) {
+                        Some(place @ None) => *place = Some(x),
+                        Some(Some(old)) if old.to_bits() != x.to_bits() => {
+                            return Err(machine.fail(
+                                s,
+                                Some(base + tl),
+                                ExecErrorKind::ReplicaMismatch {
+                                    atom: atom_name.to_string(),
+                                    operand: names[o],
+                                    row: (element % rows) as u64,
+                                    col: (element / rows) as u64,
+                                },
+                            ));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            tiles.push(tile);
+        }
+        let value = |tile: &Vec<Option<f64>>, row: usize, col: usize, rows: usize| {
+            tile.get(row + rows * col)
+                .copied()
+                .flatten()
+                .unwrap_or(f64::NAN)
+        };
+        let acc_dtype = infos[3].0;
+        let mut d = vec![Val::zero(acc_dtype); tab.m * tab.n];
+        for i in 0..tab.m {
+            for j in 0..tab.n {
+                let mut sum = 0.0;
+                for kk in 0..tab.k {
+                    sum += value(&tiles[0], i, kk, tab.m) * value(&tiles[1], kk, j, tab.k);
+                }
+                let exact = value(&tiles[2], i, j, tab.m) + sum;
+                d[i + tab.m * j] = if acc_dtype.is_float() {
+                    Val::F(acc_dtype.round_f64(exact))
+                } else {
+                    Val::I(acc_dtype.round_f64(exact) as i64)
+                };
+            }
+        }
+        let (slots, table) = &tab.operands[2];
+        for tl in 0..tab.group {
+            for slot in 0..*slots {
+                let element = table[tl * slots + slot];
+                let v = d.get(element).copied().unwrap_or(Val::zero(acc_dtype));
+                let index = fd.offset as usize + slot;
+                let t = base + tl;
+                machine
+                    .write_reg(fd.array.index(), index as i64, t, v)
+                    .map_err(|k| machine.fail(s, Some(t), k))?;
+            }
+        }
+        machine.stats.mma += 1;
+    }
+    Ok(())
+}

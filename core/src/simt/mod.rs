@@ -1,0 +1,299 @@
+//! The SIMT interpreter: runs thread-level IR ([`crate::thread`]) thread by
+//! thread on the CPU and reports the hazards a wrong lowering would hit on
+//! silicon. It is the safety net under the lowering passes: a kernel that
+//! passes here computes what its text says on every thread, with every
+//! shared-memory access ordered by a barrier.
+//!
+//! # Running a kernel
+//! [`run`] verifies the kernel against the target ([`crate::thread::verify`]),
+//! binds the scalar parameters — from [`SimtOptions::symbols`] and from the
+//! argument shapes (a dimension written as a scalar parameter takes the
+//! tensor's extent; both sources must agree) — and evaluates the grid.
+//! Arguments are [`Tensor`]s, one per global parameter in order, with the
+//! declared dtype and shape; they are updated in place. Blocks run one after
+//! another, x fastest, then y, then z.
+//!
+//! # Execution model
+//! A block runs in lockstep: the statements execute in order for the
+//! vector of the block's threads under an *active mask*. An assignment,
+//! load or store runs for each active thread in thread order. `if` splits
+//! the mask into the threads whose condition holds (running `then`) and the
+//! others (then running `else`). `for` evaluates start, count and step per
+//! thread once, then runs iteration `i` for the threads whose count exceeds
+//! `i`, while any does. Because control flow is structured, this is exact
+//! for code without data races, and the checks below catch those.
+//!
+//! Registers start as NaN (floats) or the pattern `0xDEADBEEFDEADBEEF`
+//! wrapped to the type, as do shared buffers, so that reading data nobody
+//! wrote shows up in results. Expression semantics are the reference
+//! interpreter's (`value.rs`).
+//!
+//! - **Barrier**: every thread of the block must be active, or the run fails
+//!   with "barrier in divergent code"; it starts a new *epoch*.
+//! - **Shuffle**: values are computed for every active lane first, then each
+//!   active lane reads its source lane within its `width`-lane group of its
+//!   SIMT group (`lane_id = thread % width of the target`). `idx` reads lane
+//!   `group + arg mod width`; `xor`, `up` and `down` read `lane ^ arg`,
+//!   `lane - arg`, `lane + arg`, and return the lane's own value when that
+//!   lies outside its group. Reading an inactive (or nonexistent) lane is
+//!   an error.
+//! - **Matrix atoms** (`mma.rs`): each issuing group must be wholly active
+//!   or wholly inactive; operands are gathered through the atom's fragment
+//!   layouts, computed in `f64` and rounded once into the accumulator type.
+//! - **Atomic add**: runs per active thread in thread order;
+//!   `dst = round(dst + value)`.
+//! - **Async copies**: a copy reads global memory when issued and is *in
+//!   flight* until a `wait_group` of the issuing thread covers its group
+//!   (groups are per thread: `wait_group N` completes every committed group
+//!   but the `N` most recent). It then lands as a write by the issuing
+//!   thread in the current epoch. Uncommitted copies are never completed by
+//!   a wait; copies still in flight at the end of the kernel are dropped.
+//!
+//! # Hazards and faults
+//! Every shared element has a shadow record: the last writer thread, its
+//! epoch and statement; the threads that read it in the current epoch; and
+//! the issuer of an in-flight copy. Shared buffers have one element type
+//! and never alias, so element granularity is byte granularity here.
+//! - a read by thread `t` of an element another thread wrote in the same
+//!   epoch: **race** (read after write), naming the buffer, the element,
+//!   both threads and both statements;
+//! - a write by `t` of an element another thread wrote in the same epoch
+//!   with a *different* value: **race** (write-write);
+//! - a write by `t` of an element another thread read in the same epoch:
+//!   **race** (write after read);
+//! - a read of an element with a copy in flight: **read before cp.async
+//!   wait**; a write to it, or a new copy to it, is an error too; issuing a
+//!   copy over an element another thread accessed in the current epoch is a
+//!   race, since the copy may land at any time before the wait;
+//! - out-of-bounds shared and local (register array) accesses; a global
+//!   access that happens (no guard, or a true predicate) and is out of
+//!   bounds; a vector access whose element index is not a multiple of its
+//!   width (alignment);
+//! - integer division by zero, a zero loop step, and the step limit.
+//!
+//! Global memory is not race-checked (blocks run sequentially, and within
+//! a block global accesses happen in lockstep order). Every execution error
+//! carries a [`Location`]: kernel, block, thread, statement path and text.
+
+mod error;
+mod exec;
+mod mma;
+mod value;
+
+pub use error::{ExecErrorKind, Location, SimtError};
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::interp::Tensor;
+use crate::target::TargetDescription;
+use crate::thread::{Dim, Kernel, Param, verify_kernel};
+use exec::{Ctx, Machine, eval_uniform, index_statements};
+
+/// Settings of a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimtOptions {
+    /// Values of scalar parameters by name (without `%`).
+    pub symbols: BTreeMap<String, i64>,
+    /// Most statement executions (counted once per statement per block,
+    /// plus once per loop iteration) before the run fails.
+    pub step_limit: u64,
+}
+
+impl Default for SimtOptions {
+    fn default() -> Self {
+        SimtOptions {
+            symbols: BTreeMap::new(),
+            step_limit: 1 << 32,
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub blocks: u64,
+    /// Statement executions (per block, not per thread) and loop iterations.
+    pub steps: u64,
+    pub barriers: u64,
+    /// Shuffle statements executed.
+    pub shuffles: u64,
+    /// Matrix atoms issued (one per issuing group).
+    pub mma: u64,
+    /// Per-thread vector moves and copies.
+    pub global_loads: u64,
+    pub global_stores: u64,
+    pub shared_loads: u64,
+    pub shared_stores: u64,
+    pub async_copies: u64,
+    pub atomics: u64,
+}
+
+/// Runs `kernel` on `args` (one tensor per global parameter, in order).
+pub fn run(
+    kernel: &Kernel,
+    target: &TargetDescription,
+    args: &mut [Tensor],
+    options: &SimtOptions,
+) -> Result<Stats, SimtError> {
+    verify_kernel(kernel, target).map_err(|e| SimtError::Verify(Box::new(e)))?;
+    let simt = target.simt_width().unwrap_or(1);
+    check_sizes(kernel)?;
+    let symbols = bind(kernel, args, options)?;
+    let globals: Vec<usize> = kernel.global_params().map(|(p, _)| p.index()).collect();
+    if globals.len() != args.len() {
+        return Err(SimtError::ArgCount {
+            kernel: kernel.name.clone(),
+            expected: globals.len(),
+            found: args.len(),
+        });
+    }
+    let mut arg_of = vec![None; kernel.params.len()];
+    for (a, &p) in globals.iter().enumerate() {
+        arg_of[p] = Some(a);
+    }
+    let mut grid = [0i64; 3];
+    for (index, e) in kernel.grid.iter().enumerate() {
+        let v = eval_uniform(e, &symbols)
+            .map_err(|_| SimtError::Grid { index, value: -1 })?
+            .as_i64();
+        if !(0..=1 << 31).contains(&v) {
+            return Err(SimtError::Grid { index, value: v });
+        }
+        grid[index] = v;
+    }
+    let mut stmts = HashMap::new();
+    index_statements(kernel, &kernel.body, &mut Vec::new(), &mut stmts);
+    let cx = Ctx {
+        k: kernel,
+        target,
+        simt,
+        symbols,
+        arg_of,
+        stmts,
+        step_limit: options.step_limit,
+    };
+    let mut stats = Stats::default();
+    let mut atoms = HashMap::new();
+    let mask = vec![true; kernel.threads as usize];
+    for z in 0..grid[2] {
+        for y in 0..grid[1] {
+            for x in 0..grid[0] {
+                stats.steps += 1;
+                if stats.steps > options.step_limit {
+                    return Err(SimtError::TooLarge {
+                        what: "the grid".to_string(),
+                        size: stats.blocks,
+                        limit: options.step_limit,
+                    });
+                }
+                let mut machine = Machine::new(&cx, args, &mut stats, &mut atoms, [x, y, z]);
+                machine.run_block(&kernel.body, &mask)?;
+                stats.blocks += 1;
+            }
+        }
+    }
+    Ok(stats)
+}
+
+/// The most threads per block, elements of one shared buffer, and register
+/// elements (threads × length) of one register the interpreter allocates.
+const MAX_THREADS: u64 = 1 << 16;
+const MAX_ELEMENTS: u64 = 1 << 28;
+
+/// Refuses kernels whose storage the interpreter could not allocate.
+fn check_sizes(kernel: &Kernel) -> Result<(), SimtError> {
+    let too_large = |what: String, size: u64, limit: u64| {
+        if size > limit {
+            Err(SimtError::TooLarge { what, size, limit })
+        } else {
+            Ok(())
+        }
+    };
+    let threads = u64::from(kernel.threads);
+    too_large("the block".to_string(), threads, MAX_THREADS)?;
+    for s in &kernel.shared {
+        too_large(format!("shared buffer `%{}`", s.name), s.len, MAX_ELEMENTS)?;
+    }
+    for r in &kernel.registers {
+        let size = threads.saturating_mul(u64::from(r.len()));
+        too_large(format!("register `%{}`", r.name), size, MAX_ELEMENTS)?;
+    }
+    Ok(())
+}
+
+/// The value of every scalar parameter, by parameter index.
+fn bind(kernel: &Kernel, args: &[Tensor], options: &SimtOptions) -> Result<Vec<i64>, SimtError> {
+    let mut values: Vec<Option<i64>> = vec![None; kernel.params.len()];
+    for (name, &v) in &options.symbols {
+        let index = kernel
+            .params
+            .iter()
+            .position(|p| matches!(p, Param::Scalar { name: n, .. } if n == name))
+            .ok_or_else(|| SimtError::UnknownSymbol(name.clone()))?;
+        values[index] = Some(v);
+    }
+    for ((_, g), arg) in kernel.global_params().zip(args) {
+        let detail = if arg.dtype != g.dtype {
+            Some(format!("has dtype {}, expected {}", arg.dtype, g.dtype))
+        } else if arg.shape.len() != g.shape.len() {
+            Some(format!(
+                "has {} dimensions, expected {}",
+                arg.shape.len(),
+                g.shape.len()
+            ))
+        } else {
+            arg.check().err()
+        };
+        if let Some(detail) = detail {
+            return Err(SimtError::Arg {
+                param: g.name.clone(),
+                detail,
+            });
+        }
+        for (dim, &extent) in g.shape.iter().zip(&arg.shape) {
+            match *dim {
+                Dim::Const(c) if c != extent as u64 => {
+                    return Err(SimtError::Arg {
+                        param: g.name.clone(),
+                        detail: format!("has extent {extent} where {c} is declared"),
+                    });
+                }
+                Dim::Const(_) => {}
+                Dim::Param(p) => {
+                    let slot = values
+                        .get_mut(p.index())
+                        .ok_or_else(|| SimtError::UnknownSymbol(format!("parameter {}", p.0)))?;
+                    match *slot {
+                        Some(v) if v != extent as i64 => {
+                            return Err(SimtError::SymbolConflict {
+                                name: kernel.param_name(p).to_string(),
+                                first: v,
+                                second: extent as i64,
+                            });
+                        }
+                        _ => *slot = Some(extent as i64),
+                    }
+                }
+            }
+        }
+    }
+    kernel
+        .params
+        .iter()
+        .zip(values)
+        .map(|(p, v)| match (p, v) {
+            (Param::Scalar { name, dtype }, Some(v)) => {
+                if dtype.wrap_i64(v) != v {
+                    return Err(SimtError::SymbolConflict {
+                        name: name.clone(),
+                        first: v,
+                        second: dtype.wrap_i64(v),
+                    });
+                }
+                Ok(v)
+            }
+            (Param::Scalar { name, .. }, None) => Err(SimtError::UnboundSymbol(name.clone())),
+            (Param::Global(_), _) => Ok(0),
+        })
+        .collect()
+}

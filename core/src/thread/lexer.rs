@@ -1,0 +1,275 @@
+//! Tokens of the thread-level IR text form.
+//!
+//! The lexer turns the whole input into a token vector ending with
+//! [`Tok::Eof`]; a character it cannot read becomes a [`Tok::Error`] token
+//! followed by `Eof`, so that the parser reports the first problem in text
+//! order. It shares Tile IR's lexical conventions (`%` and `@` names,
+//! quoted names, `#` comments) and adds the `<-` arrow.
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Tok {
+    Ident(String),
+    /// `%name` without the sigil.
+    Name(String),
+    /// `@name` without the sigil.
+    FuncName(String),
+    Int(String),
+    Float(String),
+    Str(String),
+    Punct(&'static str),
+    Error(String),
+    Eof,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Token {
+    pub tok: Tok,
+    pub start: usize,
+    pub end: usize,
+    pub line: u32,
+    pub col: u32,
+}
+
+/// Longest spellings first.
+const PUNCTS: [&str; 32] = [
+    "<-", "//", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "(", ")", "[", "]", "{", "}", ",",
+    ":", "=", "+", "-", "*", "/", "%", "<", ">", "&", "|", "^", "!", "~", ".",
+];
+
+pub(crate) fn is_name_start(c: char) -> bool {
+    c.is_ascii_alphabetic() || c == '_'
+}
+
+pub(crate) fn is_name_continue(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '.'
+}
+
+/// Whether `name` can follow a sigil without quotes.
+pub(crate) fn is_bare_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(is_name_start) && chars.all(is_name_continue)
+}
+
+/// `s` as a double-quoted string the lexer reads back unchanged.
+pub(crate) fn quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+struct Cursor<'s> {
+    src: &'s str,
+    pos: usize,
+    line: u32,
+    col: u32,
+}
+
+impl Cursor<'_> {
+    fn peek(&self) -> Option<char> {
+        self.src.get(self.pos..).and_then(|s| s.chars().next())
+    }
+
+    fn peek_second(&self) -> Option<char> {
+        let mut chars = self.src.get(self.pos..)?.chars();
+        chars.next();
+        chars.next()
+    }
+
+    fn bump(&mut self) -> Option<char> {
+        let c = self.peek()?;
+        self.pos += c.len_utf8();
+        if c == '\n' {
+            self.line = self.line.saturating_add(1);
+            self.col = 1;
+        } else {
+            self.col = self.col.saturating_add(1);
+        }
+        Some(c)
+    }
+
+    fn eat_while(&mut self, pred: impl Fn(char) -> bool) {
+        while self.peek().is_some_and(&pred) {
+            self.bump();
+        }
+    }
+
+    fn rest(&self) -> &str {
+        self.src.get(self.pos..).unwrap_or("")
+    }
+}
+
+pub(crate) fn tokenize(src: &str) -> Vec<Token> {
+    let mut cur = Cursor {
+        src,
+        pos: 0,
+        line: 1,
+        col: 1,
+    };
+    let mut out = Vec::new();
+    loop {
+        loop {
+            match cur.peek() {
+                Some(c) if c.is_whitespace() => {
+                    cur.bump();
+                }
+                Some('#') => cur.eat_while(|c| c != '\n'),
+                _ => break,
+            }
+        }
+        let (start, line, col) = (cur.pos, cur.line, cur.col);
+        let Some(c) = cur.peek() else {
+            out.push(Token {
+                tok: Tok::Eof,
+                start,
+                end: start,
+                line,
+                col,
+            });
+            return out;
+        };
+        let tok = lex_one(&mut cur, c);
+        let is_error = matches!(tok, Tok::Error(_));
+        out.push(Token {
+            tok,
+            start,
+            end: cur.pos,
+            line,
+            col,
+        });
+        if is_error {
+            out.push(Token {
+                tok: Tok::Eof,
+                start: cur.pos,
+                end: cur.pos,
+                line: cur.line,
+                col: cur.col,
+            });
+            return out;
+        }
+    }
+}
+
+fn lex_one(cur: &mut Cursor<'_>, c: char) -> Tok {
+    if c.is_ascii_digit() {
+        return lex_number(cur);
+    }
+    if is_name_start(c) {
+        let start = cur.pos;
+        cur.eat_while(|c| c.is_ascii_alphanumeric() || c == '_');
+        return Tok::Ident(cur.src.get(start..cur.pos).unwrap_or("").to_string());
+    }
+    if c == '"' {
+        return match lex_string(cur) {
+            Ok(s) => Tok::Str(s),
+            Err(e) => Tok::Error(e),
+        };
+    }
+    if c == '%' || c == '@' {
+        let named = match cur.peek_second() {
+            Some(n) if is_name_start(n) => {
+                cur.bump();
+                let start = cur.pos;
+                cur.eat_while(is_name_continue);
+                Some(Ok(cur.src.get(start..cur.pos).unwrap_or("").to_string()))
+            }
+            Some('"') => {
+                cur.bump();
+                Some(lex_string(cur))
+            }
+            _ => None,
+        };
+        match (named, c) {
+            (Some(Ok(name)), '%') => return Tok::Name(name),
+            (Some(Ok(name)), _) => return Tok::FuncName(name),
+            (Some(Err(e)), _) => return Tok::Error(e),
+            (None, '@') => return Tok::Error("expected a kernel name after `@`".to_string()),
+            (None, _) => {}
+        }
+    }
+    if let Some(p) = PUNCTS.iter().find(|p| cur.rest().starts_with(**p)) {
+        for _ in 0..p.len() {
+            cur.bump();
+        }
+        return Tok::Punct(p);
+    }
+    cur.bump();
+    Tok::Error(format!("unexpected character `{}`", c.escape_debug()))
+}
+
+fn lex_number(cur: &mut Cursor<'_>) -> Tok {
+    let start = cur.pos;
+    let mut is_float = false;
+    cur.eat_while(|c| c.is_ascii_digit());
+    if cur.peek() == Some('.') && cur.peek_second().is_some_and(|c| c.is_ascii_digit()) {
+        is_float = true;
+        cur.bump();
+        cur.eat_while(|c| c.is_ascii_digit());
+    }
+    if matches!(cur.peek(), Some('e' | 'E')) {
+        let rest = cur.src.get(cur.pos + 1..).unwrap_or("");
+        let signed = rest.starts_with('+') || rest.starts_with('-');
+        let digits = rest.get(usize::from(signed)..).unwrap_or("");
+        if digits.starts_with(|c: char| c.is_ascii_digit()) {
+            is_float = true;
+            cur.bump();
+            if signed {
+                cur.bump();
+            }
+            cur.eat_while(|c| c.is_ascii_digit());
+        }
+    }
+    let text = cur.src.get(start..cur.pos).unwrap_or("").to_string();
+    if is_float {
+        Tok::Float(text)
+    } else {
+        Tok::Int(text)
+    }
+}
+
+fn lex_string(cur: &mut Cursor<'_>) -> Result<String, String> {
+    cur.bump();
+    let mut out = String::new();
+    loop {
+        match cur.bump() {
+            None | Some('\n') => return Err("unterminated string".to_string()),
+            Some('"') => return Ok(out),
+            Some('\\') => match cur.bump() {
+                Some('"') => out.push('"'),
+                Some('\\') => out.push('\\'),
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some('r') => out.push('\r'),
+                Some('u') => {
+                    if cur.bump() != Some('{') {
+                        return Err("expected `{` after `\\u`".to_string());
+                    }
+                    let start = cur.pos;
+                    cur.eat_while(|c| c.is_ascii_hexdigit());
+                    let hex = cur.src.get(start..cur.pos).unwrap_or("").to_string();
+                    if cur.bump() != Some('}') || hex.is_empty() || hex.len() > 6 {
+                        return Err("malformed `\\u{...}` escape".to_string());
+                    }
+                    let ch = u32::from_str_radix(&hex, 16)
+                        .ok()
+                        .and_then(char::from_u32)
+                        .ok_or_else(|| format!("`\\u{{{hex}}}` is not a character"))?;
+                    out.push(ch);
+                }
+                Some(other) => return Err(format!("unknown escape `\\{}`", other.escape_debug())),
+                None => return Err("unterminated string".to_string()),
+            },
+            Some(c) => out.push(c),
+        }
+    }
+}

@@ -1,0 +1,741 @@
+//! Thread-level IR: what one thread of a SIMT block does, written out
+//! explicitly. This is the level SIMT backend plugins consume (a CUDA plugin
+//! emits PTX from it, an AMDGPU plugin LLVM IR) and the level the SIMT
+//! interpreter ([`crate::simt`]) runs thread by thread.
+//!
+//! # Shape
+//! A [`Module`] holds [`Kernel`]s. A kernel has a name; parameters
+//! ([`Param`]): global buffers (element type and a shape of constants or
+//! scalar-parameter names) and integer scalars (symbolic sizes); a grid of
+//! three extents (integer expressions over constants and scalar parameters);
+//! a constant number of threads per block; shared buffers ([`SharedBuffer`]:
+//! element type, element count, alignment in bytes); per-thread registers
+//! ([`Register`]: scalar variables, local arrays, and the loop variables
+//! `for` binds); and a structured body of [`Stmt`]s.
+//!
+//! Nodes refer to parameters, shared buffers and registers by index
+//! ([`ParamId`], [`SharedId`], [`RegId`]) into the kernel's tables; the text
+//! form uses names, and the parser resolves them.
+//!
+//! # Execution model
+//! Every thread of every block runs the body. Registers are private to a
+//! thread and start undefined (the interpreter fills floats with NaN and
+//! integers with a poison pattern). Shared buffers are private to a block
+//! and start undefined. Global buffers are the kernel's arguments.
+//!
+//! Expressions ([`Expr`]) are pure: they read registers, scalar
+//! parameters and the special values ([`Special`]) and never memory. Every
+//! memory access is a statement. Expression types follow Tile IR
+//! (`docs/ir.md`): both operands of a binary operator have one type;
+//! `/` truncates for integers, `//` and `%` round toward negative infinity
+//! (Python's rules, as the reference interpreter implements them); casts
+//! round to nearest even into floats and truncate and wrap into integers.
+//!
+//! Memory statements move 1, 2, 4 or 8 contiguous elements (a vector move)
+//! between registers and an element index of a buffer; the index is linear
+//! (row-major over a global buffer's shape) and must be a multiple of the
+//! width. A move may be guarded ([`Guard`]): a false predicate skips it
+//! (a load leaves its destination unchanged) or, with `else zero`, fills
+//! the destination with zeros (loads and async copies only). An access
+//! that happens (no guard, or a true predicate) must be in bounds.
+//!
+//! Asynchronous copies (`cp_async`) follow cp.async: a thread's copies
+//! join the open group, `commit_group` closes it, `wait_group N` waits
+//! until at most the N most recent committed groups of *that thread* are
+//! pending. A copy's bytes are visible to its own thread after a wait that
+//! covers it, and to other threads only after that wait and then a
+//! `barrier`.
+//!
+//! `barrier` synchronises the whole block and must be reached by every
+//! thread together (it may not sit under a condition that depends on the
+//! thread). Shuffles exchange a scalar among the lanes of a SIMT group of
+//! `width` lanes (CUDA `__shfl_*_sync` semantics, [`ShuffleKind`]). `mma`
+//! runs a matrix atom of the target description: the issuing group's
+//! threads hold the A, B and C fragments in local arrays laid out by the
+//! atom's fragment layouts, and receive D the same way.
+//!
+//! The verifier ([`verify`]) states every structural invariant; the text
+//! form ([`print_module`], [`parse_module`]) is documented in
+//! `docs/thread-ir.md`.
+
+mod lexer;
+mod parse;
+mod print;
+pub mod verify;
+
+pub use parse::parse_module;
+pub use print::{print_kernel, print_module, print_stmt_header};
+pub use verify::{VerifyError, verify_kernel, verify_module};
+
+use crate::ir::{BinaryOp, DType, Literal, Span, UnaryOp};
+
+/// The format version in the header line (`thread_ir 0.1`).
+pub const VERSION: &str = "0.1";
+
+/// Why a text could not be read as thread-level IR.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{line}:{column}: {message}")]
+pub struct ParseError {
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column, in characters.
+    pub column: u32,
+    /// Byte offset in the input.
+    pub offset: usize,
+    pub message: String,
+}
+
+/// A set of kernels.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Module {
+    pub kernels: Vec<Kernel>,
+}
+
+impl Module {
+    /// The kernel with this name.
+    pub fn kernel(&self, name: &str) -> Option<&Kernel> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+}
+
+/// Index of a parameter in [`Kernel::params`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ParamId(pub u32);
+/// Index of a shared buffer in [`Kernel::shared`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SharedId(pub u32);
+/// Index of a register in [`Kernel::registers`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RegId(pub u32);
+
+impl ParamId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+impl SharedId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+impl RegId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// One kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    pub name: String,
+    pub params: Vec<Param>,
+    /// Blocks in x, y, z: integer expressions over constants and scalar
+    /// parameters.
+    pub grid: [Expr; 3],
+    /// Threads per block.
+    pub threads: u32,
+    pub shared: Vec<SharedBuffer>,
+    pub registers: Vec<Register>,
+    pub body: Vec<Stmt>,
+}
+
+impl Kernel {
+    /// The global buffer parameters, in order, with their ids.
+    pub fn global_params(&self) -> impl Iterator<Item = (ParamId, &GlobalBuffer)> + '_ {
+        self.params.iter().enumerate().filter_map(|(i, p)| match p {
+            Param::Global(g) => Some((ParamId(i as u32), g)),
+            Param::Scalar { .. } => None,
+        })
+    }
+
+    /// The global buffer parameter `id`, if it is one.
+    pub fn global(&self, id: ParamId) -> Option<&GlobalBuffer> {
+        match self.params.get(id.index()) {
+            Some(Param::Global(g)) => Some(g),
+            _ => None,
+        }
+    }
+
+    /// The name of a parameter (`?` for a bad id).
+    pub fn param_name(&self, id: ParamId) -> &str {
+        self.params.get(id.index()).map_or("?", Param::name)
+    }
+
+    pub fn shared_buffer(&self, id: SharedId) -> Option<&SharedBuffer> {
+        self.shared.get(id.index())
+    }
+
+    pub fn register(&self, id: RegId) -> Option<&Register> {
+        self.registers.get(id.index())
+    }
+}
+
+/// A kernel parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Param {
+    /// A global buffer the caller passes.
+    Global(GlobalBuffer),
+    /// An integer scalar (a symbolic size).
+    Scalar { name: String, dtype: DType },
+}
+
+impl Param {
+    pub fn name(&self) -> &str {
+        match self {
+            Param::Global(g) => &g.name,
+            Param::Scalar { name, .. } => name,
+        }
+    }
+}
+
+/// A global buffer parameter: row-major, indexed linearly.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GlobalBuffer {
+    pub name: String,
+    pub dtype: DType,
+    pub shape: Vec<Dim>,
+}
+
+/// One extent of a global buffer's shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dim {
+    Const(u64),
+    /// The value of a scalar parameter.
+    Param(ParamId),
+}
+
+/// A shared-memory buffer of one block.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SharedBuffer {
+    pub name: String,
+    pub dtype: DType,
+    /// Number of elements.
+    pub len: u64,
+    /// Alignment of the first element in bytes (a power of two).
+    pub align: u32,
+}
+
+/// A per-thread register: a scalar variable, a local array or a loop
+/// variable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Register {
+    pub name: String,
+    pub dtype: DType,
+    pub kind: RegisterKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegisterKind {
+    /// A mutable scalar (`var`).
+    Scalar,
+    /// A local array of `len` elements (`local`).
+    Array { len: u32 },
+    /// The variable of a `for` loop: read-only, visible in the loop body.
+    Loop,
+}
+
+impl Register {
+    /// Number of elements (1 for scalars and loop variables).
+    pub fn len(&self) -> u32 {
+        match self.kind {
+            RegisterKind::Array { len } => len,
+            _ => 1,
+        }
+    }
+
+    /// Never true: every register holds at least one element.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn is_array(&self) -> bool {
+        matches!(self.kind, RegisterKind::Array { .. })
+    }
+}
+
+/// Values that differ per thread or block, all `i32`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Special {
+    /// Thread index in the block, `0 .. threads`.
+    ThreadIdx,
+    BlockIdxX,
+    BlockIdxY,
+    BlockIdxZ,
+    /// `thread_idx % width` for the target's SIMT width.
+    LaneId,
+    /// `thread_idx / width` for the target's SIMT width.
+    WarpId,
+}
+
+impl Special {
+    pub const ALL: [Special; 6] = [
+        Special::ThreadIdx,
+        Special::BlockIdxX,
+        Special::BlockIdxY,
+        Special::BlockIdxZ,
+        Special::LaneId,
+        Special::WarpId,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Special::ThreadIdx => "thread_idx",
+            Special::BlockIdxX => "block_idx_x",
+            Special::BlockIdxY => "block_idx_y",
+            Special::BlockIdxZ => "block_idx_z",
+            Special::LaneId => "lane_id",
+            Special::WarpId => "warp_id",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Special> {
+        Special::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// Whether the value differs between threads of one block.
+    pub fn is_thread_dependent(self) -> bool {
+        matches!(self, Special::ThreadIdx | Special::LaneId | Special::WarpId)
+    }
+}
+
+/// A typed scalar expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    /// The type of the value, recorded when the expression is built.
+    pub dtype: DType,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    Literal(Literal),
+    /// A scalar or loop register.
+    Reg(RegId),
+    /// An element of a local array.
+    Elem(RegId, Box<Expr>),
+    /// A scalar parameter.
+    Param(ParamId),
+    Special(Special),
+    Unary(UnaryOp, Box<Expr>),
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    /// Conversion to [`Expr::dtype`].
+    Cast(Box<Expr>),
+    Select(Box<Expr>, Box<Expr>, Box<Expr>),
+}
+
+/// Why an expression could not be built.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TypeError {
+    #[error("operands of `{op}` have different types {lhs} and {rhs}")]
+    Mismatch {
+        op: &'static str,
+        lhs: DType,
+        rhs: DType,
+    },
+    #[error("`{op}` expects a {expected} operand, found {found}")]
+    Operand {
+        op: &'static str,
+        expected: &'static str,
+        found: DType,
+    },
+    #[error("select condition must be bool, found {0}")]
+    Condition(DType),
+    #[error("select arms have different types {0} and {1}")]
+    SelectArms(DType, DType),
+}
+
+impl Expr {
+    pub fn literal(lit: Literal) -> Expr {
+        Expr {
+            kind: ExprKind::Literal(lit),
+            dtype: lit.dtype(),
+        }
+    }
+
+    /// An `i32` constant.
+    pub fn int(value: i32) -> Expr {
+        Expr::literal(Literal::Int(i64::from(value), DType::I32))
+    }
+
+    pub fn special(s: Special) -> Expr {
+        Expr {
+            kind: ExprKind::Special(s),
+            dtype: DType::I32,
+        }
+    }
+
+    pub fn cast(dtype: DType, arg: Expr) -> Expr {
+        Expr {
+            kind: ExprKind::Cast(Box::new(arg)),
+            dtype,
+        }
+    }
+
+    /// A unary operation, type-checked.
+    pub fn unary(op: UnaryOp, arg: Expr) -> Result<Expr, TypeError> {
+        let dtype = unary_type(op, arg.dtype)?;
+        Ok(Expr {
+            kind: ExprKind::Unary(op, Box::new(arg)),
+            dtype,
+        })
+    }
+
+    /// A binary operation, type-checked.
+    pub fn binary(op: BinaryOp, lhs: Expr, rhs: Expr) -> Result<Expr, TypeError> {
+        let dtype = binary_type(op, lhs.dtype, rhs.dtype)?;
+        Ok(Expr {
+            kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+            dtype,
+        })
+    }
+
+    /// `select(cond, then, otherwise)`, type-checked.
+    pub fn select(cond: Expr, then: Expr, otherwise: Expr) -> Result<Expr, TypeError> {
+        if cond.dtype != DType::Bool {
+            return Err(TypeError::Condition(cond.dtype));
+        }
+        if then.dtype != otherwise.dtype {
+            return Err(TypeError::SelectArms(then.dtype, otherwise.dtype));
+        }
+        let dtype = then.dtype;
+        Ok(Expr {
+            kind: ExprKind::Select(Box::new(cond), Box::new(then), Box::new(otherwise)),
+            dtype,
+        })
+    }
+
+    /// The integer value, if the expression is an integer literal.
+    pub fn as_const_int(&self) -> Option<i64> {
+        match self.kind {
+            ExprKind::Literal(Literal::Int(v, _)) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// The result type of a unary operator on `arg` (Tile IR's rules).
+pub fn unary_type(op: UnaryOp, arg: DType) -> Result<DType, TypeError> {
+    let ok = match op {
+        UnaryOp::Not => arg.is_bool(),
+        UnaryOp::BitNot => arg.is_int(),
+        UnaryOp::Neg | UnaryOp::Abs => arg.is_int() || arg.is_float(),
+        _ => arg.is_float(),
+    };
+    if !ok {
+        let expected = match op {
+            UnaryOp::Not => "bool",
+            UnaryOp::BitNot => "integer",
+            UnaryOp::Neg | UnaryOp::Abs => "numeric",
+            _ => "floating-point",
+        };
+        return Err(TypeError::Operand {
+            op: op.name(),
+            expected,
+            found: arg,
+        });
+    }
+    Ok(if matches!(op, UnaryOp::IsNan | UnaryOp::IsInf) {
+        DType::Bool
+    } else {
+        arg
+    })
+}
+
+/// The result type of a binary operator (Tile IR's rules).
+pub fn binary_type(op: BinaryOp, lhs: DType, rhs: DType) -> Result<DType, TypeError> {
+    if lhs != rhs {
+        return Err(TypeError::Mismatch {
+            op: op.symbol(),
+            lhs,
+            rhs,
+        });
+    }
+    let ok = if op.is_logical() {
+        lhs.is_bool()
+    } else if op.is_bitwise() {
+        lhs.is_int() || (lhs.is_bool() && !matches!(op, BinaryOp::Shl | BinaryOp::Shr))
+    } else if op.is_comparison() {
+        true
+    } else {
+        !lhs.is_bool()
+    };
+    if !ok {
+        let expected = if op.is_logical() {
+            "bool"
+        } else if op.is_bitwise() {
+            "integer"
+        } else {
+            "numeric"
+        };
+        return Err(TypeError::Operand {
+            op: op.symbol(),
+            expected,
+            found: lhs,
+        });
+    }
+    Ok(if op.is_comparison() { DType::Bool } else { lhs })
+}
+
+/// A register location: a scalar register, or an element of a local array
+/// (for vector moves, the first of `width` consecutive elements).
+#[derive(Clone, Debug, PartialEq)]
+pub enum RegRef {
+    Scalar(RegId),
+    Elem(RegId, Expr),
+}
+
+impl RegRef {
+    pub fn reg(&self) -> RegId {
+        match self {
+            RegRef::Scalar(r) | RegRef::Elem(r, _) => *r,
+        }
+    }
+}
+
+/// A fragment operand of `mma`: `slots` consecutive elements of a local
+/// array starting at a constant offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FragRef {
+    pub array: RegId,
+    pub offset: u32,
+}
+
+/// Which memory a load or store addresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemRef {
+    Global(ParamId),
+    Shared(SharedId),
+}
+
+/// What a false guard does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GuardElse {
+    /// The move does not happen; a load leaves its destination unchanged.
+    Skip,
+    /// The destination is filled with zeros (loads and async copies).
+    Zero,
+}
+
+/// A predicate on a move.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Guard {
+    pub cond: Expr,
+    pub otherwise: GuardElse,
+}
+
+/// A warp shuffle (CUDA `__shfl_*_sync` with `width`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShuffleKind {
+    /// From lane `base + arg % width` of the caller's `width`-lane group.
+    Idx,
+    /// From lane `lane ^ arg`; own value when that lies outside the group.
+    Xor,
+    /// From lane `lane - arg`; own value below the group's first lane.
+    Up,
+    /// From lane `lane + arg`; own value past the group's last lane.
+    Down,
+}
+
+impl ShuffleKind {
+    pub const ALL: [ShuffleKind; 4] = [
+        ShuffleKind::Idx,
+        ShuffleKind::Xor,
+        ShuffleKind::Up,
+        ShuffleKind::Down,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ShuffleKind::Idx => "shfl_idx",
+            ShuffleKind::Xor => "shfl_xor",
+            ShuffleKind::Up => "shfl_up",
+            ShuffleKind::Down => "shfl_down",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<ShuffleKind> {
+        ShuffleKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+/// The unroll hint of a `for` loop (code generation only; no semantics).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unroll {
+    None,
+    Full,
+    By(u32),
+}
+
+/// A statement with its source span (`Span::UNKNOWN` when built in code).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+impl Stmt {
+    pub fn new(kind: StmtKind) -> Stmt {
+        Stmt {
+            kind,
+            span: Span::UNKNOWN,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StmtKind {
+    /// `dst = value`.
+    Assign { dst: RegRef, value: Expr },
+    /// `width` elements from `src[index ..]` into registers `dst ..`.
+    Load {
+        width: u32,
+        dst: RegRef,
+        src: MemRef,
+        index: Expr,
+        guard: Option<Guard>,
+    },
+    /// `width` elements from registers `src ..` into `dst[index ..]`.
+    Store {
+        width: u32,
+        dst: MemRef,
+        index: Expr,
+        src: RegRef,
+        guard: Option<Guard>,
+    },
+    /// An asynchronous copy of `bytes` bytes from global to shared memory.
+    AsyncCopy {
+        bytes: u32,
+        dst: SharedId,
+        dst_index: Expr,
+        src: ParamId,
+        src_index: Expr,
+        guard: Option<Guard>,
+    },
+    /// Closes the thread's open group of async copies.
+    CommitGroup,
+    /// Waits until at most `pending` committed groups are outstanding.
+    WaitGroup { pending: u32 },
+    /// Block-wide barrier.
+    Barrier,
+    Shuffle {
+        kind: ShuffleKind,
+        dst: RegRef,
+        value: Expr,
+        lane: Expr,
+        width: u32,
+    },
+    /// `dst[index] += value`, atomically.
+    AtomicAdd {
+        dst: ParamId,
+        index: Expr,
+        value: Expr,
+        guard: Option<Guard>,
+    },
+    /// `d = a · b + c` through the named matrix atom.
+    Mma {
+        atom: String,
+        /// N for atoms with an N family; `None` for the described N.
+        n: Option<u32>,
+        d: FragRef,
+        a: FragRef,
+        b: FragRef,
+        c: FragRef,
+    },
+    /// `var` runs over `start + i·step` for `i` in `0 .. count`.
+    For {
+        var: RegId,
+        start: Expr,
+        count: Expr,
+        step: Expr,
+        unroll: Unroll,
+        body: Vec<Stmt>,
+    },
+    If {
+        cond: Expr,
+        then_body: Vec<Stmt>,
+        else_body: Option<Vec<Stmt>>,
+    },
+}
+
+/// The position of a statement: its index in each enclosing body,
+/// outermost first, with `0` (then) or `1` (else) inserted after the index
+/// of an `if`; a `for` body's indices follow the loop's directly. Printed
+/// as `#3.0.1`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct StmtPath(pub Vec<u32>);
+
+impl std::fmt::Display for StmtPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = self.0.iter().map(u32::to_string).collect();
+        write!(f, "#{}", parts.join("."))
+    }
+}
+
+/// The line (1-based) of a byte offset in `src`, for reporting spans.
+pub fn line_of(src: &str, offset: u32) -> u32 {
+    let end = (offset as usize).min(src.len());
+    let mut line = 1u32;
+    for (i, b) in src.bytes().enumerate() {
+        if i >= end {
+            break;
+        }
+        if b == b'\n' {
+            line = line.saturating_add(1);
+        }
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(expr_text: &str) -> String {
+        let src = format!(
+            "thread_ir 0.1\n\nkernel @k(%n: i32) grid(1, 1, 1) threads(32) {{\n  var %x: i32\n  %x = {expr_text}\n}}\n"
+        );
+        let module = match parse_module(&src) {
+            Ok(m) => m,
+            Err(e) => return format!("error {e}"),
+        };
+        let printed = print_module(&module);
+        let line = printed.lines().nth(4).unwrap_or("").trim().to_string();
+        line.strip_prefix("%x = ").unwrap_or(&line).to_string()
+    }
+
+    #[test]
+    fn expressions_print_with_minimal_parentheses() {
+        for text in [
+            "(%n + 1) * 2",
+            "%n + 1 * 2",
+            "%n - (1 - 2)",
+            "%n - 1 - 2",
+            "-5",
+            "-(5)",
+            "--%n",
+            "%n // 4 % 2",
+            "%n % (4 // 2)",
+            "select(%n < 0, -1, 1)",
+            "min(%n, 3) << 2",
+            "cast<i32>(f32(-1.5)) + 7 + thread_idx",
+            "%n * -5",
+        ] {
+            assert_eq!(round_trip(text), text, "{text}");
+        }
+        assert_eq!(round_trip("((%n))"), "%n");
+        // A non-canonical spelling reads back canonically.
+        assert_eq!(round_trip("i32(7)"), "7");
+        assert_eq!(
+            round_trip("2147483648"),
+            "error 5:8: `2147483648` does not fit in i32"
+        );
+        assert_eq!(round_trip("-2147483648"), "-2147483648");
+    }
+
+    #[test]
+    fn literal_forms_round_trip() {
+        let src = "thread_ir 0.1\n\nkernel @k() grid(1, 1, 1) threads(32) {\n  var %f: f32\n  var %d: f64\n  var %u: u64\n  var %h: f16\n  %f = f32(-inf)\n  %f = f32(nan)\n  %d = f64(1e-20)\n  %u = u64(18446744073709551615)\n  %h = f16(65504.0)\n}\n";
+        let module = parse_module(src).map_err(|e| e.to_string());
+        assert_eq!(module.map(|m| print_module(&m)), Ok(src.to_string()));
+    }
+}
