@@ -11,6 +11,7 @@ pub mod front;
 pub mod interp;
 pub mod ir;
 pub mod layout;
+pub mod lower;
 pub mod passes;
 pub mod simt;
 pub mod target;

@@ -15,6 +15,25 @@ use crate::diagnostics::Report;
 /// The name of the built-in backend.
 pub const BUILTIN: &str = "ref";
 
+/// The name of the built-in SIMT simulation backend: the baseline lowering
+/// to thread-level IR (`tilec_core::lower`), run by the SIMT interpreter.
+pub const SIM: &str = "sim";
+
+/// The target `--backend sim` uses when none is given.
+pub const SIM_DEFAULT_TARGET: &str = "sm_80";
+
+/// The built-in target description `--backend sim` runs on: `--target`, or
+/// [`SIM_DEFAULT_TARGET`]; an unknown name lists the built-in ones.
+pub fn sim_target(name: Option<&str>) -> Result<tilec_core::target::TargetDescription, Report> {
+    let name = name.unwrap_or(SIM_DEFAULT_TARGET);
+    tilec_core::target::builtin(name).map_err(|e| {
+        Report::error(format!("backend `{SIM}` knows no target `{name}`: {e}")).with_note(format!(
+            "built-in targets: {}",
+            tilec_core::target::builtin_names().join(", ")
+        ))
+    })
+}
+
 /// The plugins of one tilec invocation. Loaded libraries stay loaded for
 /// the life of the process.
 #[derive(Debug)]

@@ -286,20 +286,24 @@ pub struct CompileArgs {
     pub source: SourceArgs,
 
     /// What to produce. The built-in backend `ref` writes `tile-ir`, the
-    /// tile-level IR in its textual form (the default). A plugin backend
+    /// tile-level IR in its textual form (the default). The built-in
+    /// backend `sim` writes `thread-ir` (the default: the thread-level IR of
+    /// the baseline lowering, `docs/lowering.md`) or `tile-ir`. A plugin backend
     /// takes the names it documents (`ptx`, `listing`, ...) and uses its
     /// own default when none is given.
     #[arg(long, value_name = "KIND")]
     pub emit: Option<String>,
 
-    /// Backend that compiles the kernel: `ref` (built in: Tile IR) or the
-    /// name of a backend plugin (see `tilec plugins`).
+    /// Backend that compiles the kernel: `ref` (built in: Tile IR), `sim`
+    /// (built in: thread-level IR for a built-in target) or the name of a
+    /// backend plugin (see `tilec plugins`).
     #[arg(long, value_name = "NAME", default_value = "ref")]
     pub backend: String,
 
     /// The target: for a plugin backend, one of its targets (default: the
     /// plugin's default target); with `ref`, a built-in target description
-    /// (sm_80, sm_90a, gfx942, apple) that `--passes` read (default: none).
+    /// (sm_80, sm_90a, gfx942, apple) that `--passes` read (default: none);
+    /// with `sim`, the built-in target to lower for (default: sm_80).
     #[arg(long, value_name = "ARCH")]
     pub target: Option<String>,
 
@@ -373,11 +377,18 @@ pub struct RunArgs {
     #[command(flatten)]
     pub source: SourceArgs,
 
-    /// Backend that runs the kernel: `ref`, the reference interpreter.
-    /// (Plugin backends compile with `tilec compile`; running on them comes
-    /// later.)
+    /// Backend that runs the kernel: `ref`, the reference interpreter, or
+    /// `sim`, the baseline lowering to thread-level IR run thread by thread
+    /// by the SIMT interpreter (which reports shared-memory races and other
+    /// hazards, exit 3). (Plugin backends compile with `tilec compile`;
+    /// running on them comes later.)
     #[arg(long, value_name = "NAME", default_value = "ref")]
     pub backend: String,
+
+    /// With `--backend sim`: the built-in target description to lower for
+    /// and simulate (sm_80, sm_90a, gfx942, apple; default sm_80).
+    #[arg(long, value_name = "ARCH")]
+    pub target: Option<String>,
 
     #[command(flatten)]
     pub plugins: PluginArgs,
@@ -388,7 +399,9 @@ pub struct RunArgs {
 
     /// Compare every parameter the kernel writes with an independent
     /// reference implementation of the example (chosen by the file's stem);
-    /// exit 3 on a mismatch or when the file has no reference.
+    /// exit 3 on a mismatch or when the file has no reference. With
+    /// `--backend sim`, compare every parameter instead with the reference
+    /// interpreter's result on the same inputs, bit for bit (any file).
     #[arg(long)]
     pub check: bool,
 

@@ -771,3 +771,68 @@ fn printing_around_a_pass_that_does_not_run_is_a_usage_error() {
     assert!(text.contains("--passes simplify"), "{text}");
     assert!(stdout(&out).is_empty());
 }
+
+#[test]
+fn sim_backend_runs_and_checks_bit_for_bit() {
+    let out = tilec(&[
+        "run",
+        "examples/elementwise_add.py",
+        "--backend",
+        "sim",
+        "--target",
+        "gfx942",
+        "--check",
+        "--kernel",
+        "elementwise_add(M=40, N=200)",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("backend sim"), "{text}");
+    assert!(
+        text.contains("check against the reference interpreter (bit for bit)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn sim_backend_prints_thread_ir_that_parses() {
+    // The default gemm tiles (128×128 f32 accumulator) do not fit Apple's
+    // 32 KiB of threadgroup memory through memory; 64×64 tiles do.
+    let out = tilec(&[
+        "compile",
+        "examples/gemm.py",
+        "--backend",
+        "sim",
+        "--target",
+        "apple",
+        "-D",
+        "block_M=64",
+        "-D",
+        "block_N=64",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("thread_ir 0.1\n"), "{text}");
+    let module = tilec_core::thread::parse_module(&text);
+    assert!(module.is_ok(), "{module:?}");
+}
+
+#[test]
+fn sim_backend_refuses_unknown_targets() {
+    for command in ["compile", "run"] {
+        let out = tilec(&[
+            command,
+            "examples/elementwise_add.py",
+            "--backend",
+            "sim",
+            "--target",
+            "bogus",
+            "--color",
+            "never",
+        ]);
+        assert_eq!(code(&out), 1, "{command}: {}", stderr(&out));
+        let text = stderr(&out);
+        assert!(text.contains("knows no target `bogus`"), "{text}");
+        assert!(text.contains("sm_80, sm_90a, gfx942, apple"), "{text}");
+    }
+}

@@ -1,6 +1,7 @@
 //! `tilec compile`: compile a kernel file with a backend and write what it
-//! produces: Tile IR text with the built-in `ref`, a plugin's artifacts
-//! otherwise.
+//! produces: Tile IR text with the built-in `ref`, thread-level IR text
+//! (the baseline lowering, `tilec_core::lower`) with the built-in `sim`, a
+//! plugin's artifacts otherwise.
 //!
 //! A plugin's errors and warnings about the kernel are rendered like the
 //! front end's, at the source line of the statement they name (IR spans are
@@ -64,11 +65,17 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
         kernels: Vec::new(),
         diagnostics: Vec::new(),
     };
+    let sim = args.backend == crate::backends::SIM;
     let plugins = Plugins::load(
         &args.plugins.paths,
-        args.backend != crate::backends::BUILTIN,
+        args.backend != crate::backends::BUILTIN && !sim,
     );
-    let (backend, target) = match select(args, &plugins) {
+    let selected = if sim {
+        select_sim(args, &plugins)
+    } else {
+        select(args, &plugins)
+    };
+    let (backend, target) = match selected {
         Ok(selected) => selected,
         Err(reports) => return finish(args, cx, out, None, &reports),
     };
@@ -86,6 +93,9 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
         && let Some(module) = &frontend.module
     {
         let (result, reports) = match backend {
+            Backend::Ref if sim && args.emit.as_deref() != Some(EMIT_TILE_IR) => {
+                thread_ir(module, target.as_deref(), &frontend.stem())
+            }
             Backend::Ref => (Some(tile_ir(module, &frontend.stem())), Vec::new()),
             Backend::Plugin(plugin) => {
                 plugin_compile(plugin, module, target.as_deref().unwrap_or(""), args)
@@ -295,6 +305,75 @@ fn select<'a>(
             Ok((backend, Some(target)))
         }
     }
+}
+
+/// What `compile --emit` names for the built-in backend `sim`.
+pub const EMIT_THREAD_IR: &str = "thread-ir";
+
+/// The target of the built-in backend `sim` (the passes see it as `ref`
+/// with that target), after checking `--target` and `--emit`.
+fn select_sim<'a>(
+    args: &CompileArgs,
+    plugins: &'a Plugins,
+) -> Result<(Backend<'a>, Option<String>), Vec<Report>> {
+    let failures = plugins.explicit_failures();
+    if !failures.is_empty() {
+        return Err(failures);
+    }
+    let target = crate::backends::sim_target(args.target.as_deref()).map_err(|r| vec![r])?;
+    if let Some(emit) = args
+        .emit
+        .as_deref()
+        .filter(|e| *e != EMIT_THREAD_IR && *e != EMIT_TILE_IR)
+    {
+        return Err(vec![Report::error(format!(
+            "backend `{}` emits `{EMIT_THREAD_IR}` or `{EMIT_TILE_IR}`, not `{emit}`",
+            crate::backends::SIM
+        ))]);
+    }
+    Ok((Backend::Ref, Some(target.name)))
+}
+
+/// The built-in backend `sim`'s artifact: the thread-level IR of the
+/// baseline lowering, or the reports of why the module could not be
+/// lowered.
+fn thread_ir(module: &Module, target: Option<&str>, stem: &str) -> (Option<Produced>, Vec<Report>) {
+    let target = match crate::backends::sim_target(target) {
+        Ok(t) => t,
+        Err(report) => return (None, vec![report]),
+    };
+    match tilec_core::lower::to_thread(module, &target) {
+        Ok(lowered) => (
+            Some(Produced {
+                artifacts: vec![Artifact {
+                    name: format!("{stem}.thr"),
+                    kind: ArtifactKind::Text,
+                    bytes: tilec_core::thread::print_module(&lowered).into_bytes(),
+                }],
+                kernels: Vec::new(),
+            }),
+            Vec::new(),
+        ),
+        Err(e) => (None, vec![lower_report(&e)]),
+    }
+}
+
+/// A lowering error as a report at the statement it names.
+pub fn lower_report(e: &tilec_core::lower::LowerError) -> Report {
+    let mut report = Report::error(e.to_string());
+    let span = e.span();
+    if !span.is_unknown() {
+        report.primary = Some(Box::new(Label {
+            span,
+            message: "this statement".to_string(),
+        }));
+    }
+    if matches!(e, tilec_core::lower::LowerError::Unsupported { .. }) {
+        report = report.with_note(
+            "`--backend sim` uses the baseline lowering (docs/lowering.md); `--backend ref` runs any kernel",
+        );
+    }
+    report
 }
 
 /// The built-in backend's one artifact: the module's Tile IR text.

@@ -6,6 +6,13 @@
 //! poisoned. Every other parameter is an input; one whose contents the
 //! kernel changed (split-K accumulation into `C`, for example) is reported
 //! as `in-out`.
+//!
+//! With `--backend sim` the kernel is lowered to thread-level IR for
+//! `--target` (`tilec_core::lower`) and run by the SIMT interpreter on the
+//! same inputs; `--check` then compares every parameter with the reference
+//! interpreter's result on those inputs, bit for bit. A hazard the SIMT
+//! interpreter finds (a race, a divergent barrier, ...) fails the run
+//! (exit 3) with its block, thread and statement.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -16,7 +23,7 @@ use tilec_core::front::Label;
 use tilec_core::interp::{self, RunOptions, SymbolValues, Tensor, param_shapes};
 use tilec_core::ir::{DType, Function};
 
-use crate::backends::{BUILTIN, Backend, Plugins};
+use crate::backends::{BUILTIN, Backend, Plugins, SIM};
 use crate::cli::RunArgs;
 use crate::commands::{Context, Exit, Frontend, io_reason, print_stdout, single_function};
 use crate::compare::{Comparison, compare};
@@ -136,9 +143,19 @@ pub fn run(args: &RunArgs, cx: &Context) -> Exit {
 /// Checks that the backend can run kernels: only the built-in `ref` can
 /// today. `--plugin` files must load all the same.
 fn select_backend(args: &RunArgs) -> Result<(), Report> {
-    let plugins = Plugins::load(&args.plugins.paths, args.backend != BUILTIN);
+    let sim = args.backend == SIM;
+    let plugins = Plugins::load(&args.plugins.paths, args.backend != BUILTIN && !sim);
     if let Some(failure) = plugins.explicit_failures().into_iter().next() {
         return Err(failure);
+    }
+    if sim {
+        return crate::backends::sim_target(args.target.as_deref()).map(|_| ());
+    }
+    if args.target.is_some() {
+        return Err(Report::error(format!(
+            "`--target` selects the target of `--backend {SIM}`; backend `{}` takes none",
+            args.backend
+        )));
     }
     match plugins.backend(&args.backend)? {
         Backend::Ref => Ok(()),
@@ -244,6 +261,9 @@ fn execute(
         symbols,
         ..RunOptions::default()
     };
+    if args.backend == SIM {
+        return execute_sim(args, frontend, func, params, before, tensors, &options, out);
+    }
     let start = Instant::now();
     let result = interp::run_with(func, &mut tensors, &options);
     let elapsed = start.elapsed();
@@ -283,6 +303,114 @@ fn execute(
         check(frontend, &params, &before, &tensors, out)?;
     }
     Ok(())
+}
+
+/// `--backend sim`: lower, run under the SIMT interpreter, summarize, and
+/// with `--check` compare with the reference interpreter bit for bit.
+#[allow(clippy::too_many_arguments)]
+fn execute_sim(
+    args: &RunArgs,
+    frontend: &Frontend,
+    func: &Function,
+    mut params: Vec<Param>,
+    before: Vec<Tensor>,
+    mut tensors: Vec<Tensor>,
+    options: &RunOptions,
+    out: &mut RunOutput,
+) -> Result<(), Failure> {
+    let target = crate::backends::sim_target(args.target.as_deref()).map_err(Failure::error)?;
+    let module = tilec_core::ir::Module {
+        functions: vec![func.clone()],
+    };
+    let lowered = tilec_core::lower::to_thread(&module, &target)
+        .map_err(|e| Failure::error(crate::commands::compile::lower_report(&e)))?;
+    let sim_options = tilec_core::simt::SimtOptions {
+        symbols: options.symbols.clone(),
+        ..tilec_core::simt::SimtOptions::default()
+    };
+    let start = Instant::now();
+    for kernel in &lowered.kernels {
+        if let Err(e) = tilec_core::simt::run(kernel, &target, &mut tensors, &sim_options) {
+            let mut report = Report::error(format!(
+                "the kernel `{}` failed under the SIMT interpreter (target `{}`): {e}",
+                func.name, target.name
+            ));
+            if let Some(loc) = e.location().filter(|l| !l.span.is_unknown()) {
+                report.primary = Some(Box::new(Label {
+                    span: loc.span,
+                    message: "lowered from this statement".to_string(),
+                }));
+            }
+            report = report.with_note(format!(
+                "`tilec compile FILE --backend {SIM} --target {}` prints the thread-level IR",
+                target.name
+            ));
+            return Err(Failure::fail(report));
+        }
+    }
+    out.time_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+    for ((param, was), is) in params.iter_mut().zip(&before).zip(&tensors) {
+        if param.role == Role::Input && tensors::changed(was, is) {
+            param.role = Role::InOut;
+        }
+    }
+    out.params = params
+        .iter()
+        .zip(&tensors)
+        .enumerate()
+        .map(|(i, (p, t))| run_param(i, p, p.role.written().then(|| tensors::stats(t))))
+        .collect();
+    if let Some(dir) = &args.dump {
+        let mut dump = Dump::start(dir, &params, &before)?;
+        dump.finish(args, frontend, func, &params, Some(&tensors))?;
+    }
+    if !args.check {
+        return Ok(());
+    }
+    let mut expected = before.clone();
+    interp::run_with(func, &mut expected, options).map_err(|e| {
+        Failure::fail(Report::error(format!(
+            "the reference interpreter failed on `{}`: {e}",
+            func.name
+        )))
+    })?;
+    let checked: Vec<CheckedParam> = params
+        .iter()
+        .zip(&tensors)
+        .zip(&expected)
+        .enumerate()
+        .map(|(index, ((param, actual), expected))| {
+            let comparison = compare(actual, expected, 0.0, 0.0);
+            CheckedParam {
+                index,
+                name: param.name.clone(),
+                dtype: param.dtype.tilelang_name(),
+                passed: comparison.passed(),
+                comparison,
+            }
+        })
+        .collect();
+    let failed: Vec<String> = checked
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| format!("`{}`", c.name))
+        .collect();
+    // An empty stem: the check is against the reference interpreter.
+    out.check = Some(CheckResult {
+        stem: String::new(),
+        reference: true,
+        passed: failed.is_empty(),
+        params: checked,
+    });
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::fail(Report::error(format!(
+            "check failed: {} differ{} from the reference interpreter",
+            failed.join(", "),
+            if failed.len() == 1 { "s" } else { "" }
+        ))))
+    }
 }
 
 fn run_param(index: usize, param: &Param, stats: Option<tensors::Stats>) -> RunParam {
@@ -723,11 +851,18 @@ fn render_check(check: &CheckResult) -> String {
     if !check.reference {
         return text;
     }
-    let _ = writeln!(
-        text,
-        "check against the independent reference for `{}`:",
-        check.stem
-    );
+    if check.stem.is_empty() {
+        let _ = writeln!(
+            text,
+            "check against the reference interpreter (bit for bit):"
+        );
+    } else {
+        let _ = writeln!(
+            text,
+            "check against the independent reference for `{}`:",
+            check.stem
+        );
+    }
     for p in &check.params {
         let c = &p.comparison;
         let verdict = if p.passed { "ok" } else { "MISMATCH" };

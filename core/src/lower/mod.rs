@@ -1,0 +1,2031 @@
+//! The baseline lowering from Tile IR to thread-level IR ("through
+//! memory"): correct on every SIMT target, and the starting point that
+//! later lowerings (layout inference, matrix atoms, pipelining) replace
+//! piece by piece. `docs/lowering.md` describes it for users.
+//!
+//! # Algorithm
+//! [`to_thread`] turns every `kernel` statement of every function into one
+//! thread-level kernel (named after the function, with `_<n>` appended when
+//! the function launches several kernels). The kernel's parameters are the
+//! function's global buffers, in order, followed by one `i32` scalar per
+//! symbolic size; its grid and thread count are the Tile IR kernel's. Block
+//! variables read `block_idx_x/y/z`, the thread variable reads `thread_idx`.
+//!
+//! **Storage.** Every non-global buffer (shared, fragment, local, var)
+//! becomes a shared-memory buffer of the same element type and element
+//! count (row-major, alignment 16). A Tile IR kernel body describes what
+//! the block does as a whole (the reference interpreter runs it once per
+//! block), so block-level values stay block-level: the lowering never has
+//! to choose a layout. Non-global buffers must have constant shapes.
+//!
+//! **Uniform code.** Statements outside `parallel` nests (`let`, `for`,
+//! `if`, scalar stores) run on every thread with identical values: a `let`
+//! becomes a register assigned by every thread, loads are done by every
+//! thread. A scalar *store* from uniform code is done by thread 0 only
+//! (`if thread_idx == 0`). Every `for` kind becomes a plain `for` (step
+//! 1); `assume` is dropped. Reading the thread variable outside a
+//! `parallel` nest is not supported (it would make uniform code diverge).
+//!
+//! **Cooperative statements** distribute their elements cyclically over
+//! the block's `T` threads: for an iteration space of `P` elements, thread
+//! `t` runs `p = t, t + T, …` (`for %p from thread_idx count ceil(P / T)
+//! step T`, guarded by `if %p < P` unless `T` divides `P`), and recomputes
+//! the multi-dimensional indices from `p` (row-major). Each element is
+//! owned by exactly one thread:
+//! - `parallel`: the flattened nest; the body runs per iteration
+//!   (per-thread code: `let`s become registers, nested `for`/`if`/
+//!   `parallel` run serially in the thread, `atomic_add` of a global
+//!   region runs per element);
+//! - `copy`: element `k` of the source region (row-major) moves to element
+//!   `k` of the destination region, converted by a cast;
+//! - `fill` (and an `alloc` with an initial value): one store per element;
+//! - `reduce`: each thread owns output elements and folds the reduced
+//!   dimension in an `f64` register (floats; `i64` for integer reductions),
+//!   starting from the identity or the old value, rounding once — the
+//!   interpreter's arithmetic, bit for bit;
+//! - `cumsum`: each thread owns a line along `dim` and keeps the running
+//!   sum in `f64` (`i64`), rounding every output element;
+//! - `gemm`: each thread owns elements of C and accumulates `Σ_k a·b` in an
+//!   `f64` register in increasing `k`, then adds the old C (unless
+//!   `clear_accum`), then rounds once into C's type;
+//! - `atomic_add`: one `atomic_add` per destination element.
+//!
+//! **Out of bounds.** A global access (scalar or region element) that is
+//! not provably inside its buffer is guarded: loads read zero (`when c
+//! else zero`), stores and atomics are skipped. Region elements outside an
+//! on-chip buffer are treated the same way (the interpreter's rule for tile
+//! ops). A scalar load or store of an on-chip buffer that the lowering
+//! cannot prove in bounds is guarded as well, so where the interpreter
+//! reports an out-of-bounds error the lowered code reads zero / skips.
+//! Provability comes from a small interval analysis (literals, loop and
+//! `parallel` variables with constant bounds, block indices of constant
+//! grids, `let`s, `+ - *`, `//` and `%` by positive constants, min/max).
+//!
+//! **Barriers.** The lowering tracks, per buffer, the shared-memory reads
+//! and writes made since the last barrier. Before a statement (or, inside
+//! uniform code, before the store part of a statement) that reads a buffer
+//! with pending writes, or writes a buffer with pending reads or writes, it
+//! emits a `barrier`. A `for` body starts with its own accesses counted as
+//! pending (the previous iteration's), an `if` joins its branches. Explicit
+//! `barrier`s stay and clear the state. Element ownership inside one
+//! cooperative statement is by construction race-free for valid Tile IR
+//! (`parallel` iterations must be independent).
+//!
+//! **Indices** are computed in `i32`; wider index expressions are cast.
+//!
+//! Not supported yet ([`LowerError::Unsupported`]): global allocations
+//! (`T.empty` scratch) and nested kernels, non-global buffers of symbolic
+//! shape, tile ops other than `atomic_add` inside `parallel`, `barrier` and
+//! `alloc` inside `parallel`, reading the thread variable outside
+//! `parallel`, `atomic_add` into non-global buffers, tile-op regions of
+//! symbolic extent, `copy`/`gemm` whose source and destination are the same
+//! buffer (other than an identical region), integer `max`/`min`/`absmax`
+//! reductions involving `u64`.
+//!
+//! A kernel whose buffers do not fit the target's shared memory is
+//! `Unsupported` too (fragments live in shared memory here).
+//!
+//! After lowering, [`to_thread`] runs [`thread::verify_module`]; a failure
+//! is an internal error ([`LowerError::Internal`]) naming the line of the
+//! printed thread IR.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use crate::ir::{
+    self, AtomicValue, BinaryOp, DType, Handle, Literal, ReduceKind, Region, Scope, Span, UnaryOp,
+    VarKind,
+};
+use crate::target::TargetDescription;
+use crate::thread::{
+    self, Dim, Expr, ExprKind, GlobalBuffer, Guard, GuardElse, MemRef, Param, ParamId, RegId,
+    RegRef, Register, RegisterKind, SharedBuffer, SharedId, Special, Stmt, StmtKind, Unroll,
+};
+
+/// Alignment in bytes of every shared buffer the lowering creates.
+pub const SHARED_ALIGN: u32 = 16;
+
+/// Why a module could not be lowered.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LowerError {
+    /// A construct the baseline lowering does not handle yet.
+    #[error("cannot lower {what}: not supported by the baseline lowering")]
+    Unsupported { what: String, span: Span },
+    /// The Tile IR breaks an invariant the lowering relies on.
+    #[error("malformed Tile IR: {detail}")]
+    Malformed { detail: String, span: Span },
+    /// The lowering produced thread IR its verifier rejects: a bug here.
+    #[error(
+        "internal error: lowered kernel `{kernel}` fails thread-IR verification at line {line} of its text: {message}"
+    )]
+    Internal {
+        kernel: String,
+        /// 1-based line in [`thread::print_module`]'s text (0 if unknown).
+        line: u32,
+        message: String,
+        span: Span,
+    },
+}
+
+impl LowerError {
+    /// The span of the Tile IR statement involved (unknown for internal
+    /// errors found after lowering).
+    pub fn span(&self) -> Span {
+        match self {
+            LowerError::Unsupported { span, .. }
+            | LowerError::Malformed { span, .. }
+            | LowerError::Internal { span, .. } => *span,
+        }
+    }
+}
+
+type Result<T> = std::result::Result<T, LowerError>;
+
+/// Lowers every kernel of `module` to thread-level IR for `target`, and
+/// verifies the result.
+pub fn to_thread(module: &ir::Module, target: &TargetDescription) -> Result<thread::Module> {
+    let mut out = thread::Module::default();
+    for func in &module.functions {
+        let kernels = func
+            .body
+            .stmts
+            .iter()
+            .filter(|s| matches!(s, ir::Stmt::Kernel { .. }))
+            .count();
+        let mut n = 0usize;
+        for (stmt, span) in func.body.iter() {
+            match stmt {
+                ir::Stmt::Kernel { .. } => {
+                    let name = if kernels == 1 {
+                        func.name.clone()
+                    } else {
+                        format!("{}_{n}", func.name)
+                    };
+                    n += 1;
+                    let kernel = Lower::new(func, target).kernel(stmt, span, name)?;
+                    out.kernels.push(kernel);
+                }
+                ir::Stmt::Alloc { .. } => {
+                    return Err(unsupported(
+                        "a global allocation outside the kernel (T.empty / scratch)",
+                        span,
+                    ));
+                }
+                ir::Stmt::Assume { .. } => {}
+                _ => {
+                    return Err(unsupported("a statement outside a kernel", span));
+                }
+            }
+        }
+    }
+    check(&out, target)?;
+    Ok(out)
+}
+
+/// Verifies the lowered module; on failure, re-reads its text so that the
+/// error can name a line.
+fn check(module: &thread::Module, target: &TargetDescription) -> Result<()> {
+    let Err(err) = thread::verify_module(module, target) else {
+        return Ok(());
+    };
+    let text = thread::print_module(module);
+    let line = match thread::parse_module(&text) {
+        Ok(parsed) => match thread::verify_module(&parsed, target) {
+            Err(e) if !e.span.is_unknown() => thread::line_of(&text, e.span.start),
+            _ => 0,
+        },
+        Err(e) => e.line,
+    };
+    Err(LowerError::Internal {
+        kernel: err.kernel.clone(),
+        line,
+        message: err.to_string(),
+        span: Span::UNKNOWN,
+    })
+}
+
+fn unsupported(what: impl Into<String>, span: Span) -> LowerError {
+    LowerError::Unsupported {
+        what: what.into(),
+        span,
+    }
+}
+
+fn malformed(detail: impl Into<String>, span: Span) -> LowerError {
+    LowerError::Malformed {
+        detail: detail.into(),
+        span,
+    }
+}
+
+/// Where a Tile IR buffer lives after lowering.
+#[derive(Clone, Debug)]
+enum Mem {
+    Global {
+        param: ParamId,
+        /// Extents as `i32` expressions (literals or scalar parameters).
+        dims: Vec<Expr>,
+    },
+    Shared {
+        id: SharedId,
+        dims: Vec<i64>,
+    },
+}
+
+/// Shared-memory accesses (by Tile IR buffer index) since the last barrier.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Pending {
+    reads: BTreeSet<usize>,
+    writes: BTreeSet<usize>,
+}
+
+impl Pending {
+    fn union(&mut self, other: &Pending) {
+        self.reads.extend(other.reads.iter().copied());
+        self.writes.extend(other.writes.iter().copied());
+    }
+}
+
+/// An index expression with the interval it is known to lie in.
+#[derive(Clone, Debug)]
+struct Index {
+    expr: Expr,
+    range: Option<(i64, i64)>,
+}
+
+struct Lower<'a> {
+    f: &'a ir::Function,
+    target: &'a TargetDescription,
+    threads: i64,
+    params: Vec<Param>,
+    shared: Vec<SharedBuffer>,
+    registers: Vec<Register>,
+    names: HashSet<String>,
+    /// Names of the function, reserved so temporaries never take them.
+    reserved: HashSet<String>,
+    counter: u32,
+    vars: HashMap<Handle<ir::Var>, Expr>,
+    ranges: HashMap<Handle<ir::Var>, (i64, i64)>,
+    mems: HashMap<Handle<ir::Buffer>, Mem>,
+    symbols: HashMap<Handle<ir::Var>, ParamId>,
+    pending: Pending,
+    span: Span,
+}
+
+fn lit_i32(v: i64) -> Expr {
+    Expr::literal(Literal::Int(DType::I32.wrap_i64(v), DType::I32))
+}
+
+fn reg_expr(id: RegId, dtype: DType) -> Expr {
+    Expr {
+        kind: ExprKind::Reg(id),
+        dtype,
+    }
+}
+
+fn to_i32(e: Expr) -> Expr {
+    if e.dtype == DType::I32 {
+        e
+    } else {
+        Expr::cast(DType::I32, e)
+    }
+}
+
+fn ceil_div(a: i64, b: i64) -> i64 {
+    (a + b - 1) / b
+}
+
+impl<'a> Lower<'a> {
+    fn new(f: &'a ir::Function, target: &'a TargetDescription) -> Self {
+        let mut reserved: HashSet<String> = f.vars.iter().map(|(_, v)| v.name.clone()).collect();
+        reserved.extend(f.buffers.iter().map(|(_, b)| b.name.clone()));
+        Lower {
+            f,
+            target,
+            threads: 1,
+            params: Vec::new(),
+            shared: Vec::new(),
+            registers: Vec::new(),
+            names: HashSet::new(),
+            reserved,
+            counter: 0,
+            vars: HashMap::new(),
+            ranges: HashMap::new(),
+            mems: HashMap::new(),
+            symbols: HashMap::new(),
+            pending: Pending::default(),
+            span: Span::UNKNOWN,
+        }
+    }
+
+    // ----- names, registers, statements -------------------------------
+
+    /// Claims `name` (a Tile IR name) or, if taken, a fresh variant.
+    fn claim(&mut self, name: &str) -> String {
+        if self.names.insert(name.to_string()) {
+            return name.to_string();
+        }
+        self.fresh(name)
+    }
+
+    /// A new name starting with `base` that no Tile IR name uses.
+    fn fresh(&mut self, base: &str) -> String {
+        loop {
+            let name = format!("{base}{}", self.counter);
+            self.counter += 1;
+            if !self.reserved.contains(&name) && self.names.insert(name.clone()) {
+                return name;
+            }
+        }
+    }
+
+    fn add_reg(&mut self, name: String, dtype: DType, kind: RegisterKind) -> RegId {
+        let id = RegId(self.registers.len() as u32);
+        self.registers.push(Register { name, dtype, kind });
+        id
+    }
+
+    fn temp(&mut self, base: &str, dtype: DType) -> RegId {
+        let name = self.fresh(base);
+        self.add_reg(name, dtype, RegisterKind::Scalar)
+    }
+
+    fn stmt(&self, kind: StmtKind) -> Stmt {
+        Stmt {
+            kind,
+            span: self.span,
+        }
+    }
+
+    fn assign(&self, out: &mut Vec<Stmt>, reg: RegId, value: Expr) {
+        out.push(self.stmt(StmtKind::Assign {
+            dst: RegRef::Scalar(reg),
+            value,
+        }));
+    }
+
+    fn barrier(&mut self, out: &mut Vec<Stmt>) {
+        out.push(self.stmt(StmtKind::Barrier));
+        self.pending = Pending::default();
+    }
+
+    fn unsupported(&self, what: impl Into<String>) -> LowerError {
+        unsupported(what, self.span)
+    }
+
+    fn malformed(&self, detail: impl Into<String>) -> LowerError {
+        malformed(detail, self.span)
+    }
+
+    fn bin(&self, op: BinaryOp, a: Expr, b: Expr) -> Result<Expr> {
+        if a.dtype == DType::I32
+            && let (Some(x), Some(y)) = (a.as_const_int(), b.as_const_int())
+        {
+            let folded = match op {
+                BinaryOp::Add => x.checked_add(y),
+                BinaryOp::Sub => x.checked_sub(y),
+                BinaryOp::Mul => x.checked_mul(y),
+                BinaryOp::FloorDiv if y > 0 => Some(x.div_euclid(y)),
+                BinaryOp::FloorMod if y > 0 => Some(x.rem_euclid(y)),
+                _ => None,
+            };
+            if let Some(v) = folded.filter(|v| i32::try_from(*v).is_ok()) {
+                return Ok(lit_i32(v));
+            }
+        }
+        match (op, a.as_const_int(), b.as_const_int()) {
+            (BinaryOp::Add, Some(0), _) if b.dtype == a.dtype => return Ok(b),
+            (BinaryOp::Add | BinaryOp::Sub, _, Some(0)) => return Ok(a),
+            (BinaryOp::Mul, Some(1), _) if b.dtype == a.dtype => return Ok(b),
+            (BinaryOp::Mul | BinaryOp::FloorDiv, _, Some(1)) => return Ok(a),
+            (BinaryOp::Mul, Some(0), _) | (BinaryOp::Mul, _, Some(0)) if a.dtype == b.dtype => {
+                return Ok(Expr::literal(Literal::Int(0, a.dtype)));
+            }
+            _ => {}
+        }
+        Expr::binary(op, a, b).map_err(|e| self.malformed(e.to_string()))
+    }
+
+    fn and(&self, a: Option<Expr>, b: Expr) -> Result<Expr> {
+        match a {
+            None => Ok(b),
+            Some(a) => self.bin(BinaryOp::And, a, b),
+        }
+    }
+
+    // ----- kernel --------------------------------------------------------
+
+    fn kernel(mut self, stmt: &ir::Stmt, span: Span, name: String) -> Result<thread::Kernel> {
+        let ir::Stmt::Kernel {
+            grid,
+            threads,
+            block_vars,
+            thread_var,
+            body,
+        } = stmt
+        else {
+            return Err(malformed("not a kernel", span));
+        };
+        self.span = span;
+        self.threads = i64::from(*threads).max(1);
+        let f = self.f;
+        // Parameters: global buffers, then one scalar per symbol.
+        let globals: Vec<Handle<ir::Buffer>> = f.param_buffers().collect();
+        let n_globals = globals.len();
+        for (i, &sym) in f.symbols.iter().enumerate() {
+            self.symbols.insert(sym, ParamId((n_globals + i) as u32));
+        }
+        for &b in &globals {
+            let buffer = &f.buffers[b];
+            let mut shape = Vec::new();
+            let mut dims = Vec::new();
+            for &e in &buffer.shape {
+                if let Some(v) = f.as_const_int(e) {
+                    let v = u64::try_from(v).map_err(|_| {
+                        malformed(
+                            format!("parameter `{}` has a negative extent", buffer.name),
+                            span,
+                        )
+                    })?;
+                    shape.push(Dim::Const(v));
+                    dims.push(lit_i32(v as i64));
+                } else if let ir::Expr::Var(v) = f.exprs[e]
+                    && let Some(&p) = self.symbols.get(&v)
+                {
+                    shape.push(Dim::Param(p));
+                    dims.push(to_i32(Expr {
+                        kind: ExprKind::Param(p),
+                        dtype: f.vars[v].dtype,
+                    }));
+                } else {
+                    return Err(unsupported(
+                        format!(
+                            "parameter `{}` whose extent is a compound expression",
+                            buffer.name
+                        ),
+                        span,
+                    ));
+                }
+            }
+            let name = self.claim(&buffer.name);
+            let param = ParamId(self.params.len() as u32);
+            self.params.push(Param::Global(GlobalBuffer {
+                name,
+                dtype: buffer.dtype,
+                shape,
+            }));
+            self.mems.insert(b, Mem::Global { param, dims });
+        }
+        for &sym in &f.symbols {
+            let var = &f.vars[sym];
+            let name = self.claim(&var.name);
+            let dtype = if var.dtype.is_int() {
+                var.dtype
+            } else {
+                DType::I32
+            };
+            self.params.push(Param::Scalar { name, dtype });
+            let p = self.symbols[&sym];
+            self.vars.insert(
+                sym,
+                Expr {
+                    kind: ExprKind::Param(p),
+                    dtype,
+                },
+            );
+        }
+        // Grid.
+        if grid.is_empty() || grid.len() > 3 {
+            return Err(malformed("a kernel grid needs 1 to 3 extents", span));
+        }
+        let mut grid_exprs = [lit_i32(1), lit_i32(1), lit_i32(1)];
+        let specials = [Special::BlockIdxX, Special::BlockIdxY, Special::BlockIdxZ];
+        for (i, &g) in grid.iter().enumerate() {
+            let mut scratch = Vec::new();
+            let e = self.expr(g, &mut scratch)?;
+            if !scratch.is_empty() {
+                return Err(unsupported("a grid extent that reads memory", span));
+            }
+            grid_exprs[i] = to_i32(e);
+            if let Some(&bv) = block_vars.get(i) {
+                let dtype = f.vars[bv].dtype;
+                let e = Expr::special(specials[i]);
+                self.vars.insert(
+                    bv,
+                    if dtype == DType::I32 {
+                        e
+                    } else {
+                        Expr::cast(dtype, e)
+                    },
+                );
+                if let Some(n) = self.range(g) {
+                    self.ranges.insert(bv, (0, (n.1 - 1).max(0)));
+                }
+            }
+        }
+        let tdtype = f.vars[*thread_var].dtype;
+        let te = Expr::special(Special::ThreadIdx);
+        self.vars.insert(
+            *thread_var,
+            if tdtype == DType::I32 {
+                te
+            } else {
+                Expr::cast(tdtype, te)
+            },
+        );
+        self.ranges.insert(*thread_var, (0, self.threads - 1));
+        let mut out = Vec::new();
+        self.uniform_block(body, &mut out)?;
+        self.span = span;
+        let mut bytes = 0u64;
+        for s in &self.shared {
+            let align = u64::from(s.align);
+            bytes = bytes.div_ceil(align).saturating_mul(align);
+            bytes = bytes.saturating_add(s.len.saturating_mul(s.dtype.bytes()));
+        }
+        let capacity = self
+            .target
+            .memory_of_kind(crate::target::MemoryKind::Shared)
+            .and_then(|m| m.capacity_bytes);
+        if let Some(capacity) = capacity
+            && bytes > capacity
+        {
+            return Err(self.unsupported(format!(
+                "this kernel: keeping every on-chip buffer in shared memory needs {bytes} bytes, \
+                 more than target `{}`'s {capacity} (choose smaller tiles)",
+                self.target.name
+            )));
+        }
+        Ok(thread::Kernel {
+            name,
+            params: self.params,
+            grid: grid_exprs,
+            threads: *threads,
+            shared: self.shared,
+            registers: self.registers,
+            body: out,
+        })
+    }
+
+    // ----- interval analysis -------------------------------------------
+
+    /// An interval containing every value of an integer expression.
+    fn range(&self, e: Handle<ir::Expr>) -> Option<(i64, i64)> {
+        let f = self.f;
+        match &f.exprs[e] {
+            ir::Expr::Literal(l) => l.as_i64().map(|v| (v, v)),
+            ir::Expr::Var(v) => self.ranges.get(v).copied(),
+            ir::Expr::Cast { dtype, arg } if dtype.is_int() && f.ty(*arg).is_int() => {
+                let (lo, hi) = self.range(*arg)?;
+                (dtype.wrap_i64(lo) == lo && dtype.wrap_i64(hi) == hi).then_some((lo, hi))
+            }
+            ir::Expr::Binary { op, lhs, rhs } => {
+                let (a, b) = (self.range(*lhs)?, self.range(*rhs)?);
+                let dtype = f.ty(e);
+                let r = match op {
+                    BinaryOp::Add => (a.0.checked_add(b.0)?, a.1.checked_add(b.1)?),
+                    BinaryOp::Sub => (a.0.checked_sub(b.1)?, a.1.checked_sub(b.0)?),
+                    BinaryOp::Mul => {
+                        let c = [
+                            a.0.checked_mul(b.0)?,
+                            a.0.checked_mul(b.1)?,
+                            a.1.checked_mul(b.0)?,
+                            a.1.checked_mul(b.1)?,
+                        ];
+                        (*c.iter().min()?, *c.iter().max()?)
+                    }
+                    BinaryOp::FloorDiv if b.0 == b.1 && b.0 > 0 => {
+                        (a.0.div_euclid(b.0), a.1.div_euclid(b.0))
+                    }
+                    BinaryOp::FloorMod if b.0 == b.1 && b.0 > 0 => {
+                        if a.0 >= 0 && a.1 < b.0 {
+                            a
+                        } else {
+                            (0, b.0 - 1)
+                        }
+                    }
+                    BinaryOp::Min => (a.0.min(b.0), a.1.min(b.1)),
+                    BinaryOp::Max => (a.0.max(b.0), a.1.max(b.1)),
+                    _ => return None,
+                };
+                (dtype.wrap_i64(r.0) == r.0 && dtype.wrap_i64(r.1) == r.1).then_some(r)
+            }
+            _ => None,
+        }
+    }
+
+    // ----- expressions ----------------------------------------------------
+
+    /// Translates an expression; loads become load statements into fresh
+    /// registers, appended to `out`.
+    fn expr(&mut self, e: Handle<ir::Expr>, out: &mut Vec<Stmt>) -> Result<Expr> {
+        let f = self.f;
+        let node = f
+            .exprs
+            .try_get(e)
+            .ok_or_else(|| self.malformed("expression handle out of range"))?;
+        match node {
+            ir::Expr::Literal(l) => Ok(Expr::literal(*l)),
+            ir::Expr::Var(v) => self.vars.get(v).cloned().ok_or_else(|| {
+                let name = f.vars.try_get(*v).map_or("?", |v| v.name.as_str());
+                match f.vars.try_get(*v).map(|v| v.kind) {
+                    Some(VarKind::ThreadIdx) => {
+                        self.unsupported("reading the thread variable outside `parallel`")
+                    }
+                    _ => self.malformed(format!("variable `{name}` used out of scope")),
+                }
+            }),
+            ir::Expr::Unary { op, arg } => {
+                let a = self.expr(*arg, out)?;
+                Expr::unary(*op, a).map_err(|e| self.malformed(e.to_string()))
+            }
+            ir::Expr::Binary { op, lhs, rhs } => {
+                let a = self.expr(*lhs, out)?;
+                let b = self.expr(*rhs, out)?;
+                Expr::binary(*op, a, b).map_err(|e| self.malformed(e.to_string()))
+            }
+            ir::Expr::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let c = self.expr(*cond, out)?;
+                let a = self.expr(*then, out)?;
+                let b = self.expr(*otherwise, out)?;
+                Expr::select(c, a, b).map_err(|e| self.malformed(e.to_string()))
+            }
+            ir::Expr::Cast { dtype, arg } => {
+                let a = self.expr(*arg, out)?;
+                Ok(Expr::cast(*dtype, a))
+            }
+            ir::Expr::Load { buffer, indices } => {
+                let mut idx = Vec::with_capacity(indices.len());
+                for &i in indices {
+                    idx.push(self.index(i, out)?);
+                }
+                self.load(*buffer, &idx, out)
+            }
+        }
+    }
+
+    fn index(&mut self, e: Handle<ir::Expr>, out: &mut Vec<Stmt>) -> Result<Index> {
+        let range = self.range(e);
+        let expr = to_i32(self.expr(e, out)?);
+        Ok(Index { expr, range })
+    }
+
+    fn mem(&self, buffer: Handle<ir::Buffer>) -> Result<Mem> {
+        self.mems.get(&buffer).cloned().ok_or_else(|| {
+            let name = self
+                .f
+                .buffers
+                .try_get(buffer)
+                .map_or("?", |b| b.name.as_str());
+            self.malformed(format!("buffer `{name}` used before its allocation"))
+        })
+    }
+
+    /// The memory, linear element index and in-bounds condition (`None`
+    /// when provably in bounds) of an element.
+    fn address(
+        &self,
+        buffer: Handle<ir::Buffer>,
+        idx: &[Index],
+    ) -> Result<(MemRef, Expr, Option<Expr>)> {
+        let mem = self.mem(buffer)?;
+        let (memref, dims): (MemRef, Vec<(Expr, Option<i64>)>) = match &mem {
+            Mem::Global { param, dims } => (
+                MemRef::Global(*param),
+                dims.iter().map(|d| (d.clone(), d.as_const_int())).collect(),
+            ),
+            Mem::Shared { id, dims } => (
+                MemRef::Shared(*id),
+                dims.iter().map(|&d| (lit_i32(d), Some(d))).collect(),
+            ),
+        };
+        if dims.len() != idx.len() {
+            return Err(self.malformed("index count differs from the buffer's rank"));
+        }
+        let mut linear = lit_i32(0);
+        let mut guard: Option<Expr> = None;
+        for (d, (ix, (dim, cdim))) in idx.iter().zip(&dims).enumerate() {
+            // linear = linear * dim + ix
+            linear = if d == 0 {
+                ix.expr.clone()
+            } else {
+                let scaled = self.bin(BinaryOp::Mul, linear, dim.clone())?;
+                self.bin(BinaryOp::Add, scaled, ix.expr.clone())?
+            };
+            let (lo_ok, hi_ok) = match (ix.range, cdim) {
+                (Some((lo, hi)), Some(n)) => (lo >= 0, hi < *n),
+                (Some((lo, _)), None) => (lo >= 0, false),
+                _ => (false, false),
+            };
+            if !lo_ok {
+                let c = self.bin(BinaryOp::Ge, ix.expr.clone(), lit_i32(0))?;
+                guard = Some(self.and(guard, c)?);
+            }
+            if !hi_ok {
+                let c = self.bin(BinaryOp::Lt, ix.expr.clone(), dim.clone())?;
+                guard = Some(self.and(guard, c)?);
+            }
+        }
+        Ok((memref, linear, guard))
+    }
+
+    fn load(
+        &mut self,
+        buffer: Handle<ir::Buffer>,
+        idx: &[Index],
+        out: &mut Vec<Stmt>,
+    ) -> Result<Expr> {
+        let dtype = self.f.buffers[buffer].dtype;
+        let (src, index, guard) = self.address(buffer, idx)?;
+        let reg = self.temp("v", dtype);
+        out.push(self.stmt(StmtKind::Load {
+            width: 1,
+            dst: RegRef::Scalar(reg),
+            src,
+            index,
+            guard: guard.map(|cond| Guard {
+                cond,
+                otherwise: GuardElse::Zero,
+            }),
+        }));
+        Ok(reg_expr(reg, dtype))
+    }
+
+    /// Stores `value` (of the buffer's type) into a register first when it
+    /// is not one already, then stores it to memory.
+    fn store(
+        &mut self,
+        buffer: Handle<ir::Buffer>,
+        idx: &[Index],
+        value: Expr,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let dtype = self.f.buffers[buffer].dtype;
+        if value.dtype != dtype {
+            return Err(self.malformed("stored value's type differs from the buffer's"));
+        }
+        let src = self.in_register(value, out);
+        let (dst, index, guard) = self.address(buffer, idx)?;
+        out.push(self.stmt(StmtKind::Store {
+            width: 1,
+            dst,
+            index,
+            src,
+            guard: guard.map(|cond| Guard {
+                cond,
+                otherwise: GuardElse::Skip,
+            }),
+        }));
+        Ok(())
+    }
+
+    fn in_register(&mut self, value: Expr, out: &mut Vec<Stmt>) -> RegRef {
+        if let ExprKind::Reg(r) = value.kind
+            && self
+                .registers
+                .get(r.index())
+                .is_some_and(|reg| reg.kind == RegisterKind::Scalar)
+        {
+            return RegRef::Scalar(r);
+        }
+        let reg = self.temp("s", value.dtype);
+        self.assign(out, reg, value);
+        RegRef::Scalar(reg)
+    }
+
+    // ----- shared-memory access summaries ----------------------------------
+
+    fn on_chip(&self, b: Handle<ir::Buffer>) -> bool {
+        self.f
+            .buffers
+            .try_get(b)
+            .is_some_and(|b| b.scope != Scope::Global)
+    }
+
+    fn expr_reads(&self, e: Handle<ir::Expr>, acc: &mut Pending) {
+        let mut stack = vec![e];
+        while let Some(e) = stack.pop() {
+            let Some(node) = self.f.exprs.try_get(e) else {
+                continue;
+            };
+            match node {
+                ir::Expr::Literal(_) | ir::Expr::Var(_) => {}
+                ir::Expr::Unary { arg, .. } | ir::Expr::Cast { arg, .. } => stack.push(*arg),
+                ir::Expr::Binary { lhs, rhs, .. } => stack.extend([*lhs, *rhs]),
+                ir::Expr::Select {
+                    cond,
+                    then,
+                    otherwise,
+                } => stack.extend([*cond, *then, *otherwise]),
+                ir::Expr::Load { buffer, indices } => {
+                    if self.on_chip(*buffer) {
+                        acc.reads.insert(buffer.index());
+                    }
+                    stack.extend(indices.iter().copied());
+                }
+            }
+        }
+    }
+
+    fn region_reads(&self, r: &Region, acc: &mut Pending) {
+        for range in &r.ranges {
+            self.expr_reads(range.start, acc);
+            self.expr_reads(range.extent, acc);
+        }
+    }
+
+    fn write(&self, b: Handle<ir::Buffer>, acc: &mut Pending) {
+        if self.on_chip(b) {
+            acc.writes.insert(b.index());
+        }
+    }
+
+    fn read(&self, b: Handle<ir::Buffer>, acc: &mut Pending) {
+        if self.on_chip(b) {
+            acc.reads.insert(b.index());
+        }
+    }
+
+    fn block_accesses(&self, block: &ir::Block, acc: &mut Pending) {
+        for stmt in &block.stmts {
+            self.stmt_accesses(stmt, acc);
+        }
+    }
+
+    fn stmt_accesses(&self, stmt: &ir::Stmt, acc: &mut Pending) {
+        match stmt {
+            ir::Stmt::Kernel { body, .. } => self.block_accesses(body, acc),
+            ir::Stmt::Alloc { buffer, init } => {
+                if let Some(i) = init {
+                    self.expr_reads(*i, acc);
+                    self.write(*buffer, acc);
+                }
+            }
+            ir::Stmt::For {
+                start,
+                extent,
+                body,
+                ..
+            } => {
+                self.expr_reads(*start, acc);
+                self.expr_reads(*extent, acc);
+                self.block_accesses(body, acc);
+            }
+            ir::Stmt::Parallel { body, .. } => self.block_accesses(body, acc),
+            ir::Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                self.expr_reads(*cond, acc);
+                self.block_accesses(then, acc);
+                self.block_accesses(otherwise, acc);
+            }
+            ir::Stmt::Let { value, .. } => self.expr_reads(*value, acc),
+            ir::Stmt::Store {
+                buffer,
+                indices,
+                value,
+            } => {
+                for &i in indices {
+                    self.expr_reads(i, acc);
+                }
+                self.expr_reads(*value, acc);
+                self.write(*buffer, acc);
+            }
+            ir::Stmt::Copy { src, dst } => {
+                self.region_reads(src, acc);
+                self.region_reads(dst, acc);
+                self.read(src.buffer, acc);
+                self.write(dst.buffer, acc);
+            }
+            ir::Stmt::Gemm {
+                a,
+                b,
+                c,
+                clear_accum,
+                ..
+            } => {
+                for r in [a, b, c] {
+                    self.region_reads(r, acc);
+                    self.read(r.buffer, acc);
+                }
+                self.expr_reads(*clear_accum, acc);
+                self.write(c.buffer, acc);
+            }
+            ir::Stmt::Fill { dst, value } => {
+                self.region_reads(dst, acc);
+                self.expr_reads(*value, acc);
+                self.write(dst.buffer, acc);
+            }
+            ir::Stmt::Reduce { src, dst, .. } | ir::Stmt::Cumsum { src, dst, .. } => {
+                self.read(*src, acc);
+                self.read(*dst, acc);
+                self.write(*dst, acc);
+            }
+            ir::Stmt::AtomicAdd { dst, value } => {
+                self.region_reads(dst, acc);
+                match value {
+                    AtomicValue::Scalar(e) => self.expr_reads(*e, acc),
+                    AtomicValue::Region(r) => {
+                        self.region_reads(r, acc);
+                        self.read(r.buffer, acc);
+                    }
+                }
+                self.read(dst.buffer, acc);
+                self.write(dst.buffer, acc);
+            }
+            ir::Stmt::Barrier | ir::Stmt::Assume { .. } => {}
+        }
+    }
+
+    /// Emits a barrier if `acc`'s accesses conflict with pending ones.
+    fn sync(&mut self, acc: &Pending, out: &mut Vec<Stmt>) {
+        let conflict = acc
+            .reads
+            .iter()
+            .chain(&acc.writes)
+            .any(|b| self.pending.writes.contains(b))
+            || acc.writes.iter().any(|b| self.pending.reads.contains(b));
+        if conflict {
+            self.barrier(out);
+        }
+    }
+
+    /// Syncs for `acc`, then records it as pending.
+    fn sync_touch(&mut self, acc: &Pending, out: &mut Vec<Stmt>) {
+        self.sync(acc, out);
+        self.pending.union(acc);
+    }
+
+    // ----- uniform code -------------------------------------------------
+
+    fn uniform_block(&mut self, block: &ir::Block, out: &mut Vec<Stmt>) -> Result<()> {
+        for (stmt, span) in block.iter() {
+            self.span = span;
+            self.uniform_stmt(stmt, out)?;
+        }
+        Ok(())
+    }
+
+    /// Reads done by uniform code before a statement: barrier if needed.
+    fn uniform_reads(&mut self, exprs: &[Handle<ir::Expr>], out: &mut Vec<Stmt>) {
+        let mut acc = Pending::default();
+        for &e in exprs {
+            self.expr_reads(e, &mut acc);
+        }
+        self.sync_touch(&acc, out);
+    }
+
+    fn uniform_stmt(&mut self, stmt: &ir::Stmt, out: &mut Vec<Stmt>) -> Result<()> {
+        let f = self.f;
+        match stmt {
+            ir::Stmt::Kernel { .. } => Err(self.unsupported("a kernel inside a kernel")),
+            ir::Stmt::Alloc { buffer, init } => {
+                self.alloc(*buffer)?;
+                if let Some(init) = init {
+                    let b = &f.buffers[*buffer];
+                    let dims = self.const_shape(*buffer)?;
+                    let _ = b;
+                    let mut acc = Pending::default();
+                    self.expr_reads(*init, &mut acc);
+                    self.write(*buffer, &mut acc);
+                    self.sync_touch(&acc, out);
+                    let value = self.expr(*init, out)?;
+                    let starts = vec![lit_i32(0); dims.len()];
+                    let starts_r = vec![Some((0, 0)); dims.len()];
+                    self.fill_box(*buffer, &starts, &starts_r, &dims, value, out)?;
+                }
+                Ok(())
+            }
+            ir::Stmt::Let { var, value } => {
+                self.uniform_reads(&[*value], out);
+                let v = self.expr(*value, out)?;
+                self.bind_let(*var, *value, v, out);
+                Ok(())
+            }
+            ir::Stmt::For {
+                var,
+                start,
+                extent,
+                body,
+                ..
+            } => {
+                self.uniform_reads(&[*start, *extent], out);
+                let s = to_i32(self.expr(*start, out)?);
+                let n = self.expr(*extent, out)?;
+                let mut acc = Pending::default();
+                self.block_accesses(body, &mut acc);
+                let mut entry = self.pending.clone();
+                entry.union(&acc);
+                self.pending = entry.clone();
+                let (loop_reg, prologue) = self.loop_var(*var, *start, *extent)?;
+                let mut inner = prologue;
+                self.uniform_block(body, &mut inner)?;
+                self.pending.union(&entry);
+                out.push(self.stmt(StmtKind::For {
+                    var: loop_reg,
+                    start: s,
+                    count: n,
+                    step: lit_i32(1),
+                    unroll: Unroll::None,
+                    body: inner,
+                }));
+                Ok(())
+            }
+            ir::Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                self.uniform_reads(&[*cond], out);
+                let c = self.expr(*cond, out)?;
+                let entry = self.pending.clone();
+                let span = self.span;
+                let mut t = Vec::new();
+                self.uniform_block(then, &mut t)?;
+                let after_then = std::mem::replace(&mut self.pending, entry);
+                let mut e = Vec::new();
+                self.uniform_block(otherwise, &mut e)?;
+                self.pending.union(&after_then);
+                self.span = span;
+                out.push(self.stmt(StmtKind::If {
+                    cond: c,
+                    then_body: t,
+                    else_body: (!e.is_empty()).then_some(e),
+                }));
+                Ok(())
+            }
+            ir::Stmt::Store {
+                buffer,
+                indices,
+                value,
+            } => {
+                let mut exprs = indices.clone();
+                exprs.push(*value);
+                self.uniform_reads(&exprs, out);
+                let mut idx = Vec::new();
+                for &i in indices {
+                    idx.push(self.index(i, out)?);
+                }
+                let v = self.expr(*value, out)?;
+                let v = RegRef::Scalar(match self.in_register(v, out) {
+                    RegRef::Scalar(r) => r,
+                    RegRef::Elem(r, _) => r,
+                });
+                let mut acc = Pending::default();
+                self.write(*buffer, &mut acc);
+                self.sync_touch(&acc, out);
+                let mut body = Vec::new();
+                let dtype = f.buffers[*buffer].dtype;
+                self.store(*buffer, &idx, reg_expr(v.reg(), dtype), &mut body)?;
+                out.push(self.stmt(StmtKind::If {
+                    cond: self.bin(BinaryOp::Eq, Expr::special(Special::ThreadIdx), lit_i32(0))?,
+                    then_body: body,
+                    else_body: None,
+                }));
+                Ok(())
+            }
+            ir::Stmt::Barrier => {
+                self.barrier(out);
+                Ok(())
+            }
+            ir::Stmt::Assume { .. } => Ok(()),
+            _ => {
+                let mut acc = Pending::default();
+                self.stmt_accesses(stmt, &mut acc);
+                self.sync_touch(&acc, out);
+                self.cooperative(stmt, out)
+            }
+        }
+    }
+
+    fn alloc(&mut self, buffer: Handle<ir::Buffer>) -> Result<()> {
+        let b = self
+            .f
+            .buffers
+            .try_get(buffer)
+            .ok_or_else(|| self.malformed("buffer handle out of range"))?;
+        if b.scope == Scope::Global {
+            return Err(self.unsupported(format!(
+                "the global allocation `{}` inside a kernel",
+                b.name
+            )));
+        }
+        if self.mems.contains_key(&buffer) {
+            return Ok(());
+        }
+        let dims = self.const_shape(buffer)?;
+        let len: i64 = dims.iter().product();
+        if len < 1 || i32::try_from(len).is_err() {
+            return Err(self.unsupported(format!("the buffer `{}` of {len} elements", b.name)));
+        }
+        let name = self.claim(&b.name);
+        let id = SharedId(self.shared.len() as u32);
+        self.shared.push(SharedBuffer {
+            name,
+            dtype: b.dtype,
+            len: len as u64,
+            align: SHARED_ALIGN.max(b.dtype.bytes() as u32),
+        });
+        self.mems.insert(buffer, Mem::Shared { id, dims });
+        Ok(())
+    }
+
+    fn const_shape(&self, buffer: Handle<ir::Buffer>) -> Result<Vec<i64>> {
+        match &self.mems.get(&buffer) {
+            Some(Mem::Shared { dims, .. }) => return Ok(dims.clone()),
+            Some(Mem::Global { .. }) => {
+                return Err(self.unsupported("a whole-buffer tile op on a global buffer"));
+            }
+            None => {}
+        }
+        self.f.const_shape(buffer).ok_or_else(|| {
+            self.unsupported(format!(
+                "the on-chip buffer `{}` of symbolic shape",
+                self.f.buffers[buffer].name
+            ))
+        })
+    }
+
+    fn bind_let(
+        &mut self,
+        var: Handle<ir::Var>,
+        value: Handle<ir::Expr>,
+        v: Expr,
+        out: &mut Vec<Stmt>,
+    ) {
+        let reg = match self.vars.get(&var) {
+            Some(Expr {
+                kind: ExprKind::Reg(r),
+                ..
+            }) => *r,
+            _ => {
+                let name = self.claim(&self.f.vars[var].name);
+                let r = self.add_reg(name, v.dtype, RegisterKind::Scalar);
+                self.vars.insert(var, reg_expr(r, v.dtype));
+                r
+            }
+        };
+        match self.range(value) {
+            Some(r) => {
+                self.ranges.insert(var, r);
+            }
+            None => {
+                self.ranges.remove(&var);
+            }
+        }
+        self.assign(out, reg, v);
+    }
+
+    /// A loop register for a Tile IR `for` variable; a non-`i32` variable
+    /// gets a register assigned from the loop register in the prologue.
+    fn loop_var(
+        &mut self,
+        var: Handle<ir::Var>,
+        start: Handle<ir::Expr>,
+        extent: Handle<ir::Expr>,
+    ) -> Result<(RegId, Vec<Stmt>)> {
+        let v = &self.f.vars[var];
+        let dtype = v.dtype;
+        if let (Some(s), Some(n)) = (self.f.as_const_int(start), self.f.as_const_int(extent))
+            && n >= 1
+        {
+            self.ranges.insert(var, (s, s + n - 1));
+        } else if let (Some(s), Some((_, hi))) = (self.range(start), self.range(extent)) {
+            self.ranges.insert(var, (s.0, s.1.saturating_add(hi)));
+        }
+        if dtype == DType::I32 {
+            let name = self.claim(&v.name);
+            let r = self.add_reg(name, DType::I32, RegisterKind::Loop);
+            self.vars.insert(var, reg_expr(r, DType::I32));
+            Ok((r, Vec::new()))
+        } else {
+            let lname = self.fresh("k");
+            let l = self.add_reg(lname, DType::I32, RegisterKind::Loop);
+            let name = self.claim(&v.name);
+            let r = self.add_reg(name, dtype, RegisterKind::Scalar);
+            self.vars.insert(var, reg_expr(r, dtype));
+            let prologue = vec![self.stmt(StmtKind::Assign {
+                dst: RegRef::Scalar(r),
+                value: Expr::cast(dtype, reg_expr(l, DType::I32)),
+            })];
+            Ok((l, prologue))
+        }
+    }
+
+    // ----- cooperative statements ------------------------------------------
+
+    /// Distributes `count` elements cyclically over the block's threads;
+    /// `body` emits the code of element `p`.
+    fn cyclic(
+        &mut self,
+        count: i64,
+        out: &mut Vec<Stmt>,
+        body: impl FnOnce(&mut Self, Expr, &mut Vec<Stmt>) -> Result<()>,
+    ) -> Result<()> {
+        if count <= 0 {
+            return Ok(());
+        }
+        if i32::try_from(count).is_err() {
+            return Err(self.unsupported(format!("an iteration space of {count} elements")));
+        }
+        let t = self.threads;
+        let name = self.fresh("p");
+        let p = self.add_reg(name, DType::I32, RegisterKind::Loop);
+        let pe = reg_expr(p, DType::I32);
+        let mut inner = Vec::new();
+        body(self, pe.clone(), &mut inner)?;
+        let inner = if count % t == 0 {
+            inner
+        } else {
+            vec![self.stmt(StmtKind::If {
+                cond: self.bin(BinaryOp::Lt, pe, lit_i32(count))?,
+                then_body: inner,
+                else_body: None,
+            })]
+        };
+        out.push(self.stmt(StmtKind::For {
+            var: p,
+            start: Expr::special(Special::ThreadIdx),
+            count: lit_i32(ceil_div(count, t)),
+            step: lit_i32(t),
+            unroll: Unroll::None,
+            body: inner,
+        }));
+        Ok(())
+    }
+
+    /// Row-major digits of `p` over `extents`, each with its range.
+    fn digits(&self, p: &Expr, extents: &[i64]) -> Result<Vec<Index>> {
+        let mut out = Vec::with_capacity(extents.len());
+        let mut stride: i64 = extents.iter().product();
+        for &e in extents {
+            stride /= e.max(1);
+            let q = self.bin(BinaryOp::FloorDiv, p.clone(), lit_i32(stride))?;
+            let total: i64 = extents.iter().product();
+            let q = if stride * e < total {
+                self.bin(BinaryOp::FloorMod, q, lit_i32(e))?
+            } else {
+                q
+            };
+            let expr = if e == 1 { lit_i32(0) } else { q };
+            out.push(Index {
+                expr,
+                range: Some((0, e - 1)),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Starts (translated, with ranges) and constant extents of a region.
+    fn region(&mut self, r: &Region, out: &mut Vec<Stmt>) -> Result<(Vec<Index>, Vec<i64>)> {
+        let mut starts = Vec::new();
+        let mut extents = Vec::new();
+        for range in &r.ranges {
+            starts.push(self.index(range.start, out)?);
+            let e = self.f.as_const_int(range.extent).ok_or_else(|| {
+                self.unsupported(format!(
+                    "a region of `{}` with a symbolic extent",
+                    self.f.buffers[r.buffer].name
+                ))
+            })?;
+            if e < 0 {
+                return Err(self.malformed("a region with a negative extent"));
+            }
+            extents.push(e);
+        }
+        Ok((starts, extents))
+    }
+
+    /// `start + digit` per dimension.
+    fn offset(&self, starts: &[Index], digits: &[Index]) -> Result<Vec<Index>> {
+        starts
+            .iter()
+            .zip(digits)
+            .map(|(s, d)| {
+                let range = match (s.range, d.range) {
+                    (Some(a), Some(b)) => Some((a.0 + b.0, a.1 + b.1)),
+                    _ => None,
+                };
+                Ok(Index {
+                    expr: self.bin(BinaryOp::Add, s.expr.clone(), d.expr.clone())?,
+                    range,
+                })
+            })
+            .collect()
+    }
+
+    fn fill_box(
+        &mut self,
+        buffer: Handle<ir::Buffer>,
+        starts: &[Expr],
+        ranges: &[Option<(i64, i64)>],
+        extents: &[i64],
+        value: Expr,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let starts: Vec<Index> = starts
+            .iter()
+            .zip(ranges)
+            .map(|(e, r)| Index {
+                expr: e.clone(),
+                range: *r,
+            })
+            .collect();
+        let value = self.in_register(value, out);
+        let dtype = self.f.buffers[buffer].dtype;
+        let count: i64 = extents.iter().product();
+        let extents = extents.to_vec();
+        self.cyclic(count, out, |s, p, body| {
+            let d = s.digits(&p, &extents)?;
+            let idx = s.offset(&starts, &d)?;
+            s.store(buffer, &idx, reg_expr(value.reg(), dtype), body)
+        })
+    }
+
+    fn cooperative(&mut self, stmt: &ir::Stmt, out: &mut Vec<Stmt>) -> Result<()> {
+        let f = self.f;
+        match stmt {
+            ir::Stmt::Parallel {
+                vars,
+                extents,
+                body,
+            } => {
+                let mut ext = Vec::new();
+                for &e in extents {
+                    let n = f
+                        .as_const_int(e)
+                        .ok_or_else(|| self.malformed("parallel extents must be constants"))?;
+                    ext.push(n);
+                }
+                let count: i64 = ext.iter().product();
+                let vars = vars.clone();
+                self.cyclic(count, out, |s, p, inner| {
+                    let d = s.digits(&p, &ext)?;
+                    for ((&v, ix), &n) in vars.iter().zip(d).zip(&ext) {
+                        s.bind_index_var(v, ix.expr, (0, n - 1), inner);
+                    }
+                    s.thread_block(body, inner)
+                })
+            }
+            ir::Stmt::Copy { src, dst } => self.copy(src, dst, out),
+            ir::Stmt::Fill { dst, value } => {
+                let (starts, extents) = self.region(dst, out)?;
+                let v = self.expr(*value, out)?;
+                let exprs: Vec<Expr> = starts.iter().map(|s| s.expr.clone()).collect();
+                let ranges: Vec<_> = starts.iter().map(|s| s.range).collect();
+                self.fill_box(dst.buffer, &exprs, &ranges, &extents, v, out)
+            }
+            ir::Stmt::Gemm {
+                a,
+                b,
+                c,
+                transpose_a,
+                transpose_b,
+                clear_accum,
+                ..
+            } => self.gemm(a, b, c, *transpose_a, *transpose_b, *clear_accum, out),
+            ir::Stmt::Reduce {
+                kind,
+                src,
+                dst,
+                dim,
+                clear,
+            } => self.reduce(*kind, *src, *dst, *dim as usize, *clear, out),
+            ir::Stmt::Cumsum {
+                src,
+                dst,
+                dim,
+                reverse,
+            } => self.cumsum(*src, *dst, *dim as usize, *reverse, out),
+            ir::Stmt::AtomicAdd { dst, value } => {
+                let (starts, extents) = self.region(dst, out)?;
+                let count: i64 = extents.iter().product();
+                match value {
+                    AtomicValue::Scalar(e) => {
+                        let v = self.expr(*e, out)?;
+                        let v = self.in_register(v, out);
+                        let vt = self.f.ty(*e);
+                        self.cyclic(count, out, |s, p, body| {
+                            let d = s.digits(&p, &extents)?;
+                            let idx = s.offset(&starts, &d)?;
+                            s.atomic(dst.buffer, &idx, reg_expr(v.reg(), vt), body)
+                        })
+                    }
+                    AtomicValue::Region(r) => {
+                        let (vstarts, vext) = self.region(r, out)?;
+                        if non_unit(&vext) != non_unit(&extents) {
+                            return Err(self.malformed("atomic_add regions differ in shape"));
+                        }
+                        let vbuf = r.buffer;
+                        self.cyclic(count, out, |s, p, body| {
+                            let d = s.digits(&p, &extents)?;
+                            let idx = s.offset(&starts, &d)?;
+                            let vd = s.digits(&p, &vext)?;
+                            let vidx = s.offset(&vstarts, &vd)?;
+                            let v = s.load(vbuf, &vidx, body)?;
+                            s.atomic(dst.buffer, &idx, v, body)
+                        })
+                    }
+                }
+            }
+            _ => Err(self.malformed("not a cooperative statement")),
+        }
+    }
+
+    /// Binds a `parallel` (or distributed) index variable to a register.
+    fn bind_index_var(
+        &mut self,
+        var: Handle<ir::Var>,
+        value: Expr,
+        range: (i64, i64),
+        out: &mut Vec<Stmt>,
+    ) {
+        let dtype = self.f.vars[var].dtype;
+        let value = if dtype == DType::I32 {
+            value
+        } else {
+            Expr::cast(dtype, value)
+        };
+        let name = self.claim(&self.f.vars[var].name);
+        let r = self.add_reg(name, dtype, RegisterKind::Scalar);
+        self.vars.insert(var, reg_expr(r, dtype));
+        self.ranges.insert(var, range);
+        self.assign(out, r, value);
+    }
+
+    fn atomic(
+        &mut self,
+        buffer: Handle<ir::Buffer>,
+        idx: &[Index],
+        value: Expr,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let dtype = self.f.buffers[buffer].dtype;
+        let (dst, index, guard) = self.address(buffer, idx)?;
+        let MemRef::Global(param) = dst else {
+            return Err(self.unsupported("`atomic_add` into an on-chip buffer"));
+        };
+        let value = if value.dtype == dtype {
+            value
+        } else {
+            Expr::cast(dtype, value)
+        };
+        out.push(self.stmt(StmtKind::AtomicAdd {
+            dst: param,
+            index,
+            value,
+            guard: guard.map(|cond| Guard {
+                cond,
+                otherwise: GuardElse::Skip,
+            }),
+        }));
+        Ok(())
+    }
+
+    fn copy(&mut self, src: &Region, dst: &Region, out: &mut Vec<Stmt>) -> Result<()> {
+        let (sstarts, sext) = self.region(src, out)?;
+        let (dstarts, dext) = self.region(dst, out)?;
+        if non_unit(&sext) != non_unit(&dext) {
+            return Err(self.malformed("copy regions differ in shape"));
+        }
+        if src.buffer == dst.buffer && src != dst {
+            return Err(self.unsupported("a copy within one buffer"));
+        }
+        let count: i64 = sext.iter().product();
+        let to = self.f.buffers[dst.buffer].dtype;
+        self.cyclic(count, out, |s, p, body| {
+            let sd = s.digits(&p, &sext)?;
+            let sidx = s.offset(&sstarts, &sd)?;
+            let dd = s.digits(&p, &dext)?;
+            let didx = s.offset(&dstarts, &dd)?;
+            let v = s.load(src.buffer, &sidx, body)?;
+            let v = if v.dtype == to { v } else { Expr::cast(to, v) };
+            s.store(dst.buffer, &didx, v, body)
+        })
+    }
+
+    /// The matrix dimensions (positions in the region) of a gemm operand:
+    /// the last two when every other extent is 1, else the two non-unit.
+    fn matrix_dims(&self, extents: &[i64]) -> Result<(usize, usize)> {
+        let n = extents.len();
+        if n >= 2 && extents[..n - 2].iter().all(|&e| e == 1) {
+            return Ok((n - 2, n - 1));
+        }
+        let nu: Vec<usize> = (0..n).filter(|&d| extents[d] != 1).collect();
+        match nu[..] {
+            [r, c] => Ok((r, c)),
+            _ => Err(self.malformed("a gemm operand is not a matrix")),
+        }
+    }
+
+    /// Indices of matrix element (row, col) of an operand region.
+    fn matrix_elem(
+        &self,
+        starts: &[Index],
+        dims: (usize, usize),
+        row: &Index,
+        col: &Index,
+    ) -> Result<Vec<Index>> {
+        let digits: Vec<Index> = (0..starts.len())
+            .map(|d| {
+                if d == dims.0 {
+                    row.clone()
+                } else if d == dims.1 {
+                    col.clone()
+                } else {
+                    Index {
+                        expr: lit_i32(0),
+                        range: Some((0, 0)),
+                    }
+                }
+            })
+            .collect();
+        self.offset(starts, &digits)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn gemm(
+        &mut self,
+        a: &Region,
+        b: &Region,
+        c: &Region,
+        ta: bool,
+        tb: bool,
+        clear: Handle<ir::Expr>,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        for (x, y) in [(a, c), (b, c)] {
+            if x.buffer == y.buffer {
+                return Err(self.unsupported("a gemm whose output is also an input"));
+            }
+        }
+        let (astarts, aext) = self.region(a, out)?;
+        let (bstarts, bext) = self.region(b, out)?;
+        let (cstarts, cext) = self.region(c, out)?;
+        let (ad, bd, cd) = (
+            self.matrix_dims(&aext)?,
+            self.matrix_dims(&bext)?,
+            self.matrix_dims(&cext)?,
+        );
+        let (ar, ac) = (aext[ad.0], aext[ad.1]);
+        let (br, bc) = (bext[bd.0], bext[bd.1]);
+        let (m, k) = if ta { (ac, ar) } else { (ar, ac) };
+        let (kb, n) = if tb { (bc, br) } else { (br, bc) };
+        if k != kb || m != cext[cd.0] || n != cext[cd.1] {
+            return Err(self.malformed("gemm operand shapes disagree"));
+        }
+        let clear_lit = self.f.as_literal(clear).map(|l| l.as_f64() != 0.0);
+        let clear_e = match clear_lit {
+            Some(_) => None,
+            None => Some(self.expr(clear, out)?),
+        };
+        let cdtype = self.f.buffers[c.buffer].dtype;
+        let (abuf, bbuf, cbuf) = (a.buffer, b.buffer, c.buffer);
+        self.cyclic(m * n, out, |s, p, body| {
+            let rc = s.digits(&p, &[m, n])?;
+            let (i, j) = (rc[0].clone(), rc[1].clone());
+            let acc = s.temp("acc", DType::F64);
+            s.assign(body, acc, Expr::literal(Literal::Float(0.0, DType::F64)));
+            let kname = s.fresh("kk");
+            let kr = s.add_reg(kname, DType::I32, RegisterKind::Loop);
+            let kx = Index {
+                expr: reg_expr(kr, DType::I32),
+                range: Some((0, k - 1)),
+            };
+            let mut kb = Vec::new();
+            let aidx = if ta {
+                s.matrix_elem(&astarts, ad, &kx, &i)?
+            } else {
+                s.matrix_elem(&astarts, ad, &i, &kx)?
+            };
+            let bidx = if tb {
+                s.matrix_elem(&bstarts, bd, &j, &kx)?
+            } else {
+                s.matrix_elem(&bstarts, bd, &kx, &j)?
+            };
+            let av = s.load(abuf, &aidx, &mut kb)?;
+            let bv = s.load(bbuf, &bidx, &mut kb)?;
+            let prod = s.bin(
+                BinaryOp::Mul,
+                Expr::cast(DType::F64, av),
+                Expr::cast(DType::F64, bv),
+            )?;
+            let sum = s.bin(BinaryOp::Add, reg_expr(acc, DType::F64), prod)?;
+            s.assign(&mut kb, acc, sum);
+            if k > 0 {
+                body.push(s.stmt(StmtKind::For {
+                    var: kr,
+                    start: lit_i32(0),
+                    count: lit_i32(k),
+                    step: lit_i32(1),
+                    unroll: Unroll::None,
+                    body: kb,
+                }));
+            }
+            let cidx = s.matrix_elem(&cstarts, cd, &i, &j)?;
+            if clear_lit != Some(true) {
+                let old = s.load(cbuf, &cidx, body)?;
+                let with_old = s.bin(
+                    BinaryOp::Add,
+                    reg_expr(acc, DType::F64),
+                    Expr::cast(DType::F64, old),
+                )?;
+                let v = match &clear_e {
+                    None => with_old,
+                    Some(cond) => {
+                        let cond = if cond.dtype == DType::Bool {
+                            cond.clone()
+                        } else {
+                            s.bin(
+                                BinaryOp::Ne,
+                                cond.clone(),
+                                Expr::literal(Literal::of(cond.dtype, 0.0)),
+                            )?
+                        };
+                        Expr::select(cond, reg_expr(acc, DType::F64), with_old)
+                            .map_err(|e| s.malformed(e.to_string()))?
+                    }
+                };
+                s.assign(body, acc, v);
+            }
+            s.store(
+                cbuf,
+                &cidx,
+                Expr::cast(cdtype, reg_expr(acc, DType::F64)),
+                body,
+            )
+        })
+    }
+
+    fn reduce(
+        &mut self,
+        kind: ReduceKind,
+        src: Handle<ir::Buffer>,
+        dst: Handle<ir::Buffer>,
+        dim: usize,
+        clear: bool,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let sshape = self.const_shape(src)?;
+        let dshape = self.const_shape(dst)?;
+        if dim >= sshape.len() {
+            return Err(self.malformed("reduce dimension out of range"));
+        }
+        let mut expected = sshape.clone();
+        expected.remove(dim);
+        if non_unit(&expected) != non_unit(&dshape) {
+            return Err(self.malformed("reduce shapes disagree"));
+        }
+        let (sd, dd) = (self.f.buffers[src].dtype, self.f.buffers[dst].dtype);
+        let float = sd.is_float() || dd.is_float();
+        let acc_t = if float { DType::F64 } else { DType::I64 };
+        if !float
+            && matches!(kind, ReduceKind::Max | ReduceKind::Min | ReduceKind::AbsMax)
+            && (sd == DType::U64 || dd == DType::U64)
+        {
+            return Err(self.unsupported("an integer max/min reduction over u64"));
+        }
+        let outer: i64 = sshape[..dim].iter().product();
+        let len = sshape[dim];
+        let inner: i64 = sshape[dim + 1..].iter().product();
+        let identity = if float {
+            Expr::literal(Literal::Float(
+                match kind {
+                    ReduceKind::Max => f64::NEG_INFINITY,
+                    ReduceKind::Min => f64::INFINITY,
+                    _ => 0.0,
+                },
+                DType::F64,
+            ))
+        } else {
+            let (lo, hi) = dd.int_range().unwrap_or((0, 1));
+            let v = match kind {
+                ReduceKind::Max => lo,
+                ReduceKind::Min => hi,
+                _ => 0,
+            };
+            Expr::literal(Literal::Int(
+                i64::try_from(v).unwrap_or(i64::MAX),
+                DType::I64,
+            ))
+        };
+        let (sid, did) = (self.shared_of(src)?, self.shared_of(dst)?);
+        self.cyclic(outer * inner, out, |s, q, body| {
+            let acc = s.temp("acc", acc_t);
+            if clear {
+                s.assign(body, acc, identity);
+            } else {
+                let old = s.temp("v", dd);
+                body.push(s.stmt(StmtKind::Load {
+                    width: 1,
+                    dst: RegRef::Scalar(old),
+                    src: MemRef::Shared(did),
+                    index: q.clone(),
+                    guard: None,
+                }));
+                s.assign(body, acc, Expr::cast(acc_t, reg_expr(old, dd)));
+            }
+            // element (o, r, i) of src: (o * len + r) * inner + i, where
+            // q = o * inner + i.
+            let qd = q.clone();
+            let o = s.bin(BinaryOp::FloorDiv, q.clone(), lit_i32(inner))?;
+            let i = s.bin(BinaryOp::FloorMod, q, lit_i32(inner))?;
+            let base = s.bin(BinaryOp::Mul, o, lit_i32(len * inner))?;
+            let base = s.bin(BinaryOp::Add, base, i)?;
+            let rname = s.fresh("r");
+            let r = s.add_reg(rname, DType::I32, RegisterKind::Loop);
+            let mut rb = Vec::new();
+            let off = s.bin(BinaryOp::Mul, reg_expr(r, DType::I32), lit_i32(inner))?;
+            let index = s.bin(BinaryOp::Add, base, off)?;
+            let x = s.temp("v", sd);
+            rb.push(s.stmt(StmtKind::Load {
+                width: 1,
+                dst: RegRef::Scalar(x),
+                src: MemRef::Shared(sid),
+                index,
+                guard: None,
+            }));
+            let xv = Expr::cast(acc_t, reg_expr(x, sd));
+            let a = reg_expr(acc, acc_t);
+            let abs = |v: Expr| Expr::unary(UnaryOp::Abs, v);
+            let next = match kind {
+                ReduceKind::Sum => s.bin(BinaryOp::Add, a, xv)?,
+                ReduceKind::AbsSum => {
+                    let xa = abs(xv).map_err(|e| s.malformed(e.to_string()))?;
+                    s.bin(BinaryOp::Add, a, xa)?
+                }
+                ReduceKind::Max => s.bin(BinaryOp::Max, a, xv)?,
+                ReduceKind::Min => s.bin(BinaryOp::Min, a, xv)?,
+                ReduceKind::AbsMax => {
+                    let xa = abs(xv).map_err(|e| s.malformed(e.to_string()))?;
+                    s.bin(BinaryOp::Max, a, xa)?
+                }
+            };
+            s.assign(&mut rb, acc, next);
+            body.push(s.stmt(StmtKind::For {
+                var: r,
+                start: lit_i32(0),
+                count: lit_i32(len),
+                step: lit_i32(1),
+                unroll: Unroll::None,
+                body: rb,
+            }));
+            let res = s.in_register(Expr::cast(dd, reg_expr(acc, acc_t)), body);
+            body.push(s.stmt(StmtKind::Store {
+                width: 1,
+                dst: MemRef::Shared(did),
+                index: qd,
+                src: res,
+                guard: None,
+            }));
+            Ok(())
+        })
+    }
+
+    fn shared_of(&self, buffer: Handle<ir::Buffer>) -> Result<SharedId> {
+        match self.mem(buffer)? {
+            Mem::Shared { id, .. } => Ok(id),
+            Mem::Global { .. } => Err(self.unsupported("a reduce or cumsum of a global buffer")),
+        }
+    }
+
+    fn cumsum(
+        &mut self,
+        src: Handle<ir::Buffer>,
+        dst: Handle<ir::Buffer>,
+        dim: usize,
+        reverse: bool,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let sshape = self.const_shape(src)?;
+        let dshape = self.const_shape(dst)?;
+        if dim >= sshape.len() || non_unit(&sshape) != non_unit(&dshape) {
+            return Err(self.malformed("cumsum shapes disagree"));
+        }
+        let (sd, dd) = (self.f.buffers[src].dtype, self.f.buffers[dst].dtype);
+        let acc_t = if sd.is_float() || dd.is_float() {
+            DType::F64
+        } else {
+            DType::I64
+        };
+        let outer: i64 = sshape[..dim].iter().product();
+        let len = sshape[dim];
+        let inner: i64 = sshape[dim + 1..].iter().product();
+        let (sid, did) = (self.shared_of(src)?, self.shared_of(dst)?);
+        self.cyclic(outer * inner, out, |s, q, body| {
+            let acc = s.temp("acc", acc_t);
+            s.assign(body, acc, Expr::literal(Literal::of(acc_t, 0.0)));
+            let o = s.bin(BinaryOp::FloorDiv, q.clone(), lit_i32(inner))?;
+            let i = s.bin(BinaryOp::FloorMod, q, lit_i32(inner))?;
+            let base = s.bin(BinaryOp::Mul, o, lit_i32(len * inner))?;
+            let base = s.bin(BinaryOp::Add, base, i)?;
+            let rname = s.fresh("r");
+            let r = s.add_reg(rname, DType::I32, RegisterKind::Loop);
+            let rr = reg_expr(r, DType::I32);
+            let pos = if reverse {
+                s.bin(BinaryOp::Sub, lit_i32(len - 1), rr)?
+            } else {
+                rr
+            };
+            let off = s.bin(BinaryOp::Mul, pos, lit_i32(inner))?;
+            let index = s.bin(BinaryOp::Add, base, off)?;
+            let mut rb = Vec::new();
+            let x = s.temp("v", sd);
+            rb.push(s.stmt(StmtKind::Load {
+                width: 1,
+                dst: RegRef::Scalar(x),
+                src: MemRef::Shared(sid),
+                index: index.clone(),
+                guard: None,
+            }));
+            let next = s.bin(
+                BinaryOp::Add,
+                reg_expr(acc, acc_t),
+                Expr::cast(acc_t, reg_expr(x, sd)),
+            )?;
+            s.assign(&mut rb, acc, next);
+            let res = s.temp("s", dd);
+            s.assign(&mut rb, res, Expr::cast(dd, reg_expr(acc, acc_t)));
+            rb.push(s.stmt(StmtKind::Store {
+                width: 1,
+                dst: MemRef::Shared(did),
+                index,
+                src: RegRef::Scalar(res),
+                guard: None,
+            }));
+            body.push(s.stmt(StmtKind::For {
+                var: r,
+                start: lit_i32(0),
+                count: lit_i32(len),
+                step: lit_i32(1),
+                unroll: Unroll::None,
+                body: rb,
+            }));
+            Ok(())
+        })
+    }
+
+    // ----- per-thread code (inside `parallel`) -----------------------------
+
+    fn thread_block(&mut self, block: &ir::Block, out: &mut Vec<Stmt>) -> Result<()> {
+        let saved = self.span;
+        for (stmt, span) in block.iter() {
+            self.span = span;
+            self.thread_stmt(stmt, out)?;
+        }
+        self.span = saved;
+        Ok(())
+    }
+
+    fn thread_stmt(&mut self, stmt: &ir::Stmt, out: &mut Vec<Stmt>) -> Result<()> {
+        match stmt {
+            ir::Stmt::Let { var, value } => {
+                let v = self.expr(*value, out)?;
+                self.bind_let(*var, *value, v, out);
+                Ok(())
+            }
+            ir::Stmt::Store {
+                buffer,
+                indices,
+                value,
+            } => {
+                let mut idx = Vec::new();
+                for &i in indices {
+                    idx.push(self.index(i, out)?);
+                }
+                let v = self.expr(*value, out)?;
+                self.store(*buffer, &idx, v, out)
+            }
+            ir::Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let c = self.expr(*cond, out)?;
+                let mut t = Vec::new();
+                self.thread_block(then, &mut t)?;
+                let mut e = Vec::new();
+                self.thread_block(otherwise, &mut e)?;
+                out.push(self.stmt(StmtKind::If {
+                    cond: c,
+                    then_body: t,
+                    else_body: (!e.is_empty()).then_some(e),
+                }));
+                Ok(())
+            }
+            ir::Stmt::For {
+                var,
+                start,
+                extent,
+                body,
+                ..
+            } => {
+                let s = to_i32(self.expr(*start, out)?);
+                let n = self.expr(*extent, out)?;
+                let (r, prologue) = self.loop_var(*var, *start, *extent)?;
+                let mut inner = prologue;
+                self.thread_block(body, &mut inner)?;
+                out.push(self.stmt(StmtKind::For {
+                    var: r,
+                    start: s,
+                    count: n,
+                    step: lit_i32(1),
+                    unroll: Unroll::None,
+                    body: inner,
+                }));
+                Ok(())
+            }
+            ir::Stmt::Parallel {
+                vars,
+                extents,
+                body,
+            } => {
+                // A nested nest runs serially in the thread, row-major.
+                let mut ext = Vec::new();
+                for &e in extents {
+                    ext.push(
+                        self.f
+                            .as_const_int(e)
+                            .ok_or_else(|| self.malformed("parallel extents must be constants"))?,
+                    );
+                }
+                let count: i64 = ext.iter().product();
+                if count <= 0 {
+                    return Ok(());
+                }
+                let name = self.fresh("p");
+                let p = self.add_reg(name, DType::I32, RegisterKind::Loop);
+                let d = self.digits(&reg_expr(p, DType::I32), &ext)?;
+                let mut inner = Vec::new();
+                for ((&v, ix), &n) in vars.iter().zip(d).zip(&ext) {
+                    self.bind_index_var(v, ix.expr, (0, n - 1), &mut inner);
+                }
+                self.thread_block(body, &mut inner)?;
+                out.push(self.stmt(StmtKind::For {
+                    var: p,
+                    start: lit_i32(0),
+                    count: lit_i32(count),
+                    step: lit_i32(1),
+                    unroll: Unroll::None,
+                    body: inner,
+                }));
+                Ok(())
+            }
+            ir::Stmt::AtomicAdd { dst, value } => {
+                let (starts, extents) = self.region(dst, out)?;
+                let count: i64 = extents.iter().product();
+                let (v, vregion) = match value {
+                    AtomicValue::Scalar(e) => (Some(self.expr(*e, out)?), None),
+                    AtomicValue::Region(r) => (None, Some((r.buffer, self.region(r, out)?))),
+                };
+                let zero = vec![
+                    Index {
+                        expr: lit_i32(0),
+                        range: Some((0, 0)),
+                    };
+                    extents.len()
+                ];
+                if count == 1 {
+                    let idx = self.offset(&starts, &zero)?;
+                    let val = match (v, vregion) {
+                        (Some(v), _) => v,
+                        (None, Some((b, (vs, vext)))) => {
+                            let vz = vec![
+                                Index {
+                                    expr: lit_i32(0),
+                                    range: Some((0, 0)),
+                                };
+                                vext.len()
+                            ];
+                            let vidx = self.offset(&vs, &vz)?;
+                            self.load(b, &vidx, out)?
+                        }
+                        _ => return Err(self.malformed("atomic_add without a value")),
+                    };
+                    return self.atomic(dst.buffer, &idx, val, out);
+                }
+                Err(self.unsupported("a multi-element `atomic_add` inside `parallel`"))
+            }
+            ir::Stmt::Assume { .. } => Ok(()),
+            ir::Stmt::Barrier => Err(self.unsupported("a barrier inside `parallel`")),
+            ir::Stmt::Alloc { .. } => Err(self.unsupported("an allocation inside `parallel`")),
+            ir::Stmt::Kernel { .. } => Err(self.unsupported("a kernel inside `parallel`")),
+            ir::Stmt::Copy { .. }
+            | ir::Stmt::Gemm { .. }
+            | ir::Stmt::Fill { .. }
+            | ir::Stmt::Reduce { .. }
+            | ir::Stmt::Cumsum { .. } => {
+                Err(self.unsupported("a tile operation inside `parallel`"))
+            }
+        }
+    }
+}
+
+fn non_unit(extents: &[i64]) -> Vec<i64> {
+    extents.iter().copied().filter(|&e| e != 1).collect()
+}
