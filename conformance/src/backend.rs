@@ -472,3 +472,141 @@ impl Plugin {
         Ok(())
     }
 }
+
+/// The name of the SIMT-interpreter backend.
+pub const SIM: &str = "sim";
+
+/// The SIMT backend: the core's lowering to thread-level IR for a shipped
+/// target description, run thread by thread by the SIMT interpreter. Its
+/// artifact is the thread-level IR text; its claims are the description's.
+/// A kernel the lowering cannot handle is refused with
+/// `UnsupportedFeature` — which, for a capability the target claims, the
+/// suite counts as a failure: the lowering has to grow, not the claims
+/// shrink.
+#[derive(Debug)]
+pub struct Sim {
+    target: TargetDescription,
+}
+
+impl Sim {
+    /// The SIMT backend for the built-in target `name`.
+    pub fn new(name: &str) -> Result<Sim, String> {
+        let target = tilec_core::target::builtin(name).map_err(|e| e.to_string())?;
+        Ok(Sim { target })
+    }
+}
+
+impl Backend for Sim {
+    fn name(&self) -> &str {
+        SIM
+    }
+
+    fn plugin_info(&self) -> Option<&PluginInfo> {
+        None
+    }
+
+    fn target(&self) -> &TargetDescription {
+        &self.target
+    }
+
+    fn device(&self) -> Result<DeviceInfo, String> {
+        Ok(DeviceInfo {
+            index: 0,
+            name: format!("SIMT interpreter (CPU) for {}", self.target.name),
+            arch: self.target.name.clone(),
+            memory_bytes: 0,
+            driver: format!("tilec-core {}", env!("CARGO_PKG_VERSION")),
+        })
+    }
+
+    fn compile(
+        &self,
+        module: &Module,
+        _options: &CompileOptions,
+    ) -> Result<CompileResult, BackendError> {
+        ir::verify::verify_module(module).map_err(|errors| {
+            let first = errors
+                .first()
+                .map(|(func, e)| format!("{func}: {e}"))
+                .unwrap_or_default();
+            BackendError::Refused(PluginError::new(
+                ErrorCode::InvalidIr,
+                format!("the module does not verify: {first}"),
+            ))
+        })?;
+        // A dtype the target does not list is refused, as a real backend
+        // for it would refuse it.
+        for f in &module.functions {
+            if let Some((_, b)) = f.buffers.iter().find(|(_, b)| {
+                !self
+                    .target
+                    .dtypes
+                    .iter()
+                    .any(|d| d == b.dtype.tilelang_name())
+            }) {
+                return Err(BackendError::Refused(PluginError::new(
+                    ErrorCode::UnsupportedDtype,
+                    format!(
+                        "target `{}` does not compute with {} (buffer `{}` of `{}`)",
+                        self.target.name,
+                        b.dtype.tilelang_name(),
+                        b.name,
+                        f.name
+                    ),
+                )));
+            }
+        }
+        let lowered = tilec_core::lower::to_thread(module, &self.target).map_err(|e| {
+            let code = match e {
+                tilec_core::lower::LowerError::Unsupported { .. } => ErrorCode::UnsupportedFeature,
+                _ => ErrorCode::Internal,
+            };
+            BackendError::Refused(PluginError::new(code, e.to_string()))
+        })?;
+        Ok(CompileResult {
+            artifacts: vec![Artifact {
+                name: "module.thr".to_string(),
+                kind: ArtifactKind::Text,
+                bytes: tilec_core::thread::print_module(&lowered).into_bytes(),
+            }],
+            kernels: module
+                .functions
+                .iter()
+                .map(|f| function_metadata(f, shared_bytes(f)))
+                .collect(),
+            diagnostics: Vec::new(),
+        })
+    }
+
+    fn execute(
+        &self,
+        compiled: &CompileResult,
+        func: &Function,
+        args: &mut [Tensor],
+    ) -> Result<(), BackendError> {
+        let artifact = compiled
+            .artifacts
+            .first()
+            .ok_or_else(|| BackendError::Protocol("no artifact".to_string()))?;
+        let text = std::str::from_utf8(&artifact.bytes)
+            .map_err(|e| BackendError::Protocol(format!("artifact is not UTF-8: {e}")))?;
+        let module = tilec_core::thread::parse_module(text)
+            .map_err(|e| BackendError::Protocol(format!("artifact does not parse: {e}")))?;
+        let shapes: Vec<Vec<usize>> = args.iter().map(|t| t.shape.clone()).collect();
+        let symbols = interp::bind_symbols(func, &shapes)
+            .map_err(|e| BackendError::Protocol(format!("cannot bind sizes: {e}")))?;
+        let options = tilec_core::simt::SimtOptions {
+            symbols,
+            ..tilec_core::simt::SimtOptions::default()
+        };
+        for kernel in &module.kernels {
+            tilec_core::simt::run(kernel, &self.target, args, &options).map_err(|e| {
+                BackendError::Refused(PluginError::new(
+                    ErrorCode::Internal,
+                    format!("under the SIMT interpreter: {e}"),
+                ))
+            })?;
+        }
+        Ok(())
+    }
+}

@@ -12,7 +12,7 @@
 //! [`Message::Start`] and [`Message::Record`] for each test in the job's
 //! order, then [`Message::Done`].
 
-use crate::backend::{Backend, Plugin, Reference};
+use crate::backend::{Backend, Plugin, Reference, Sim};
 use crate::corpus::{self, Case};
 use crate::exec::{Context, run_test};
 use crate::plan::{PlannedTest, all_needs};
@@ -31,6 +31,8 @@ pub const MARK: &str = "\u{1}tilec-worker ";
 pub enum BackendSpec {
     /// The built-in reference backend.
     Reference,
+    /// The built-in SIMT backend for a shipped target description.
+    Sim { target: String },
     /// A plugin library, and the target to test (its default when `None`).
     Plugin {
         path: PathBuf,
@@ -102,12 +104,20 @@ pub fn serve(input: impl BufRead, mut output: impl Write) -> Result<(), WorkerEr
     };
     let by_id: BTreeMap<String, Case> = cases.iter().map(|c| (c.id.clone(), c.clone())).collect();
     let reference;
+    let sim;
     let plugin;
     let (backend, plugin_ref): (&dyn Backend, Option<&Plugin>) = match &job.backend {
         BackendSpec::Reference => match Reference::new(all_needs(&cases)) {
             Ok(r) => {
                 reference = r;
                 (&reference, None)
+            }
+            Err(e) => return send(&mut output, &Message::LoadFailed(e)),
+        },
+        BackendSpec::Sim { target } => match Sim::new(target) {
+            Ok(s) => {
+                sim = s;
+                (&sim, None)
             }
             Err(e) => return send(&mut output, &Message::LoadFailed(e)),
         },

@@ -464,3 +464,43 @@ fn a_plugin_reading_only_old_ir_fails_level_0() {
     let s = summary(&dir);
     assert_eq!(levels(&s), Vec::<String>::new());
 }
+
+#[test]
+fn sim_backend_runs_the_corpus_through_the_lowering() {
+    // The whole corpus runs in CI on a release build; here a slice of it,
+    // on the wave64 target, is enough to keep the wiring honest.
+    let dir = scratch("sim");
+    let out = tilec(&[
+        "conformance",
+        "--backend",
+        "sim",
+        "--target",
+        "gfx942",
+        "--filter",
+        "tilec.l?.gemm.nn.*k40",
+        "--report",
+        dir.to_str().expect("UTF-8 path"),
+    ]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let counts = outcomes(&dir);
+    assert!(counts.get("Pass").copied().unwrap_or(0) >= 8, "{counts:?}");
+    assert_eq!(counts.get("Fail"), None, "{counts:?}");
+    let s = summary(&dir);
+    assert_eq!(s["environment"]["target"], "gfx942");
+    // fp8 is not among gfx942's dtypes: refused, as the case requires.
+    let out = tilec(&[
+        "conformance",
+        "--backend",
+        "sim",
+        "--target",
+        "gfx942",
+        "--repro",
+        "tilec.l1.negative.target.fp8_gemm",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("refused with UnsupportedDtype"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -118,7 +118,7 @@ fn environment(
             file: path.display().to_string(),
             sha256: sha256_file(path),
         }),
-        (BackendSpec::Reference, _) => None,
+        (BackendSpec::Reference | BackendSpec::Sim { .. }, _) => None,
     };
     let device = identity.and_then(|i| i.device.as_ref().ok());
     Environment {
@@ -136,30 +136,9 @@ fn environment(
     }
 }
 
-fn conformance(args: &ConformanceArgs) -> Result<Exit, Stop> {
-    if args.mode == ConformanceMode::Certify {
-        if args.filter.is_some() || args.repro.is_some() {
-            return Err(Stop::usage(
-                "`--mode certify` runs every test: it takes neither `--filter` nor `--repro`",
-            ));
-        }
-        if args.report.is_none() {
-            return Err(Stop::usage(
-                "`--mode certify` needs `--report DIR`: a certification is its reports",
-            ));
-        }
-    }
-    let plugins = Plugins::load(
-        &args.plugins.paths,
-        args.backend != crate::backends::BUILTIN,
-    );
-    if let Some(failure) = plugins.explicit_failures().into_iter().next() {
-        return Err(Stop {
-            report: failure,
-            exit: Exit::Error,
-        });
-    }
-    let spec = match plugins.backend(&args.backend) {
+/// The backend named by `--backend` when it is `ref` or a plugin.
+fn backend_spec(args: &ConformanceArgs, plugins: &Plugins) -> Result<BackendSpec, Stop> {
+    Ok(match plugins.backend(&args.backend) {
         Ok(Backend::Ref) => {
             if let Some(t) = &args.target
                 && t != tilec_conformance::backend::REFERENCE
@@ -180,6 +159,44 @@ fn conformance(args: &ConformanceArgs) -> Result<Exit, Stop> {
                 exit: Exit::Error,
             });
         }
+    })
+}
+
+fn conformance(args: &ConformanceArgs) -> Result<Exit, Stop> {
+    if args.mode == ConformanceMode::Certify {
+        if args.filter.is_some() || args.repro.is_some() {
+            return Err(Stop::usage(
+                "`--mode certify` runs every test: it takes neither `--filter` nor `--repro`",
+            ));
+        }
+        if args.report.is_none() {
+            return Err(Stop::usage(
+                "`--mode certify` needs `--report DIR`: a certification is its reports",
+            ));
+        }
+    }
+    let sim = args.backend == crate::backends::SIM;
+    let plugins = Plugins::load(
+        &args.plugins.paths,
+        args.backend != crate::backends::BUILTIN && !sim,
+    );
+    if let Some(failure) = plugins.explicit_failures().into_iter().next() {
+        return Err(Stop {
+            report: failure,
+            exit: Exit::Error,
+        });
+    }
+    let spec = if sim {
+        let target =
+            crate::backends::sim_target(args.target.as_deref()).map_err(|report| Stop {
+                report,
+                exit: Exit::Error,
+            })?;
+        BackendSpec::Sim {
+            target: target.name,
+        }
+    } else {
+        backend_spec(args, &plugins)?
     };
     let corpus = corpus_dir(args);
     let cases = corpus::load(&corpus).map_err(|e| {
