@@ -110,6 +110,21 @@ impl Reference {
     }
 }
 
+/// `InvalidIr` for a module that does not verify: backends never trust
+/// their input.
+fn verified(module: &Module) -> Result<(), BackendError> {
+    ir::verify::verify_module(module).map_err(|errors| {
+        let first = errors
+            .first()
+            .map(|(func, e)| format!("{func}: {e}"))
+            .unwrap_or_default();
+        BackendError::Refused(PluginError::new(
+            ErrorCode::InvalidIr,
+            format!("the module does not verify: {first}"),
+        ))
+    })
+}
+
 /// The constant value of an extent, if it is one.
 fn constant(f: &Function, e: ir::Handle<Expr>) -> Option<u64> {
     match &f.exprs[e] {
@@ -194,16 +209,7 @@ impl Backend for Reference {
         module: &Module,
         _options: &CompileOptions,
     ) -> Result<CompileResult, BackendError> {
-        ir::verify::verify_module(module).map_err(|errors| {
-            let first = errors
-                .first()
-                .map(|(func, e)| format!("{func}: {e}"))
-                .unwrap_or_default();
-            BackendError::Refused(PluginError::new(
-                ErrorCode::InvalidIr,
-                format!("the module does not verify: {first}"),
-            ))
-        })?;
+        verified(module)?;
         let capacity = self
             .target
             .memory_of_kind(tilec_core::target::MemoryKind::Shared)
@@ -524,16 +530,7 @@ impl Backend for Sim {
         module: &Module,
         _options: &CompileOptions,
     ) -> Result<CompileResult, BackendError> {
-        ir::verify::verify_module(module).map_err(|errors| {
-            let first = errors
-                .first()
-                .map(|(func, e)| format!("{func}: {e}"))
-                .unwrap_or_default();
-            BackendError::Refused(PluginError::new(
-                ErrorCode::InvalidIr,
-                format!("the module does not verify: {first}"),
-            ))
-        })?;
+        verified(module)?;
         // A dtype the target does not list is refused, as a real backend
         // for it would refuse it.
         for f in &module.functions {

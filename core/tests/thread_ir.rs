@@ -526,8 +526,18 @@ fn huge_storage_is_refused_not_allocated() {
     let text = "thread_ir 0.1\n\nkernel @k(%x: global f32[4]) grid(1, 1, 1) threads(32) {\n  shared %s: f32[1099511627776] align(4)\n}\n";
     let m = thread::parse_module(text).expect("parse");
     let mut args = [f32s(&[4], vec![0.0; 4])];
-    let sm80 = target::builtin("sm_80").expect("sm_80");
-    let err =
-        simt::run(&m.kernels[0], &sm80, &mut args, &SimtOptions::default()).expect_err("too large");
+    // A description that states no shared capacity: the interpreter itself
+    // must refuse to allocate 4 TiB.
+    let mut open_ended = target::builtin("sm_80").expect("sm_80");
+    for space in &mut open_ended.memory_spaces {
+        space.capacity_bytes = None;
+    }
+    let err = simt::run(
+        &m.kernels[0],
+        &open_ended,
+        &mut args,
+        &SimtOptions::default(),
+    )
+    .expect_err("too large");
     assert!(matches!(err, SimtError::TooLarge { .. }), "{err}");
 }

@@ -40,8 +40,9 @@ pub(crate) struct Token {
     pub col: u32,
 }
 
-/// Punctuation, longest spellings first so that a prefix never wins.
-const PUNCTS: [&str; 32] = [
+/// Punctuation of Tile IR text, longest spellings first so that a prefix
+/// never wins. Thread-level IR shares this lexer with its own table.
+pub(crate) const PUNCTS: &[&str] = &[
     "+:", "->", "//", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "(", ")", "[", "]", "{", "}",
     ",", ":", "=", "+", "-", "*", "/", "%", "<", ">", "&", "|", "^", "!", "~",
 ];
@@ -101,6 +102,11 @@ impl Cursor<'_> {
 /// Splits `src` into tokens. The result always ends with [`Tok::Eof`],
 /// possibly preceded by one [`Tok::Error`].
 pub(crate) fn tokenize(src: &str) -> Vec<Token> {
+    tokenize_with(src, PUNCTS)
+}
+
+/// [`tokenize`] with another punctuation table (longest spellings first).
+pub(crate) fn tokenize_with(src: &str, puncts: &'static [&'static str]) -> Vec<Token> {
     let mut cur = Cursor {
         src,
         pos: 0,
@@ -130,7 +136,7 @@ pub(crate) fn tokenize(src: &str) -> Vec<Token> {
             });
             return out;
         };
-        let tok = lex_one(&mut cur, c);
+        let tok = lex_one(&mut cur, c, puncts);
         let is_error = matches!(tok, Tok::Error(_));
         out.push(Token {
             tok,
@@ -152,7 +158,7 @@ pub(crate) fn tokenize(src: &str) -> Vec<Token> {
     }
 }
 
-fn lex_one(cur: &mut Cursor<'_>, c: char) -> Tok {
+fn lex_one(cur: &mut Cursor<'_>, c: char, puncts: &'static [&'static str]) -> Tok {
     if c.is_ascii_digit() {
         return lex_number(cur);
     }
@@ -186,13 +192,13 @@ fn lex_one(cur: &mut Cursor<'_>, c: char) -> Tok {
             (Some(Ok(name)), _) => return Tok::FuncName(name),
             (Some(Err(e)), _) => return Tok::Error(e),
             (None, '@') => {
-                return Tok::Error("expected a function name after `@`".to_string());
+                return Tok::Error("expected a name after `@`".to_string());
             }
             (None, _) => {}
         }
     }
     let rest = &cur.src[cur.pos..];
-    if let Some(p) = PUNCTS.iter().find(|p| rest.starts_with(**p)) {
+    if let Some(p) = puncts.iter().find(|p| rest.starts_with(**p)) {
         for _ in 0..p.len() {
             cur.bump();
         }

@@ -20,7 +20,7 @@
 //! The parser records the byte range of each statement header and buffer
 //! declaration in the IR text as its [`crate::ir::Span`].
 
-mod lexer;
+pub(crate) mod lexer;
 mod parse;
 mod print;
 
