@@ -361,11 +361,15 @@ fn memory_numbers_follow_the_notes_or_stay_unset() {
     let hopper = shared("sm_90a");
     assert_eq!(hopper.capacity_bytes, Some(232_448));
     assert_eq!(hopper.default_capacity_bytes, Some(49_152));
-    // Not in the notes and not measured: unset, and listed as unknown.
+    // Not in the notes and not measured: a third-party figure (163 KiB
+    // opt-in, 48 KiB default), tagged as such, no longer listed unknown.
     let ampere = load("sm_80");
-    assert_eq!(shared("sm_80").capacity_bytes, None);
+    let ampere_shared = shared("sm_80");
+    assert_eq!(ampere_shared.capacity_bytes, Some(166_912));
+    assert_eq!(ampere_shared.default_capacity_bytes, Some(49_152));
+    assert_eq!(ampere_shared.provenance.status, Status::ReverseEngineered);
     assert!(
-        ampere
+        !ampere
             .unknowns
             .iter()
             .any(|u| u.field.contains("shared].capacity_bytes"))
