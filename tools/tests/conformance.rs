@@ -328,6 +328,18 @@ fn wrong_numerics_fail() {
     }
     let text = stdout(&out);
     assert!(text.contains("non-conformant tests"), "{text}");
+
+    // `--repro` replays one failing case alone, with the seed the run
+    // recorded, and fails the same way.
+    let failing = &recs[0];
+    let id = failing["id"].as_str().expect("an id");
+    let seed = failing["seed"].as_u64().expect("a seed");
+    let out = on_fixture(Some("wrong-numerics"), &["--repro", id]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains(&format!("seed     {seed} ")), "{text}");
+    assert!(text.contains("outcome  Fail"), "{text}");
+    assert!(text.contains("outside tolerance"), "{text}");
 }
 
 #[test]
