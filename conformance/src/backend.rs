@@ -110,6 +110,16 @@ impl Reference {
     }
 }
 
+/// The first artifact of a built-in backend's compile result, as text.
+fn artifact_text(compiled: &CompileResult) -> Result<&str, BackendError> {
+    let artifact = compiled
+        .artifacts
+        .first()
+        .ok_or_else(|| BackendError::Protocol("no artifact".to_string()))?;
+    std::str::from_utf8(&artifact.bytes)
+        .map_err(|e| BackendError::Protocol(format!("artifact is not UTF-8: {e}")))
+}
+
 /// `InvalidIr` for a module that does not verify: backends never trust
 /// their input.
 fn verified(module: &Module) -> Result<(), BackendError> {
@@ -258,12 +268,7 @@ impl Backend for Reference {
     ) -> Result<(), BackendError> {
         // Run what was compiled, not the caller's module: the artifact is
         // the contract.
-        let artifact = compiled
-            .artifacts
-            .first()
-            .ok_or_else(|| BackendError::Protocol("no artifact".to_string()))?;
-        let text = std::str::from_utf8(&artifact.bytes)
-            .map_err(|e| BackendError::Protocol(format!("artifact is not UTF-8: {e}")))?;
+        let text = artifact_text(compiled)?;
         let module = tilec_core::text::parse_module(text)
             .map_err(|e| BackendError::Protocol(format!("artifact does not parse: {e}")))?;
         let loaded = module
@@ -581,12 +586,7 @@ impl Backend for Sim {
         func: &Function,
         args: &mut [Tensor],
     ) -> Result<(), BackendError> {
-        let artifact = compiled
-            .artifacts
-            .first()
-            .ok_or_else(|| BackendError::Protocol("no artifact".to_string()))?;
-        let text = std::str::from_utf8(&artifact.bytes)
-            .map_err(|e| BackendError::Protocol(format!("artifact is not UTF-8: {e}")))?;
+        let text = artifact_text(compiled)?;
         let module = tilec_core::thread::parse_module(text)
             .map_err(|e| BackendError::Protocol(format!("artifact does not parse: {e}")))?;
         let shapes: Vec<Vec<usize>> = args.iter().map(|t| t.shape.clone()).collect();
