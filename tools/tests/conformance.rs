@@ -306,26 +306,32 @@ fn an_unclaimed_capability_is_not_supported() {
     assert_eq!(outcomes(&dir).get("Pass"), Some(&2));
 }
 
+/// Runs a broken fixture variant with `args` (a report folder is added),
+/// expects a non-conformant run (exit 3) and returns the output and the
+/// records.
+fn broken_run(feature: &str, args: &[&str]) -> (Output, Vec<serde_json::Value>) {
+    let dir = scratch(feature);
+    let mut all = args.to_vec();
+    all.extend_from_slice(&["--report", dir.to_str().expect("UTF-8 path")]);
+    let out = on_fixture(Some(feature), &all);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    (out, records(&dir))
+}
+
+/// Every record has `outcome` and a message containing `needle`.
+fn assert_all(recs: &[serde_json::Value], outcome: &str, needle: &str) {
+    for r in recs {
+        assert_eq!(r["outcome"], outcome, "{r}");
+        let msg = r["message"].as_str().unwrap_or("");
+        assert!(msg.contains(needle), "{r}");
+    }
+}
+
 #[test]
 fn wrong_numerics_fail() {
-    let dir = scratch("wrong");
-    let out = on_fixture(
-        Some("wrong-numerics"),
-        &[
-            "--filter",
-            "tilec.l2.gemm.nn.*f32*",
-            "--report",
-            dir.to_str().expect("UTF-8 path"),
-        ],
-    );
-    assert_eq!(code(&out), 3, "{}", stderr(&out));
-    let recs = records(&dir);
+    let (out, recs) = broken_run("wrong-numerics", &["--filter", "tilec.l2.gemm.nn.*f32*"]);
     assert!(recs.len() >= 3);
-    for r in &recs {
-        assert_eq!(r["outcome"], "Fail", "{r}");
-        let msg = r["message"].as_str().unwrap_or("");
-        assert!(msg.contains("outside tolerance"), "{msg}");
-    }
+    assert_all(&recs, "Fail", "outside tolerance");
     let text = stdout(&out);
     assert!(text.contains("non-conformant tests"), "{text}");
 
@@ -344,69 +350,29 @@ fn wrong_numerics_fail() {
 
 #[test]
 fn a_panic_is_a_crash() {
-    let dir = scratch("panic");
-    let out = on_fixture(
-        Some("panic-compile"),
-        &[
-            "--filter",
-            "tilec.l1.gemm.nn.*f32*",
-            "--report",
-            dir.to_str().expect("UTF-8 path"),
-        ],
-    );
-    assert_eq!(code(&out), 3, "{}", stderr(&out));
-    let recs = records(&dir);
+    let (_, recs) = broken_run("panic-compile", &["--filter", "tilec.l1.gemm.nn.*f32*"]);
     assert!(recs.len() >= 3);
-    for r in &recs {
-        assert_eq!(r["outcome"], "Crash", "{r}");
-        assert!(
-            r["message"]
-                .as_str()
-                .unwrap_or("")
-                .contains("deliberate panic in compile"),
-            "{r}"
-        );
-    }
+    assert_all(&recs, "Crash", "deliberate panic in compile");
 }
 
 #[test]
 fn an_abort_is_a_crash_and_the_run_goes_on() {
-    let dir = scratch("abort");
-    let out = on_fixture(
-        Some("abort-launch"),
-        &[
-            "--filter",
-            "tilec.l?.gemm.nn.*f32*",
-            "-j",
-            "1",
-            "--report",
-            dir.to_str().expect("UTF-8 path"),
-        ],
+    let (_, recs) = broken_run(
+        "abort-launch",
+        &["--filter", "tilec.l?.gemm.nn.*f32*", "-j", "1"],
     );
-    assert_eq!(code(&out), 3, "{}", stderr(&out));
-    let recs = records(&dir);
-    let l1: Vec<_> = recs.iter().filter(|r| r["level"] == "L1").collect();
-    let l2: Vec<_> = recs.iter().filter(|r| r["level"] == "L2").collect();
-    assert!(l1.len() >= 3 && l2.len() >= 3, "{recs:?}");
+    let (l1, l2): (Vec<_>, Vec<_>) = recs.into_iter().partition(|r| r["level"] == "L1");
+    assert!(l1.len() >= 3 && l2.len() >= 3, "{l1:?} {l2:?}");
     // Compiling works; every launch kills its worker, and a new worker
     // takes the next test.
-    for r in l1 {
-        assert_eq!(r["outcome"], "Pass", "{r}");
-    }
-    for r in l2 {
-        assert_eq!(r["outcome"], "Crash", "{r}");
-        assert!(
-            r["message"].as_str().unwrap_or("").contains("signal"),
-            "{r}"
-        );
-    }
+    assert_all(&l1, "Pass", "");
+    assert_all(&l2, "Crash", "signal");
 }
 
 #[test]
 fn a_hang_is_a_timeout_and_the_run_goes_on() {
-    let dir = scratch("hang");
-    let out = on_fixture(
-        Some("hang"),
+    let (_, recs) = broken_run(
+        "hang",
         &[
             "--filter",
             "tilec.l1.gemm.nn.f16_f32.m*",
@@ -414,48 +380,23 @@ fn a_hang_is_a_timeout_and_the_run_goes_on() {
             "2",
             "-j",
             "1",
-            "--report",
-            dir.to_str().expect("UTF-8 path"),
         ],
     );
-    assert_eq!(code(&out), 3, "{}", stderr(&out));
-    let recs = records(&dir);
     assert!(recs.len() >= 2, "{recs:?}");
-    for r in &recs {
-        assert_eq!(r["outcome"], "Timeout", "{r}");
-    }
+    assert_all(&recs, "Timeout", "no result within 2s");
 }
 
 #[test]
 fn refusing_a_claimed_feature_fails() {
-    let dir = scratch("refuse");
-    let out = on_fixture(
-        Some("refuse-claimed"),
-        &[
-            "--filter",
-            "tilec.l1.gemm.*",
-            "--report",
-            dir.to_str().expect("UTF-8 path"),
-        ],
-    );
-    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let (_, recs) = broken_run("refuse-claimed", &["--filter", "tilec.l1.gemm.*"]);
     // The int8 cases are NotSupported (the fixture does not claim
     // gemm.i8): decided from the claims, so the refusal never happens.
-    let recs: Vec<_> = records(&dir)
+    let recs: Vec<_> = recs
         .into_iter()
         .filter(|r| r["outcome"] != "NotSupported")
         .collect();
     assert!(recs.len() >= 9);
-    for r in &recs {
-        assert_eq!(r["outcome"], "Fail", "{r}");
-        assert!(
-            r["message"]
-                .as_str()
-                .unwrap_or("")
-                .contains("refused a capability the target claims"),
-            "{r}"
-        );
-    }
+    assert_all(&recs, "Fail", "refused a capability the target claims");
 }
 
 #[test]
