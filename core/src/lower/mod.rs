@@ -1,7 +1,11 @@
-//! The baseline lowering from Tile IR to thread-level IR ("through
-//! memory"): correct on every SIMT target, and the starting point that
-//! later lowerings (layout inference, matrix atoms, pipelining) replace
-//! piece by piece. `docs/lowering.md` describes it for users.
+//! The lowering from Tile IR to thread-level IR ("through memory"):
+//! correct on every SIMT target, with `gemm` on the target's matrix atoms
+//! and copies in vector moves where they provably fit, and the starting
+//! point that later lowerings (layout inference, pipelining) replace piece
+//! by piece. `docs/lowering.md` describes it for users. The submodules
+//! hold the parts with their own algorithms, described at their tops:
+//! `gemm.rs` (matrix atoms, and the scalar fallback) and `copy.rs`
+//! (vector moves for `copy` and `fill`).
 //!
 //! # Algorithm
 //! [`to_thread`] turns every `kernel` statement of every function into one
@@ -23,7 +27,9 @@
 //! becomes a register assigned by every thread, loads are done by every
 //! thread. A scalar *store* from uniform code is done by thread 0 only
 //! (`if thread_idx == 0`). Every `for` kind becomes a plain `for` (step
-//! 1); `assume` is dropped. Reading the thread variable outside a
+//! 1); `assume` emits nothing, but `assume x % c == 0` (and conjunctions
+//! of such) at the top level of the function or kernel body is a fact
+//! that vector alignment proofs use. Reading the thread variable outside a
 //! `parallel` nest is not supported (it would make uniform code diverge).
 //!
 //! **Cooperative statements** distribute their elements cyclically over
@@ -37,17 +43,25 @@
 //!   `parallel` run serially in the thread, `atomic_add` of a global
 //!   region runs per element);
 //! - `copy`: element `k` of the source region (row-major) moves to element
-//!   `k` of the destination region, converted by a cast;
-//! - `fill` (and an `alloc` with an initial value): one store per element;
+//!   `k` of the destination region, converted by a cast; where alignment
+//!   and bounds are provable, `w` contiguous elements per thread and step
+//!   (vectors of up to 16 bytes, consecutive threads on consecutive
+//!   vectors; see `copy.rs`);
+//! - `fill` (and an `alloc` with an initial value): one store per element,
+//!   or per vector as for `copy`;
 //! - `reduce`: each thread owns output elements and folds the reduced
 //!   dimension in an `f64` register (floats; `i64` for integer reductions),
 //!   starting from the identity or the old value, rounding once — the
 //!   interpreter's arithmetic, bit for bit;
 //! - `cumsum`: each thread owns a line along `dim` and keeps the running
 //!   sum in `f64` (`i64`), rounding every output element;
-//! - `gemm`: each thread owns elements of C and accumulates `Σ_k a·b` in an
-//!   `f64` register in increasing `k`, then adds the old C (unless
-//!   `clear_accum`), then rounds once into C's type;
+//! - `gemm`: through a matrix atom of the target when one is usable (see
+//!   `gemm.rs`): the issuing groups (warps, wavefronts) split the atom
+//!   tiles of C by the gemm's warp policy, keep their C fragments in
+//!   registers across the k loop and round once per atom. Otherwise the
+//!   scalar baseline: each thread owns elements of C and accumulates
+//!   `Σ_k a·b` in an `f64` register in increasing `k`, then adds the old C
+//!   (unless `clear_accum`), then rounds once into C's type;
 //! - `atomic_add`: one `atomic_add` per destination element.
 //!
 //! **Out of bounds.** A global access (scalar or region element) that is
@@ -88,6 +102,9 @@
 //! After lowering, [`to_thread`] runs [`thread::verify_module`]; a failure
 //! is an internal error ([`LowerError::Internal`]) naming the line of the
 //! printed thread IR.
+
+mod copy;
+mod gemm;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -224,6 +241,9 @@ enum Mem {
         param: ParamId,
         /// Extents as `i32` expressions (literals or scalar parameters).
         dims: Vec<Expr>,
+        /// A number each extent is known to be a multiple of (0: the
+        /// extent is 0); see [`Lower::multiple`].
+        mults: Vec<i64>,
     },
     Shared {
         id: SharedId,
@@ -265,6 +285,9 @@ struct Lower<'a> {
     counter: u32,
     vars: HashMap<Handle<ir::Var>, Expr>,
     ranges: HashMap<Handle<ir::Var>, (i64, i64)>,
+    /// Divisibility facts: every value of the variable is a multiple of
+    /// this (lets from their values, symbols from `assume`s).
+    mults: HashMap<Handle<ir::Var>, i64>,
     mems: HashMap<Handle<ir::Buffer>, Mem>,
     symbols: HashMap<Handle<ir::Var>, ParamId>,
     pending: Pending,
@@ -294,6 +317,15 @@ fn ceil_div(a: i64, b: i64) -> i64 {
     (a + b - 1) / b
 }
 
+/// The greatest common divisor of `|a|` and `|b|` (`gcd(0, b) = |b|`).
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    i64::try_from(a).unwrap_or(1)
+}
+
 impl<'a> Lower<'a> {
     fn new(f: &'a ir::Function, target: &'a TargetDescription) -> Self {
         let mut reserved: HashSet<String> = f.vars.iter().map(|(_, v)| v.name.clone()).collect();
@@ -310,6 +342,7 @@ impl<'a> Lower<'a> {
             counter: 0,
             vars: HashMap::new(),
             ranges: HashMap::new(),
+            mults: HashMap::new(),
             mems: HashMap::new(),
             symbols: HashMap::new(),
             pending: Pending::default(),
@@ -434,10 +467,19 @@ impl<'a> Lower<'a> {
         for (i, &sym) in f.symbols.iter().enumerate() {
             self.symbols.insert(sym, ParamId((n_globals + i) as u32));
         }
+        // `assume`s at the function's top level and the kernel body's top
+        // level hold for the whole launch; their divisibility facts about
+        // symbols prove vector alignment.
+        for stmt in f.body.stmts.iter().chain(&body.stmts) {
+            if let ir::Stmt::Assume { cond } = stmt {
+                self.assume_facts(*cond);
+            }
+        }
         for &b in &globals {
             let buffer = &f.buffers[b];
             let mut shape = Vec::new();
             let mut dims = Vec::new();
+            let mut mults = Vec::new();
             for &e in &buffer.shape {
                 if let Some(v) = f.as_const_int(e) {
                     let v = u64::try_from(v).map_err(|_| {
@@ -448,10 +490,12 @@ impl<'a> Lower<'a> {
                     })?;
                     shape.push(Dim::Const(v));
                     dims.push(lit_i32(v as i64));
+                    mults.push(v as i64);
                 } else if let ir::Expr::Var(v) = f.exprs[e]
                     && let Some(&p) = self.symbols.get(&v)
                 {
                     shape.push(Dim::Param(p));
+                    mults.push(self.mults.get(&v).copied().unwrap_or(1));
                     dims.push(to_i32(Expr {
                         kind: ExprKind::Param(p),
                         dtype: f.vars[v].dtype,
@@ -473,7 +517,7 @@ impl<'a> Lower<'a> {
                 dtype: buffer.dtype,
                 shape,
             }));
-            self.mems.insert(b, Mem::Global { param, dims });
+            self.mems.insert(b, Mem::Global { param, dims, mults });
         }
         for &sym in &f.symbols {
             let var = &f.vars[sym];
@@ -613,6 +657,105 @@ impl<'a> Lower<'a> {
         }
     }
 
+    /// A number every value of an integer expression is a multiple of
+    /// (0 when the value is always 0; 1 when nothing is known). Literals,
+    /// lets and `assume`d symbols are the leaves; `+ - min max select`
+    /// keep the gcd, `*` and `<<` multiply, `//` by a constant divides
+    /// when it divides, `%` by a constant keeps the gcd with it. Where the
+    /// expression may wrap (no proven range), only the power-of-two part
+    /// survives, since wrapping subtracts multiples of 2^bits.
+    fn multiple(&self, e: Handle<ir::Expr>) -> i64 {
+        let f = self.f;
+        let Some(node) = f.exprs.try_get(e) else {
+            return 1;
+        };
+        let g = match node {
+            ir::Expr::Literal(l) => {
+                return l.as_i64().and_then(i64::checked_abs).unwrap_or(1);
+            }
+            ir::Expr::Var(v) => return self.mults.get(v).copied().unwrap_or(1),
+            ir::Expr::Cast { dtype, arg } if dtype.is_int() && f.ty(*arg).is_int() => {
+                self.multiple(*arg)
+            }
+            ir::Expr::Binary { op, lhs, rhs } if f.ty(e).is_int() => {
+                let (a, b) = (self.multiple(*lhs), self.multiple(*rhs));
+                let c = f.as_const_int(*rhs).filter(|&c| c > 0);
+                match op {
+                    BinaryOp::Add | BinaryOp::Sub | BinaryOp::Min | BinaryOp::Max => gcd(a, b),
+                    BinaryOp::Mul => a.checked_mul(b).unwrap_or(1),
+                    BinaryOp::Shl => match f.as_const_int(*rhs) {
+                        Some(sh @ 0..=30) => a.checked_mul(1 << sh).unwrap_or(1),
+                        _ => 1,
+                    },
+                    BinaryOp::FloorDiv => match c {
+                        Some(_) if a == 0 => 0,
+                        Some(c) if a % c == 0 => a / c,
+                        _ => 1,
+                    },
+                    BinaryOp::FloorMod => c.map_or(1, |c| gcd(a, c)),
+                    _ => 1,
+                }
+            }
+            ir::Expr::Select {
+                then, otherwise, ..
+            } => gcd(self.multiple(*then), self.multiple(*otherwise)),
+            _ => 1,
+        };
+        if g == 0 || self.range(e).is_some() {
+            g
+        } else {
+            // The largest power of two dividing `g`, at most 2^30.
+            (g & g.wrapping_neg()).clamp(1, 1 << 30)
+        }
+    }
+
+    /// Records the divisibility facts of an `assume`d condition:
+    /// `x % c == 0` (and conjunctions of such) about a variable.
+    fn assume_facts(&mut self, cond: Handle<ir::Expr>) {
+        let f = self.f;
+        let Some(ir::Expr::Binary { op, lhs, rhs }) = f.exprs.try_get(cond) else {
+            return;
+        };
+        match op {
+            BinaryOp::And => {
+                self.assume_facts(*lhs);
+                self.assume_facts(*rhs);
+            }
+            BinaryOp::Eq => {
+                let (m, zero) = if f.as_const_int(*rhs) == Some(0) {
+                    (*lhs, true)
+                } else {
+                    (*rhs, f.as_const_int(*lhs) == Some(0))
+                };
+                if !zero {
+                    return;
+                }
+                let Some(ir::Expr::Binary {
+                    op: BinaryOp::FloorMod,
+                    lhs: x,
+                    rhs: c,
+                }) = f.exprs.try_get(m)
+                else {
+                    return;
+                };
+                let Some(c) = f.as_const_int(*c).filter(|&c| c > 0) else {
+                    return;
+                };
+                let mut x = *x;
+                while let Some(ir::Expr::Cast { arg, .. }) = f.exprs.try_get(x) {
+                    x = *arg;
+                }
+                if let Some(ir::Expr::Var(v)) = f.exprs.try_get(x) {
+                    let old = self.mults.get(v).copied().unwrap_or(1);
+                    if let Some(l) = (old / gcd(old, c)).checked_mul(c) {
+                        self.mults.insert(*v, l);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
     // ----- expressions ----------------------------------------------------
 
     /// Translates an expression; loads become load statements into fresh
@@ -693,7 +836,7 @@ impl<'a> Lower<'a> {
     ) -> Result<(MemRef, Expr, Option<Expr>)> {
         let mem = self.mem(buffer)?;
         let (memref, dims): (MemRef, Vec<(Expr, Option<i64>)>) = match &mem {
-            Mem::Global { param, dims } => (
+            Mem::Global { param, dims, .. } => (
                 MemRef::Global(*param),
                 dims.iter().map(|d| (d.clone(), d.as_const_int())).collect(),
             ),
@@ -987,17 +1130,21 @@ impl<'a> Lower<'a> {
             ir::Stmt::Alloc { buffer, init } => {
                 self.alloc(*buffer)?;
                 if let Some(init) = init {
-                    let b = &f.buffers[*buffer];
                     let dims = self.const_shape(*buffer)?;
-                    let _ = b;
                     let mut acc = Pending::default();
                     self.expr_reads(*init, &mut acc);
                     self.write(*buffer, &mut acc);
                     self.sync_touch(&acc, out);
                     let value = self.expr(*init, out)?;
-                    let starts = vec![lit_i32(0); dims.len()];
-                    let starts_r = vec![Some((0, 0)); dims.len()];
-                    self.fill_box(*buffer, &starts, &starts_r, &dims, value, out)?;
+                    let starts = vec![
+                        Index {
+                            expr: lit_i32(0),
+                            range: Some((0, 0)),
+                        };
+                        dims.len()
+                    ];
+                    let mults = vec![0; dims.len()];
+                    self.fill_box(*buffer, &starts, &mults, &dims, value, out)?;
                 }
                 Ok(())
             }
@@ -1178,6 +1325,8 @@ impl<'a> Lower<'a> {
                 self.ranges.remove(&var);
             }
         }
+        let m = self.multiple(value);
+        self.mults.insert(var, m);
         self.assign(out, reg, v);
     }
 
@@ -1319,34 +1468,6 @@ impl<'a> Lower<'a> {
             .collect()
     }
 
-    fn fill_box(
-        &mut self,
-        buffer: Handle<ir::Buffer>,
-        starts: &[Expr],
-        ranges: &[Option<(i64, i64)>],
-        extents: &[i64],
-        value: Expr,
-        out: &mut Vec<Stmt>,
-    ) -> Result<()> {
-        let starts: Vec<Index> = starts
-            .iter()
-            .zip(ranges)
-            .map(|(e, r)| Index {
-                expr: e.clone(),
-                range: *r,
-            })
-            .collect();
-        let value = self.in_register(value, out);
-        let dtype = self.f.buffers[buffer].dtype;
-        let count: i64 = extents.iter().product();
-        let extents = extents.to_vec();
-        self.cyclic(count, out, |s, p, body| {
-            let d = s.digits(&p, &extents)?;
-            let idx = s.offset(&starts, &d)?;
-            s.store(buffer, &idx, reg_expr(value.reg(), dtype), body)
-        })
-    }
-
     fn cooperative(&mut self, stmt: &ir::Stmt, out: &mut Vec<Stmt>) -> Result<()> {
         let f = self.f;
         match stmt {
@@ -1376,9 +1497,8 @@ impl<'a> Lower<'a> {
             ir::Stmt::Fill { dst, value } => {
                 let (starts, extents) = self.region(dst, out)?;
                 let v = self.expr(*value, out)?;
-                let exprs: Vec<Expr> = starts.iter().map(|s| s.expr.clone()).collect();
-                let ranges: Vec<_> = starts.iter().map(|s| s.range).collect();
-                self.fill_box(dst.buffer, &exprs, &ranges, &extents, v, out)
+                let mults: Vec<i64> = dst.ranges.iter().map(|r| self.multiple(r.start)).collect();
+                self.fill_box(dst.buffer, &starts, &mults, &extents, v, out)
             }
             ir::Stmt::Gemm {
                 a,
@@ -1386,9 +1506,15 @@ impl<'a> Lower<'a> {
                 c,
                 transpose_a,
                 transpose_b,
+                policy,
                 clear_accum,
-                ..
-            } => self.gemm(a, b, c, *transpose_a, *transpose_b, *clear_accum, out),
+            } => self.gemm(
+                [a, b, c],
+                (*transpose_a, *transpose_b),
+                *policy,
+                *clear_accum,
+                out,
+            ),
             ir::Stmt::Reduce {
                 kind,
                 src,
@@ -1485,181 +1611,6 @@ impl<'a> Lower<'a> {
             }),
         }));
         Ok(())
-    }
-
-    fn copy(&mut self, src: &Region, dst: &Region, out: &mut Vec<Stmt>) -> Result<()> {
-        let (sstarts, sext) = self.region(src, out)?;
-        let (dstarts, dext) = self.region(dst, out)?;
-        if non_unit(&sext) != non_unit(&dext) {
-            return Err(self.malformed("copy regions differ in shape"));
-        }
-        if src.buffer == dst.buffer && src != dst {
-            return Err(self.unsupported("a copy within one buffer"));
-        }
-        let count: i64 = sext.iter().product();
-        let to = self.f.buffers[dst.buffer].dtype;
-        self.cyclic(count, out, |s, p, body| {
-            let sd = s.digits(&p, &sext)?;
-            let sidx = s.offset(&sstarts, &sd)?;
-            let dd = s.digits(&p, &dext)?;
-            let didx = s.offset(&dstarts, &dd)?;
-            let v = s.load(src.buffer, &sidx, body)?;
-            let v = if v.dtype == to { v } else { Expr::cast(to, v) };
-            s.store(dst.buffer, &didx, v, body)
-        })
-    }
-
-    /// The matrix dimensions (positions in the region) of a gemm operand:
-    /// the last two when every other extent is 1, else the two non-unit.
-    fn matrix_dims(&self, extents: &[i64]) -> Result<(usize, usize)> {
-        let n = extents.len();
-        if n >= 2 && extents[..n - 2].iter().all(|&e| e == 1) {
-            return Ok((n - 2, n - 1));
-        }
-        let nu: Vec<usize> = (0..n).filter(|&d| extents[d] != 1).collect();
-        match nu[..] {
-            [r, c] => Ok((r, c)),
-            _ => Err(self.malformed("a gemm operand is not a matrix")),
-        }
-    }
-
-    /// Indices of matrix element (row, col) of an operand region.
-    fn matrix_elem(
-        &self,
-        starts: &[Index],
-        dims: (usize, usize),
-        row: &Index,
-        col: &Index,
-    ) -> Result<Vec<Index>> {
-        let digits: Vec<Index> = (0..starts.len())
-            .map(|d| {
-                if d == dims.0 {
-                    row.clone()
-                } else if d == dims.1 {
-                    col.clone()
-                } else {
-                    Index {
-                        expr: lit_i32(0),
-                        range: Some((0, 0)),
-                    }
-                }
-            })
-            .collect();
-        self.offset(starts, &digits)
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn gemm(
-        &mut self,
-        a: &Region,
-        b: &Region,
-        c: &Region,
-        ta: bool,
-        tb: bool,
-        clear: Handle<ir::Expr>,
-        out: &mut Vec<Stmt>,
-    ) -> Result<()> {
-        for (x, y) in [(a, c), (b, c)] {
-            if x.buffer == y.buffer {
-                return Err(self.unsupported("a gemm whose output is also an input"));
-            }
-        }
-        let (astarts, aext) = self.region(a, out)?;
-        let (bstarts, bext) = self.region(b, out)?;
-        let (cstarts, cext) = self.region(c, out)?;
-        let (ad, bd, cd) = (
-            self.matrix_dims(&aext)?,
-            self.matrix_dims(&bext)?,
-            self.matrix_dims(&cext)?,
-        );
-        let (ar, ac) = (aext[ad.0], aext[ad.1]);
-        let (br, bc) = (bext[bd.0], bext[bd.1]);
-        let (m, k) = if ta { (ac, ar) } else { (ar, ac) };
-        let (kb, n) = if tb { (bc, br) } else { (br, bc) };
-        if k != kb || m != cext[cd.0] || n != cext[cd.1] {
-            return Err(self.malformed("gemm operand shapes disagree"));
-        }
-        let clear_lit = self.f.as_literal(clear).map(|l| l.as_f64() != 0.0);
-        let clear_e = match clear_lit {
-            Some(_) => None,
-            None => Some(self.expr(clear, out)?),
-        };
-        let cdtype = self.f.buffers[c.buffer].dtype;
-        let (abuf, bbuf, cbuf) = (a.buffer, b.buffer, c.buffer);
-        self.cyclic(m * n, out, |s, p, body| {
-            let rc = s.digits(&p, &[m, n])?;
-            let (i, j) = (rc[0].clone(), rc[1].clone());
-            let acc = s.temp("acc", DType::F64);
-            s.assign(body, acc, Expr::literal(Literal::Float(0.0, DType::F64)));
-            let kname = s.fresh("kk");
-            let kr = s.add_reg(kname, DType::I32, RegisterKind::Loop);
-            let kx = Index {
-                expr: reg_expr(kr, DType::I32),
-                range: Some((0, k - 1)),
-            };
-            let mut kb = Vec::new();
-            let aidx = if ta {
-                s.matrix_elem(&astarts, ad, &kx, &i)?
-            } else {
-                s.matrix_elem(&astarts, ad, &i, &kx)?
-            };
-            let bidx = if tb {
-                s.matrix_elem(&bstarts, bd, &j, &kx)?
-            } else {
-                s.matrix_elem(&bstarts, bd, &kx, &j)?
-            };
-            let av = s.load(abuf, &aidx, &mut kb)?;
-            let bv = s.load(bbuf, &bidx, &mut kb)?;
-            let prod = s.bin(
-                BinaryOp::Mul,
-                Expr::cast(DType::F64, av),
-                Expr::cast(DType::F64, bv),
-            )?;
-            let sum = s.bin(BinaryOp::Add, reg_expr(acc, DType::F64), prod)?;
-            s.assign(&mut kb, acc, sum);
-            if k > 0 {
-                body.push(s.stmt(StmtKind::For {
-                    var: kr,
-                    start: lit_i32(0),
-                    count: lit_i32(k),
-                    step: lit_i32(1),
-                    unroll: Unroll::None,
-                    body: kb,
-                }));
-            }
-            let cidx = s.matrix_elem(&cstarts, cd, &i, &j)?;
-            if clear_lit != Some(true) {
-                let old = s.load(cbuf, &cidx, body)?;
-                let with_old = s.bin(
-                    BinaryOp::Add,
-                    reg_expr(acc, DType::F64),
-                    Expr::cast(DType::F64, old),
-                )?;
-                let v = match &clear_e {
-                    None => with_old,
-                    Some(cond) => {
-                        let cond = if cond.dtype == DType::Bool {
-                            cond.clone()
-                        } else {
-                            s.bin(
-                                BinaryOp::Ne,
-                                cond.clone(),
-                                Expr::literal(Literal::of(cond.dtype, 0.0)),
-                            )?
-                        };
-                        Expr::select(cond, reg_expr(acc, DType::F64), with_old)
-                            .map_err(|e| s.malformed(e.to_string()))?
-                    }
-                };
-                s.assign(body, acc, v);
-            }
-            s.store(
-                cbuf,
-                &cidx,
-                Expr::cast(cdtype, reg_expr(acc, DType::F64)),
-                body,
-            )
-        })
     }
 
     fn reduce(

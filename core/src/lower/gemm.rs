@@ -1,0 +1,1095 @@
+//! Lowering of `gemm`: through a matrix atom of the target when one fits,
+//! else the scalar baseline.
+//!
+//! # Choosing an atom
+//! An atom of the target description is *usable* for `C (M×N) += op(A)
+//! (M×K) · op(B) (K×N)` when all of the following hold:
+//! - its `lowering` is `fragments` (threads may build and read the
+//!   register fragments directly; `through_memory` atoms are not relied
+//!   on), and A, B and the accumulator all come from registers with a
+//!   fragment (so no shared-memory descriptor operand, as wgmma's B);
+//! - one of its type combinations is (A's, B's, C's element type), all
+//!   floating point (integer gemms stay on the bit-exact scalar path);
+//! - `m | M`, `n | N`, `k | K` for its described shape (an N family is
+//!   used at its described N), and the kernel's thread count is a
+//!   multiple of the issuing group (warp, wavefront, SIMD group,
+//!   warpgroup);
+//! - the accumulator fragment holds every element once (no replication:
+//!   each C element must have exactly one owner);
+//! - each fragment *decomposes*: the tile element `(row, col)` of (lane
+//!   `t`, slot `s`) is `(R(t) + r_s, C(t) + c_s)` where `R` and `C` are
+//!   sums of the lane's digits (the thread mode's leaves) times constants.
+//!   This is checked exhaustively over every (lane, slot); all shipped
+//!   fragments decompose. It makes a fragment element's address in a
+//!   row-major buffer `lane part + slot constant`.
+//!
+//! A, B and C must also live in shared memory (every on-chip buffer does
+//! here) with regions provably inside their buffers. Among usable atoms
+//! the one with the largest `k` wins, then the one listed first. When none
+//! is usable the scalar baseline runs (nothing the baseline accepts is
+//! refused).
+//!
+//! # Splitting the work among issuing groups
+//! With `G = threads / group` groups and `TM × TN = (M/m) × (N/n)` atom
+//! tiles, the groups form a `gm × gn` grid (`gm | TM`, `gn | TN`, `gm·gn ≤
+//! G`), group `g` sitting at `(g % gm, g / gm)` and owning a contiguous
+//! block of `tm × tn = (TM/gm) × (TN/gn)` tiles. The grid maximizes the
+//! groups used, then follows the gemm's warp policy: `full_row` prefers
+//! splitting M (each group holds whole rows), `full_col` splitting N, and
+//! `square` the smallest group tile perimeter `tm·m + tn·n` (it is
+//! proportional to the fragment loads per k-step), ties to the larger
+//! `gm`. Groups past `gm·gn` idle (`if group < gm·gn`, uniform per group,
+//! so atoms are always issued by whole groups).
+//!
+//! # The code of one group
+//! Each thread computes, once, the address of its lane's part of every
+//! operand (region base + group offset + `Σ digit·stride` of the lane's
+//! fragment leaves); every fragment access is then that register plus a
+//! constant. With the accumulators *resident* (when the group's `tm·tn`
+//! C fragments take at most 128 32-bit registers per thread, or half the
+//! target's per-thread registers when known):
+//!
+//! ```text
+//! load the C fragments of all tm·tn tiles     (or zeros when clear_accum)
+//! for each k-step (K/k of them):
+//!   load the A fragments of the tm tile rows, the B fragments of the tn
+//!   tile columns; issue the tm·tn atoms
+//! store the C fragments
+//! ```
+//!
+//! so A and B fragments are loaded once per k-step and group, and C once
+//! per gemm. Otherwise the group loops over its tiles, each with its own C
+//! fragment and k loop. A runtime `clear_accum` loads C and then zeroes the
+//! fragments under an `if`. Fragment slots that are consecutive in memory
+//! (and aligned: the lane part, group and tile offsets and the slot's
+//! constant are multiples of the width) move as one vector, up to 16
+//! bytes.
+//!
+//! # Numerics and hazards
+//! The atom adds its `k` products in `f64` to C and rounds once per atom,
+//! so a gemm with `K > k` rounds `K/k` times where the reference rounds
+//! once: outputs agree within an accumulation bound, not bit for bit
+//! (`core/tests/lower.rs` checks the bound). Every C element is read and
+//! written by its one owner thread, and A and B are only read, so the
+//! statement needs no barrier inside; the barrier placement around it is
+//! the baseline's (A, B, C read; C written).
+//!
+//! # The scalar baseline
+//! Each thread owns elements of C (cyclically) and accumulates `Σ_k a·b`
+//! in an `f64` register in increasing `k`, adds the old C (unless
+//! `clear_accum`) and rounds once into C's type: the reference's
+//! arithmetic, bit for bit.
+
+use super::{
+    DType, Expr, ExprKind, Index, Lower, Mem, MemRef, RegId, RegRef, RegisterKind, Result,
+    SharedId, Special, Stmt, StmtKind, Unroll, gcd, lit_i32, reg_expr,
+};
+use crate::ir::{self, BinaryOp, GemmPolicy, Handle, Literal, Region};
+use crate::layout::FragmentLayout;
+use crate::target::{AtomLowering, AtomTypes, ElementType, MatrixAtom, OperandRole, OperandSource};
+use crate::thread::FragRef;
+
+/// Most 32-bit registers per thread the resident C fragments may take.
+const RESIDENT_ACCUMULATOR_REGISTERS: i64 = 128;
+
+/// A gemm operand's region, translated.
+struct OperandRegion<'r> {
+    region: &'r Region,
+    starts: Vec<Index>,
+    ext: Vec<i64>,
+    /// Positions of the matrix's row and column dimensions in the region.
+    dims: (usize, usize),
+}
+
+/// How (lane, slot) of a fragment maps to its tile: `(row, col) = (Σ
+/// digit·row_j + slot_row, Σ digit·col_j + slot_col)`.
+struct FragMap {
+    slots: i64,
+    /// `(extent, row step, col step)` of each thread leaf, fastest first.
+    lane: Vec<(i64, i64, i64)>,
+    /// `(row, col)` of each slot for lane 0.
+    slot: Vec<(i64, i64)>,
+}
+
+/// A gemm operand in shared memory, addressed by atom-tile row and column.
+struct AtomOperand {
+    id: SharedId,
+    dtype: DType,
+    /// Linear index of the region's first element.
+    base: Expr,
+    base_mult: i64,
+    /// Memory strides of the atom tile's rows and columns.
+    sr: i64,
+    sc: i64,
+}
+
+impl AtomOperand {
+    fn addr(&self, row: i64, col: i64) -> i64 {
+        row * self.sr + col * self.sc
+    }
+}
+
+/// One operand's fragment in registers: where it lives in memory, its
+/// map, its local array, and what the runtime part of its addresses is a
+/// multiple of.
+struct Frag<'x> {
+    op: &'x AtomOperand,
+    map: &'x FragMap,
+    arr: RegId,
+    align: i64,
+}
+
+/// The atom, its fragments and the split of the work.
+struct AtomPlan<'t> {
+    atom: &'t MatrixAtom,
+    m: i64,
+    n: i64,
+    k: i64,
+    /// Threads per issuing group and the number of groups.
+    group: i64,
+    groups: i64,
+    gm: i64,
+    gn: i64,
+    /// Atom tiles per group along M and N.
+    tm: i64,
+    tn: i64,
+    ksteps: i64,
+    resident: bool,
+    maps: [FragMap; 3],
+}
+
+impl<'a> Lower<'a> {
+    /// The matrix dimensions (positions in the region) of a gemm operand:
+    /// the last two when every other extent is 1, else the two non-unit.
+    fn matrix_dims(&self, extents: &[i64]) -> Result<(usize, usize)> {
+        let n = extents.len();
+        if n >= 2 && extents[..n - 2].iter().all(|&e| e == 1) {
+            return Ok((n - 2, n - 1));
+        }
+        let nu: Vec<usize> = (0..n).filter(|&d| extents[d] != 1).collect();
+        match nu[..] {
+            [r, c] => Ok((r, c)),
+            _ => Err(self.malformed("a gemm operand is not a matrix")),
+        }
+    }
+
+    /// Indices of matrix element (row, col) of an operand region.
+    fn matrix_elem(
+        &self,
+        starts: &[Index],
+        dims: (usize, usize),
+        row: &Index,
+        col: &Index,
+    ) -> Result<Vec<Index>> {
+        let digits: Vec<Index> = (0..starts.len())
+            .map(|d| {
+                if d == dims.0 {
+                    row.clone()
+                } else if d == dims.1 {
+                    col.clone()
+                } else {
+                    Index {
+                        expr: lit_i32(0),
+                        range: Some((0, 0)),
+                    }
+                }
+            })
+            .collect();
+        self.offset(starts, &digits)
+    }
+
+    fn operand_region<'r>(
+        &mut self,
+        r: &'r Region,
+        out: &mut Vec<Stmt>,
+    ) -> Result<OperandRegion<'r>> {
+        let (starts, ext) = self.region(r, out)?;
+        let dims = self.matrix_dims(&ext)?;
+        Ok(OperandRegion {
+            region: r,
+            starts,
+            ext,
+            dims,
+        })
+    }
+
+    pub(super) fn gemm(
+        &mut self,
+        [a, b, c]: [&Region; 3],
+        (ta, tb): (bool, bool),
+        policy: GemmPolicy,
+        clear: Handle<ir::Expr>,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        for (x, y) in [(a, c), (b, c)] {
+            if x.buffer == y.buffer {
+                return Err(self.unsupported("a gemm whose output is also an input"));
+            }
+        }
+        let ra = self.operand_region(a, out)?;
+        let rb = self.operand_region(b, out)?;
+        let rc = self.operand_region(c, out)?;
+        let (ar, ac) = (ra.ext[ra.dims.0], ra.ext[ra.dims.1]);
+        let (br, bc) = (rb.ext[rb.dims.0], rb.ext[rb.dims.1]);
+        let (m, k) = if ta { (ac, ar) } else { (ar, ac) };
+        let (kb, n) = if tb { (bc, br) } else { (br, bc) };
+        if k != kb || m != rc.ext[rc.dims.0] || n != rc.ext[rc.dims.1] {
+            return Err(self.malformed("gemm operand shapes disagree"));
+        }
+        let clear_lit = self.f.as_literal(clear).map(|l| l.as_f64() != 0.0);
+        let clear_e = match clear_lit {
+            Some(_) => None,
+            None => {
+                let e = self.expr(clear, out)?;
+                Some(if e.dtype == DType::Bool {
+                    e
+                } else {
+                    let zero = Expr::literal(Literal::of(e.dtype, 0.0));
+                    self.bin(BinaryOp::Ne, e, zero)?
+                })
+            }
+        };
+        if let Some((plan, ops)) = self.plan_atoms([&ra, &rb, &rc], (ta, tb), (m, n, k), policy)? {
+            return self.emit_atoms(&plan, &ops, clear_lit, clear_e, out);
+        }
+        self.gemm_scalar(
+            [&ra, &rb, &rc],
+            (ta, tb),
+            (m, n, k),
+            clear_lit,
+            clear_e,
+            out,
+        )
+    }
+
+    // ----- the atom path ---------------------------------------------------
+
+    /// The operand as the atom path sees it, or `None` when it is not in
+    /// shared memory or its region is not provably inside the buffer.
+    /// `swap`: the atom tile's rows are the region's columns.
+    fn atom_operand(&self, r: &OperandRegion<'_>, swap: bool) -> Result<Option<AtomOperand>> {
+        let Ok(Mem::Shared { id, dims }) = self.mem(r.region.buffer) else {
+            return Ok(None);
+        };
+        if dims.len() != r.starts.len() {
+            return Ok(None);
+        }
+        let mut strides = vec![1i64; dims.len()];
+        for d in (0..dims.len().saturating_sub(1)).rev() {
+            strides[d] = strides[d + 1] * dims[d + 1];
+        }
+        let mut base = lit_i32(0);
+        let mut base_mult = 0;
+        for (d, s) in r.starts.iter().enumerate() {
+            match s.range {
+                Some((lo, hi)) if lo >= 0 && hi + r.ext[d] <= dims[d] => {}
+                _ => return Ok(None),
+            }
+            let term = self.scaled(&s.expr, strides[d])?;
+            base = self.bin(BinaryOp::Add, base, term)?;
+            let mult = self.multiple(r.region.ranges[d].start);
+            base_mult = gcd(base_mult, mult.saturating_mul(strides[d]));
+        }
+        let (sr, sc) = (strides[r.dims.0], strides[r.dims.1]);
+        let (sr, sc) = if swap { (sc, sr) } else { (sr, sc) };
+        Ok(Some(AtomOperand {
+            id,
+            dtype: self.f.buffers[r.region.buffer].dtype,
+            base,
+            base_mult,
+            sr,
+            sc,
+        }))
+    }
+
+    /// The atom plan for a gemm, or `None` when no atom is usable.
+    fn plan_atoms(
+        &self,
+        [ra, rb, rc]: [&OperandRegion<'_>; 3],
+        (ta, tb): (bool, bool),
+        (mm, nn, kk): (i64, i64, i64),
+        policy: GemmPolicy,
+    ) -> Result<Option<(AtomPlan<'a>, [AtomOperand; 3])>> {
+        let (Some(pa), Some(pb), Some(pc)) = (
+            self.atom_operand(ra, ta)?,
+            self.atom_operand(rb, tb)?,
+            self.atom_operand(rc, false)?,
+        ) else {
+            return Ok(None);
+        };
+        let dtypes = [pa.dtype, pb.dtype, pc.dtype];
+        let target: &'a crate::target::TargetDescription = self.target;
+        let mut best: Option<(&'a MatrixAtom, [FragMap; 3])> = None;
+        for atom in &target.matrix_atoms {
+            let Some(maps) = usable(atom, dtypes, (mm, nn, kk), self.threads) else {
+                continue;
+            };
+            if best.as_ref().is_none_or(|(b, _)| atom.shape.k > b.shape.k) {
+                best = Some((atom, maps));
+            }
+        }
+        let Some((atom, maps)) = best else {
+            return Ok(None);
+        };
+        let (m, n, k) = (
+            i64::from(atom.shape.m),
+            i64::from(atom.shape.n),
+            i64::from(atom.shape.k),
+        );
+        let group = i64::from(atom.issue.threads);
+        let groups = self.threads / group;
+        let (tiles_m, tiles_n) = (mm / m, nn / n);
+        let (gm, gn) = partition(policy, groups, tiles_m, tiles_n, m, n);
+        let (tm, tn) = (tiles_m / gm, tiles_n / gn);
+        let cbytes = pc.dtype.bytes() as i64;
+        let acc_registers = (tm * tn * maps[2].slots * cbytes + 3) / 4;
+        let budget = match self.target.registers.per_thread {
+            Some(r) => RESIDENT_ACCUMULATOR_REGISTERS.min(i64::from(r) / 2),
+            None => RESIDENT_ACCUMULATOR_REGISTERS,
+        };
+        let plan = AtomPlan {
+            atom,
+            m,
+            n,
+            k,
+            group,
+            groups,
+            gm,
+            gn,
+            tm,
+            tn,
+            ksteps: kk / k,
+            resident: acc_registers <= budget,
+            maps,
+        };
+        Ok(Some((plan, [pa, pb, pc])))
+    }
+
+    /// `Σ digit_j(lane) · (row_j·sr + col_j·sc)`: the lane's part of a
+    /// fragment element's address.
+    fn lane_address(
+        &self,
+        map: &FragMap,
+        op: &AtomOperand,
+        lane: &Expr,
+        group: i64,
+    ) -> Result<Expr> {
+        let mut sum = lit_i32(0);
+        let mut below = 1i64;
+        for &(extent, r, c) in &map.lane {
+            let step = op.addr(r, c);
+            if extent > 1 && step != 0 {
+                let mut digit = lane.clone();
+                if below > 1 {
+                    digit = self.bin(BinaryOp::FloorDiv, digit, lit_i32(below))?;
+                }
+                if below * extent < group {
+                    digit = self.bin(BinaryOp::FloorMod, digit, lit_i32(extent))?;
+                }
+                let term = self.bin(BinaryOp::Mul, digit, lit_i32(step))?;
+                sum = self.bin(BinaryOp::Add, sum, term)?;
+            }
+            below = below.saturating_mul(extent);
+        }
+        Ok(sum)
+    }
+
+    /// Loads (or stores) one fragment: slot `s` at `arr_off + s` of the
+    /// fragment's array, from (to) element `addr + tile_off + const(s)`.
+    /// Consecutive slots that are consecutive in memory move as one
+    /// vector when its first element's index is provably a multiple of the
+    /// width (`frag.align` covers the runtime part of `addr`).
+    fn frag_moves(
+        &mut self,
+        frag: &Frag<'_>,
+        store: bool,
+        arr_off: i64,
+        addr: &Expr,
+        tile_off: i64,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let op = frag.op;
+        let consts: Vec<i64> = frag.map.slot.iter().map(|&(r, c)| op.addr(r, c)).collect();
+        let limit = self.vector_limit(true, op.dtype) as usize;
+        let mut s = 0usize;
+        while s < consts.len() {
+            let fits = |w: usize| {
+                s + w <= consts.len()
+                    && (1..w).all(|j| consts[s + j] == consts[s] + j as i64)
+                    && frag.align % w as i64 == 0
+                    && (tile_off + consts[s]).rem_euclid(w as i64) == 0
+            };
+            let mut w = limit.max(1);
+            while w > 1 && !fits(w) {
+                w /= 2;
+            }
+            let index = self.bin(BinaryOp::Add, addr.clone(), lit_i32(tile_off + consts[s]))?;
+            let reg = RegRef::Elem(frag.arr, lit_i32(arr_off + s as i64));
+            let mem = MemRef::Shared(op.id);
+            out.push(self.stmt(if store {
+                StmtKind::Store {
+                    width: w as u32,
+                    dst: mem,
+                    index,
+                    src: reg,
+                    guard: None,
+                }
+            } else {
+                StmtKind::Load {
+                    width: w as u32,
+                    dst: reg,
+                    src: mem,
+                    index,
+                    guard: None,
+                }
+            }));
+            s += w;
+        }
+        Ok(())
+    }
+
+    /// `Σ terms` (folded).
+    fn sum(&self, terms: Vec<Expr>) -> Result<Expr> {
+        let mut acc = lit_i32(0);
+        for t in terms {
+            acc = self.bin(BinaryOp::Add, acc, t)?;
+        }
+        Ok(acc)
+    }
+
+    /// `e · c` (folded, also `(x · c1) · c` into `x · (c1·c)`).
+    fn scaled(&self, e: &Expr, c: i64) -> Result<Expr> {
+        if let ExprKind::Binary(BinaryOp::Mul, x, c1) = &e.kind
+            && let Some(c1) = c1.as_const_int()
+            && let Some(product) = c1.checked_mul(c).filter(|p| i32::try_from(*p).is_ok())
+        {
+            return self.bin(BinaryOp::Mul, (**x).clone(), lit_i32(product));
+        }
+        self.bin(BinaryOp::Mul, e.clone(), lit_i32(c))
+    }
+
+    /// A fresh local array.
+    fn local(&mut self, base: &str, dtype: DType, len: i64) -> RegId {
+        let name = self.fresh(base);
+        self.add_reg(name, dtype, RegisterKind::Array { len: len as u32 })
+    }
+
+    /// A fresh scalar register assigned `value`, as an expression.
+    fn let_reg(&mut self, base: &str, value: Expr, out: &mut Vec<Stmt>) -> Expr {
+        if value.as_const_int().is_some() {
+            return value;
+        }
+        let dtype = value.dtype;
+        let r = self.temp(base, dtype);
+        self.assign(out, r, value);
+        reg_expr(r, dtype)
+    }
+
+    /// `for %var from 0 count n step step { body }`, or the body alone
+    /// (with the variable 0) when `n == 1`.
+    fn counted(
+        &mut self,
+        base: &str,
+        n: i64,
+        step: i64,
+        out: &mut Vec<Stmt>,
+        body: impl FnOnce(&mut Self, Expr, &mut Vec<Stmt>) -> Result<()>,
+    ) -> Result<()> {
+        if n == 1 {
+            return body(self, lit_i32(0), out);
+        }
+        let name = self.fresh(base);
+        let var = self.add_reg(name, DType::I32, RegisterKind::Loop);
+        let mut inner = Vec::new();
+        body(self, reg_expr(var, DType::I32), &mut inner)?;
+        out.push(self.stmt(StmtKind::For {
+            var,
+            start: lit_i32(0),
+            count: lit_i32(n),
+            step: lit_i32(step),
+            unroll: Unroll::None,
+            body: inner,
+        }));
+        Ok(())
+    }
+
+    /// Sets every element of `arr` to zero.
+    fn zero(&mut self, arr: RegId, dtype: DType, len: i64, out: &mut Vec<Stmt>) {
+        let name = self.fresh("z");
+        let var = self.add_reg(name, DType::I32, RegisterKind::Loop);
+        let body = vec![self.stmt(StmtKind::Assign {
+            dst: RegRef::Elem(arr, reg_expr(var, DType::I32)),
+            value: Expr::literal(Literal::of(dtype, 0.0)),
+        })];
+        out.push(self.stmt(StmtKind::For {
+            var,
+            start: lit_i32(0),
+            count: lit_i32(len),
+            step: lit_i32(1),
+            unroll: Unroll::Full,
+            body,
+        }));
+    }
+
+    /// The C fragments start as loaded, zero, or (runtime flag) loaded
+    /// then zeroed when the flag is true.
+    #[allow(clippy::too_many_arguments)]
+    fn init_accumulators(
+        &mut self,
+        clear_lit: Option<bool>,
+        clear_e: &Option<Expr>,
+        cf: RegId,
+        pc: &AtomOperand,
+        len: i64,
+        out: &mut Vec<Stmt>,
+        load: impl FnOnce(&mut Self, &mut Vec<Stmt>) -> Result<()>,
+    ) -> Result<()> {
+        if clear_lit == Some(true) {
+            self.zero(cf, pc.dtype, len, out);
+            return Ok(());
+        }
+        load(self, out)?;
+        if let Some(cond) = clear_e {
+            let mut then = Vec::new();
+            self.zero(cf, pc.dtype, len, &mut then);
+            out.push(self.stmt(StmtKind::If {
+                cond: cond.clone(),
+                then_body: then,
+                else_body: None,
+            }));
+        }
+        Ok(())
+    }
+
+    fn mma(&self, plan: &AtomPlan<'_>, a: (RegId, i64), b: (RegId, i64), c: (RegId, i64)) -> Stmt {
+        let frag = |(array, offset): (RegId, i64)| FragRef {
+            array,
+            offset: offset as u32,
+        };
+        self.stmt(StmtKind::Mma {
+            atom: plan.atom.name.clone(),
+            n: None,
+            d: frag(c),
+            a: frag(a),
+            b: frag(b),
+            c: frag(c),
+        })
+    }
+
+    fn emit_atoms(
+        &mut self,
+        plan: &AtomPlan<'_>,
+        [pa, pb, pc]: &[AtomOperand; 3],
+        clear_lit: Option<bool>,
+        clear_e: Option<Expr>,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let (m, n, k) = (plan.m, plan.n, plan.k);
+        let (tm, tn, gm, gn) = (plan.tm, plan.tn, plan.gm, plan.gn);
+        let [ma, mb, mc] = &plan.maps;
+        // The group index and the lane in the group.
+        let simt = self.target.simt_width().map(i64::from);
+        let tid = Expr::special(Special::ThreadIdx);
+        let lane = if simt == Some(plan.group) {
+            Expr::special(Special::LaneId)
+        } else if self.threads == plan.group {
+            tid.clone()
+        } else {
+            self.bin(BinaryOp::FloorMod, tid.clone(), lit_i32(plan.group))?
+        };
+        let grp = if plan.groups == 1 {
+            lit_i32(0)
+        } else if simt == Some(plan.group) {
+            Expr::special(Special::WarpId)
+        } else {
+            self.bin(BinaryOp::FloorDiv, tid, lit_i32(plan.group))?
+        };
+        // The group's position in the gm × gn grid.
+        let gi = if gm == 1 {
+            lit_i32(0)
+        } else if gn == 1 {
+            grp.clone()
+        } else {
+            self.bin(BinaryOp::FloorMod, grp.clone(), lit_i32(gm))?
+        };
+        let gj = if gn == 1 {
+            lit_i32(0)
+        } else {
+            self.bin(BinaryOp::FloorDiv, grp.clone(), lit_i32(gm))?
+        };
+        // Address registers: region base + group offset + lane part.
+        let (rows, cols) = (tm * m, tn * n);
+        let mut body = Vec::new();
+        let terms = vec![
+            pa.base.clone(),
+            self.scaled(&gi, pa.addr(rows, 0))?,
+            self.lane_address(ma, pa, &lane, plan.group)?,
+        ];
+        let a0 = self.sum(terms)?;
+        let terms = vec![
+            pb.base.clone(),
+            self.scaled(&gj, pb.addr(0, cols))?,
+            self.lane_address(mb, pb, &lane, plan.group)?,
+        ];
+        let b0 = self.sum(terms)?;
+        let terms = vec![
+            pc.base.clone(),
+            self.scaled(&gi, pc.addr(rows, 0))?,
+            self.scaled(&gj, pc.addr(0, cols))?,
+            self.lane_address(mc, pc, &lane, plan.group)?,
+        ];
+        let c0 = self.sum(terms)?;
+        let a_addr = self.let_reg("a_addr", a0, &mut body);
+        let b_addr = self.let_reg("b_addr", b0, &mut body);
+        let c_addr = self.let_reg("c_addr", c0, &mut body);
+        // What the runtime parts of the addresses are multiples of: the
+        // lane parts, bases, and every offset a register or loop adds.
+        let per_tile = !plan.resident;
+        let mut aligns = [
+            gcd(pa.base_mult, lane_align(ma, pa)),
+            gcd(pb.base_mult, lane_align(mb, pb)),
+            gcd(pc.base_mult, lane_align(mc, pc)),
+        ];
+        for (on, which, step) in [
+            (gm > 1, 0, pa.addr(rows, 0)),
+            (per_tile && tm > 1, 0, pa.addr(m, 0)),
+            (plan.ksteps > 1, 0, pa.addr(0, k)),
+            (gn > 1, 1, pb.addr(0, cols)),
+            (per_tile && tn > 1, 1, pb.addr(0, n)),
+            (plan.ksteps > 1, 1, pb.addr(k, 0)),
+            (gm > 1, 2, pc.addr(rows, 0)),
+            (gn > 1, 2, pc.addr(0, cols)),
+            (per_tile && tm > 1, 2, pc.addr(m, 0)),
+            (per_tile && tn > 1, 2, pc.addr(0, n)),
+        ] {
+            if on {
+                aligns[which] = gcd(aligns[which], step);
+            }
+        }
+        // The fragments in registers: all tm·tn tiles of the group when
+        // resident, one tile otherwise.
+        let (fm, fn_) = if plan.resident { (tm, tn) } else { (1, 1) };
+        let fa = Frag {
+            op: pa,
+            map: ma,
+            arr: self.local("a_frag", pa.dtype, fm * ma.slots),
+            align: aligns[0],
+        };
+        let fb = Frag {
+            op: pb,
+            map: mb,
+            arr: self.local("b_frag", pb.dtype, fn_ * mb.slots),
+            align: aligns[1],
+        };
+        let fc = Frag {
+            op: pc,
+            map: mc,
+            arr: self.local("c_frag", pc.dtype, fm * fn_ * mc.slots),
+            align: aligns[2],
+        };
+        let c_len = fm * fn_ * mc.slots;
+        // C fragments of the fm × fn tiles from (to) `addr`.
+        let c_moves = |s: &mut Self, store: bool, addr: &Expr, out: &mut Vec<Stmt>| {
+            for i in 0..fm {
+                for j in 0..fn_ {
+                    let off = (i * fn_ + j) * mc.slots;
+                    s.frag_moves(&fc, store, off, addr, pc.addr(i * m, j * n), out)?;
+                }
+            }
+            Ok(())
+        };
+        // The k loop over the fm × fn tiles whose A and B fragments start at
+        // `a_base` and `b_base`.
+        let k_loop = |s: &mut Self, a_base: &Expr, b_base: &Expr, out: &mut Vec<Stmt>| {
+            s.counted("kk", plan.ksteps, k, out, |s, kx, kb| {
+                let terms = vec![a_base.clone(), s.scaled(&kx, pa.addr(0, 1))?];
+                let ka = s.sum(terms)?;
+                let terms = vec![b_base.clone(), s.scaled(&kx, pb.addr(1, 0))?];
+                let kbx = s.sum(terms)?;
+                for i in 0..fm {
+                    s.frag_moves(&fa, false, i * ma.slots, &ka, pa.addr(i * m, 0), kb)?;
+                }
+                for j in 0..fn_ {
+                    s.frag_moves(&fb, false, j * mb.slots, &kbx, pb.addr(0, j * n), kb)?;
+                }
+                for i in 0..fm {
+                    for j in 0..fn_ {
+                        let c = (fc.arr, (i * fn_ + j) * mc.slots);
+                        let stmt = s.mma(plan, (fa.arr, i * ma.slots), (fb.arr, j * mb.slots), c);
+                        kb.push(stmt);
+                    }
+                }
+                Ok(())
+            })
+        };
+        if plan.resident {
+            self.init_accumulators(
+                clear_lit,
+                &clear_e,
+                fc.arr,
+                pc,
+                c_len,
+                &mut body,
+                |s, out| c_moves(s, false, &c_addr, out),
+            )?;
+            k_loop(self, &a_addr, &b_addr, &mut body)?;
+            c_moves(self, true, &c_addr, &mut body)?;
+        } else {
+            self.counted("ti", tm, 1, &mut body, |s, ti, body| {
+                s.counted("tj", tn, 1, body, |s, tj, body| {
+                    let terms = vec![a_addr.clone(), s.scaled(&ti, pa.addr(m, 0))?];
+                    let ta = s.sum(terms)?;
+                    let terms = vec![b_addr.clone(), s.scaled(&tj, pb.addr(0, n))?];
+                    let tb = s.sum(terms)?;
+                    let terms = vec![
+                        c_addr.clone(),
+                        s.scaled(&ti, pc.addr(m, 0))?,
+                        s.scaled(&tj, pc.addr(0, n))?,
+                    ];
+                    let tc = s.sum(terms)?;
+                    s.init_accumulators(clear_lit, &clear_e, fc.arr, pc, c_len, body, |s, out| {
+                        c_moves(s, false, &tc, out)
+                    })?;
+                    k_loop(s, &ta, &tb, body)?;
+                    c_moves(s, true, &tc, body)
+                })
+            })?;
+        }
+        // Groups past the grid idle (the condition is uniform per group).
+        let used = gm * gn;
+        if used < plan.groups {
+            let cond = self.bin(BinaryOp::Lt, grp, lit_i32(used))?;
+            out.push(self.stmt(StmtKind::If {
+                cond,
+                then_body: body,
+                else_body: None,
+            }));
+        } else {
+            out.extend(body);
+        }
+        Ok(())
+    }
+
+    // ----- the scalar baseline ----------------------------------------------
+
+    fn gemm_scalar(
+        &mut self,
+        [ra, rb, rc]: [&OperandRegion<'_>; 3],
+        (ta, tb): (bool, bool),
+        (m, n, k): (i64, i64, i64),
+        clear_lit: Option<bool>,
+        clear_e: Option<Expr>,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let cdtype = self.f.buffers[rc.region.buffer].dtype;
+        let (abuf, bbuf, cbuf) = (ra.region.buffer, rb.region.buffer, rc.region.buffer);
+        let (astarts, bstarts, cstarts) = (&ra.starts, &rb.starts, &rc.starts);
+        let (ad, bd, cd) = (ra.dims, rb.dims, rc.dims);
+        self.cyclic(m * n, out, |s, p, body| {
+            let rcd = s.digits(&p, &[m, n])?;
+            let (i, j) = (rcd[0].clone(), rcd[1].clone());
+            let acc = s.temp("acc", DType::F64);
+            s.assign(body, acc, Expr::literal(Literal::Float(0.0, DType::F64)));
+            let kname = s.fresh("kk");
+            let kr = s.add_reg(kname, DType::I32, RegisterKind::Loop);
+            let kx = Index {
+                expr: reg_expr(kr, DType::I32),
+                range: Some((0, k - 1)),
+            };
+            let mut kb = Vec::new();
+            let aidx = if ta {
+                s.matrix_elem(astarts, ad, &kx, &i)?
+            } else {
+                s.matrix_elem(astarts, ad, &i, &kx)?
+            };
+            let bidx = if tb {
+                s.matrix_elem(bstarts, bd, &j, &kx)?
+            } else {
+                s.matrix_elem(bstarts, bd, &kx, &j)?
+            };
+            let av = s.load(abuf, &aidx, &mut kb)?;
+            let bv = s.load(bbuf, &bidx, &mut kb)?;
+            let prod = s.bin(
+                BinaryOp::Mul,
+                Expr::cast(DType::F64, av),
+                Expr::cast(DType::F64, bv),
+            )?;
+            let sum = s.bin(BinaryOp::Add, reg_expr(acc, DType::F64), prod)?;
+            s.assign(&mut kb, acc, sum);
+            if k > 0 {
+                body.push(s.stmt(StmtKind::For {
+                    var: kr,
+                    start: lit_i32(0),
+                    count: lit_i32(k),
+                    step: lit_i32(1),
+                    unroll: Unroll::None,
+                    body: kb,
+                }));
+            }
+            let cidx = s.matrix_elem(cstarts, cd, &i, &j)?;
+            if clear_lit != Some(true) {
+                let old = s.load(cbuf, &cidx, body)?;
+                let with_old = s.bin(
+                    BinaryOp::Add,
+                    reg_expr(acc, DType::F64),
+                    Expr::cast(DType::F64, old),
+                )?;
+                let v = match &clear_e {
+                    None => with_old,
+                    Some(cond) => Expr::select(cond.clone(), reg_expr(acc, DType::F64), with_old)
+                        .map_err(|e| s.malformed(e.to_string()))?,
+                };
+                s.assign(body, acc, v);
+            }
+            s.store(
+                cbuf,
+                &cidx,
+                Expr::cast(cdtype, reg_expr(acc, DType::F64)),
+                body,
+            )
+        })
+    }
+}
+
+/// The gcd of the lane steps of a fragment's addresses (what every lane
+/// part is a multiple of; 0 when all are 0).
+fn lane_align(map: &FragMap, op: &AtomOperand) -> i64 {
+    map.lane
+        .iter()
+        .filter(|&&(extent, _, _)| extent > 1)
+        .fold(0, |g, &(_, r, c)| gcd(g, op.addr(r, c)))
+}
+
+/// The matrix units' name for an element type.
+fn element_type(dtype: DType) -> Option<ElementType> {
+    Some(match dtype {
+        DType::F16 => ElementType::F16,
+        DType::BF16 => ElementType::Bf16,
+        DType::F32 => ElementType::F32,
+        DType::F64 => ElementType::F64,
+        DType::I8 => ElementType::I8,
+        DType::U8 => ElementType::U8,
+        DType::I32 => ElementType::I32,
+        DType::F8E4M3 => ElementType::F8e4m3,
+        DType::F8E5M2 => ElementType::F8e5m2,
+        _ => return None,
+    })
+}
+
+/// The fragment maps of an atom when it is usable for a gemm of these
+/// element types (A, B, C) and sizes on `threads` threads (module
+/// documentation, "Choosing an atom").
+fn usable(
+    atom: &MatrixAtom,
+    [a, b, c]: [DType; 3],
+    (mm, nn, kk): (i64, i64, i64),
+    threads: i64,
+) -> Option<[FragMap; 3]> {
+    if atom.lowering != AtomLowering::Fragments || !(a.is_float() && b.is_float() && c.is_float()) {
+        return None;
+    }
+    let types = AtomTypes {
+        a: element_type(a)?,
+        b: element_type(b)?,
+        accumulator: element_type(c)?,
+    };
+    if !atom.types.contains(&types) {
+        return None;
+    }
+    let (m, n, k) = (
+        i64::from(atom.shape.m),
+        i64::from(atom.shape.n),
+        i64::from(atom.shape.k),
+    );
+    let group = i64::from(atom.issue.threads);
+    if m < 1 || n < 1 || k < 1 || group < 1 || threads % group != 0 {
+        return None;
+    }
+    if mm < 1 || nn < 1 || kk < 1 || mm % m != 0 || nn % n != 0 || kk % k != 0 {
+        return None;
+    }
+    if atom.accumulator.replication != 1 {
+        return None;
+    }
+    let map = |role: OperandRole| -> Option<FragMap> {
+        if !atom
+            .operand(role)
+            .sources
+            .contains(&OperandSource::Registers)
+        {
+            return None;
+        }
+        let frag = atom.fragment(role).ok()??;
+        if frag.threads() != group as u64 {
+            return None;
+        }
+        decompose(&frag)
+    };
+    Some([
+        map(OperandRole::A)?,
+        map(OperandRole::B)?,
+        map(OperandRole::Accumulator)?,
+    ])
+}
+
+/// Splits a fragment into lane and slot parts, or `None` when it does
+/// not decompose (checked over every lane and slot).
+fn decompose(frag: &FragmentLayout) -> Option<FragMap> {
+    let &[rows, cols] = frag.tile() else {
+        return None;
+    };
+    let (rows, cols) = (i64::try_from(rows).ok()?, i64::try_from(cols).ok()?);
+    let (threads, slots) = (frag.threads(), frag.slots());
+    if threads.checked_mul(slots)? > 1 << 16 {
+        return None;
+    }
+    let lane: Vec<(i64, i64, i64)> = frag
+        .map()
+        .mode(0)
+        .ok()?
+        .leaves()
+        .into_iter()
+        .map(|(extent, stride)| {
+            Some((
+                i64::try_from(extent).ok()?,
+                stride.rem_euclid(rows),
+                stride.div_euclid(rows),
+            ))
+        })
+        .collect::<Option<_>>()?;
+    let slot: Vec<(i64, i64)> = (0..slots)
+        .map(|s| {
+            let e = frag.element_index(0, s).ok()?;
+            Some((e.rem_euclid(rows), e.div_euclid(rows)))
+        })
+        .collect::<Option<_>>()?;
+    for t in 0..threads {
+        let (mut row, mut col, mut rest) = (0i64, 0i64, t as i64);
+        for &(extent, r, c) in &lane {
+            let digit = rest % extent;
+            rest /= extent;
+            row += digit * r;
+            col += digit * c;
+        }
+        for (s, &(sr, sc)) in slot.iter().enumerate() {
+            let e = frag.element_index(t, s as u64).ok()?;
+            if e < 0 || e >= rows * cols || (row + sr, col + sc) != (e % rows, e / rows) {
+                return None;
+            }
+        }
+    }
+    Some(FragMap {
+        slots: slots as i64,
+        lane,
+        slot,
+    })
+}
+
+/// The `gm × gn` grid of issuing groups over `tiles_m × tiles_n` atom
+/// tiles (module documentation, "Splitting the work").
+fn partition(
+    policy: GemmPolicy,
+    groups: i64,
+    tiles_m: i64,
+    tiles_n: i64,
+    m: i64,
+    n: i64,
+) -> (i64, i64) {
+    // (preference key, (gm, gn)); larger keys win.
+    type Candidate = ((i64, i64, i64), (i64, i64));
+    let mut best: Option<Candidate> = None;
+    for gm in 1..=groups.min(tiles_m) {
+        if tiles_m % gm != 0 {
+            continue;
+        }
+        for gn in 1..=(groups / gm).min(tiles_n) {
+            if tiles_n % gn != 0 {
+                continue;
+            }
+            let used = gm * gn;
+            let perimeter = (tiles_m / gm) * m + (tiles_n / gn) * n;
+            let key = match policy {
+                GemmPolicy::Square => (used, -perimeter, gm),
+                GemmPolicy::FullRow => (used, gm, gn),
+                GemmPolicy::FullCol => (used, gn, gm),
+            };
+            if best.is_none_or(|(b, _)| key > b) {
+                best = Some((key, (gm, gn)));
+            }
+        }
+    }
+    best.map_or((1, 1), |(_, g)| g)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target;
+
+    #[test]
+    fn partition_follows_the_policy_after_using_every_group() {
+        // 8 × 16 tiles of 16×8 (a 128×128 C) over 4 warps.
+        assert_eq!(partition(GemmPolicy::Square, 4, 8, 16, 16, 8), (2, 2));
+        assert_eq!(partition(GemmPolicy::FullRow, 4, 8, 16, 16, 8), (4, 1));
+        assert_eq!(partition(GemmPolicy::FullCol, 4, 8, 16, 16, 8), (1, 4));
+        // Fewer tiles than groups: the rest idle.
+        assert_eq!(partition(GemmPolicy::Square, 4, 1, 2, 16, 8), (1, 2));
+        assert_eq!(partition(GemmPolicy::FullRow, 4, 1, 1, 16, 8), (1, 1));
+        // Using every group wins over the policy.
+        assert_eq!(partition(GemmPolicy::FullRow, 4, 2, 4, 16, 8), (2, 2));
+        // Only equal blocks: 3 tile rows do not split over 2 groups.
+        assert_eq!(partition(GemmPolicy::FullRow, 2, 3, 1, 16, 8), (1, 1));
+    }
+
+    #[test]
+    fn every_shipped_register_fragment_decomposes() {
+        for name in target::builtin_names() {
+            let t = target::builtin(name).unwrap_or_else(|e| panic!("{e}"));
+            for atom in &t.matrix_atoms {
+                for role in [OperandRole::A, OperandRole::B, OperandRole::Accumulator] {
+                    let Ok(Some(frag)) = atom.fragment(role) else {
+                        continue;
+                    };
+                    let map = decompose(&frag);
+                    assert!(map.is_some(), "{name} {} {}", atom.name, role.name());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_fragment_whose_rows_carry_does_not_decompose() {
+        // Thread t holds element 2t: rows 0, 2, 0, 2 — the row part of the
+        // thread leaf carries into the column.
+        let frag: FragmentLayout = "[4,2] (4,2):(2,1)"
+            .parse()
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        frag.check().unwrap_or_else(|e| panic!("{e}"));
+        assert!(decompose(&frag).is_none());
+    }
+
+    #[test]
+    fn usable_atoms_per_target() {
+        let f16 = [DType::F16, DType::F16, DType::F32];
+        let shape = (32, 32, 32);
+        let names = |target: &str, dtypes, threads| {
+            let t = target::builtin(target).unwrap_or_else(|e| panic!("{e}"));
+            t.matrix_atoms
+                .iter()
+                .filter(|a| usable(a, dtypes, shape, threads).is_some())
+                .map(|a| a.name.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names("sm_80", f16, 128), ["mma.m16n8k16"]);
+        // wgmma's B is read through a shared-memory descriptor.
+        assert_eq!(names("sm_90a", f16, 128), ["mma.m16n8k16"]);
+        assert_eq!(names("gfx942", f16, 128), ["mfma.32x32x8", "mfma.16x16x16"]);
+        // A wavefront is 64 threads.
+        assert!(names("gfx942", f16, 32).is_empty());
+        // Apple's lane map is not a contract (`through_memory`).
+        assert!(names("apple", [DType::F32; 3], 32).is_empty());
+        // No atom takes f16 accumulators here, nor integers.
+        assert!(names("sm_80", [DType::F16; 3], 128).is_empty());
+        assert!(names("sm_80", [DType::I8, DType::I8, DType::I32], 128).is_empty());
+    }
+}
