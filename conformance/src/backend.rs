@@ -340,12 +340,9 @@ fn unexpected(request: &str, response: &RuntimeResponse) -> BackendError {
 
 /// Evaluates a launch extent the way kernel metadata writes it: an
 /// integer, or a symbol bound in `symbols`.
-fn launch_extent(text: &str, symbols: &BTreeMap<String, i64>) -> Option<u32> {
-    text.trim().parse::<u32>().ok().or_else(|| {
-        symbols
-            .get(text.trim())
-            .and_then(|&v| u32::try_from(v).ok())
-    })
+fn launch_extent(text: &str, symbols: &BTreeMap<String, i64>) -> Result<u32, String> {
+    let value = tilec_plugin_api::extent::evaluate(text, symbols).map_err(|e| e.to_string())?;
+    u32::try_from(value).map_err(|_| format!("extent `{text}` = {value} is not a launch dimension"))
 }
 
 impl Backend for Plugin {
@@ -389,6 +386,124 @@ impl Backend for Plugin {
         func: &Function,
         args: &mut [Tensor],
     ) -> Result<(), BackendError> {
+        let buffers = self.upload(func, args)?;
+        let result = self
+            .prepare(compiled, func, args, &buffers)
+            .and_then(|launches| {
+                for launch in launches {
+                    self.call(launch)?;
+                }
+                self.call(RuntimeRequest::Synchronize { device: 0 })?;
+                self.download(func, args, &buffers)
+            });
+        self.free(&buffers);
+        result
+    }
+}
+
+impl Plugin {
+    /// Times the compiled kernels on `args` (copied to the device, not
+    /// back): every kernel is launched `warmup` times and then timed
+    /// `repeat` times with the runtime's device timer. Answers the
+    /// milliseconds of each timed run of each kernel, one list per kernel
+    /// in launch order.
+    pub fn time(
+        &self,
+        compiled: &CompileResult,
+        func: &Function,
+        args: &[Tensor],
+        warmup: u32,
+        repeat: u32,
+    ) -> Result<Vec<Vec<f64>>, BackendError> {
+        let buffers = self.upload(func, args)?;
+        let result = self
+            .prepare(compiled, func, args, &buffers)
+            .and_then(|launches| {
+                let mut times = Vec::with_capacity(launches.len());
+                for launch in launches {
+                    match self.call(RuntimeRequest::Time {
+                        launch: Box::new(launch),
+                        warmup,
+                        repeat,
+                    })? {
+                        RuntimeResponse::Times(t) => times.push(t),
+                        other => return Err(unexpected("Time", &other)),
+                    }
+                }
+                Ok(times)
+            });
+        self.free(&buffers);
+        result
+    }
+
+    /// Allocates one device buffer per parameter of `func` and copies
+    /// `args` into them; the handles by buffer name.
+    fn upload(
+        &self,
+        func: &Function,
+        args: &[Tensor],
+    ) -> Result<BTreeMap<String, u64>, BackendError> {
+        let mut buffers = BTreeMap::new();
+        for (param, tensor) in func.params.iter().zip(args) {
+            let bytes = tensor.to_le_bytes();
+            let handle = match self.buffer(bytes.len() as u64) {
+                Ok(h) => h,
+                Err(e) => {
+                    self.free(&buffers);
+                    return Err(e);
+                }
+            };
+            buffers.insert(func.buffers[param.buffer].name.clone(), handle);
+            self.call(RuntimeRequest::CopyToDevice {
+                buffer: handle,
+                offset: 0,
+                data: bytes,
+            })
+            .inspect_err(|_| self.free(&buffers))?;
+        }
+        Ok(buffers)
+    }
+
+    /// Copies every parameter back into `args`.
+    fn download(
+        &self,
+        func: &Function,
+        args: &mut [Tensor],
+        buffers: &BTreeMap<String, u64>,
+    ) -> Result<(), BackendError> {
+        for (param, tensor) in func.params.iter().zip(args.iter_mut()) {
+            let name = &func.buffers[param.buffer].name;
+            let len = tensor.len() as u64 * tensor.dtype.bytes();
+            let data = match self.call(RuntimeRequest::CopyToHost {
+                buffer: buffers[name],
+                offset: 0,
+                len,
+            })? {
+                RuntimeResponse::Data(d) => d,
+                other => return Err(unexpected("CopyToHost", &other)),
+            };
+            *tensor = Tensor::from_le_bytes(tensor.dtype, tensor.shape.clone(), &data)
+                .map_err(|e| BackendError::Protocol(format!("result `{name}`: {e}")))?;
+        }
+        Ok(())
+    }
+
+    fn free(&self, buffers: &BTreeMap<String, u64>) {
+        for &handle in buffers.values() {
+            // A failure to free is not the caller's result.
+            let _ = self.call(RuntimeRequest::Free { buffer: handle });
+        }
+    }
+
+    /// Loads the first artifact and builds one `Launch` per compiled
+    /// kernel, in order.
+    fn prepare(
+        &self,
+        compiled: &CompileResult,
+        func: &Function,
+        args: &[Tensor],
+        buffers: &BTreeMap<String, u64>,
+    ) -> Result<Vec<RuntimeRequest>, BackendError> {
         let artifact = compiled
             .artifacts
             .first()
@@ -396,51 +511,6 @@ impl Backend for Plugin {
         let shapes: Vec<Vec<usize>> = args.iter().map(|t| t.shape.clone()).collect();
         let symbols = interp::bind_symbols(func, &shapes)
             .map_err(|e| BackendError::Protocol(format!("cannot bind sizes: {e}")))?;
-        let mut buffers = BTreeMap::new();
-        for (param, tensor) in func.params.iter().zip(args.iter()) {
-            let bytes = tensor.to_le_bytes();
-            let handle = self.buffer(bytes.len() as u64)?;
-            self.call(RuntimeRequest::CopyToDevice {
-                buffer: handle,
-                offset: 0,
-                data: bytes,
-            })?;
-            buffers.insert(func.buffers[param.buffer].name.clone(), handle);
-        }
-        let result = self.launch_all(compiled, artifact, &buffers, &symbols);
-        let copied = result.and_then(|()| {
-            for (param, tensor) in func.params.iter().zip(args.iter_mut()) {
-                let name = &func.buffers[param.buffer].name;
-                let len = tensor.len() as u64 * tensor.dtype.bytes();
-                let data = match self.call(RuntimeRequest::CopyToHost {
-                    buffer: buffers[name],
-                    offset: 0,
-                    len,
-                })? {
-                    RuntimeResponse::Data(d) => d,
-                    other => return Err(unexpected("CopyToHost", &other)),
-                };
-                *tensor = Tensor::from_le_bytes(tensor.dtype, tensor.shape.clone(), &data)
-                    .map_err(|e| BackendError::Protocol(format!("result `{name}`: {e}")))?;
-            }
-            Ok(())
-        });
-        for &handle in buffers.values() {
-            // A failure to free is not the test's result.
-            let _ = self.call(RuntimeRequest::Free { buffer: handle });
-        }
-        copied
-    }
-}
-
-impl Plugin {
-    fn launch_all(
-        &self,
-        compiled: &CompileResult,
-        artifact: &Artifact,
-        buffers: &BTreeMap<String, u64>,
-        symbols: &BTreeMap<String, i64>,
-    ) -> Result<(), BackendError> {
         let module = match self.call(RuntimeRequest::Load {
             device: 0,
             artifact: artifact.clone(),
@@ -448,39 +518,42 @@ impl Plugin {
             RuntimeResponse::Module(m) => m,
             other => return Err(unexpected("Load", &other)),
         };
+        let mut launches = Vec::with_capacity(compiled.kernels.len());
         for kernel in &compiled.kernels {
             let mut grid = [1u32; 3];
             for (slot, text) in grid.iter_mut().zip(&kernel.grid) {
-                *slot = launch_extent(text, symbols).ok_or_else(|| {
-                    BackendError::Protocol(format!(
-                        "kernel `{}`: cannot evaluate grid extent `{text}`",
-                        kernel.entry
-                    ))
+                *slot = launch_extent(text, &symbols).map_err(|e| {
+                    BackendError::Protocol(format!("kernel `{}`: grid: {e}", kernel.entry))
                 })?;
             }
+            // A buffer parameter takes its handle, a scalar one (a symbolic
+            // size) its value.
             let args = kernel
                 .params
                 .iter()
                 .map(|p| {
-                    buffers.get(&p.name).copied().ok_or_else(|| {
-                        BackendError::Protocol(format!(
-                            "kernel `{}` names parameter `{}`, which the function does not have",
+                    if let Some(&handle) = buffers.get(&p.name) {
+                        return Ok(handle);
+                    }
+                    match symbols.get(&p.name) {
+                        Some(&value) if p.shape.is_empty() => Ok(value as u64),
+                        _ => Err(BackendError::Protocol(format!(
+                            "kernel `{}` names parameter `{}`, which is neither a buffer nor a size of the function",
                             kernel.entry, p.name
-                        ))
-                    })
+                        ))),
+                    }
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            self.call(RuntimeRequest::Launch {
+            launches.push(RuntimeRequest::Launch {
                 module,
                 entry: kernel.entry.clone(),
                 grid,
                 threads: kernel.threads,
                 shared_bytes: kernel.shared_bytes,
                 args,
-            })?;
+            });
         }
-        self.call(RuntimeRequest::Synchronize { device: 0 })?;
-        Ok(())
+        Ok(launches)
     }
 }
 

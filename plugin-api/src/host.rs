@@ -382,6 +382,11 @@ impl LoadedPlugin {
     }
 }
 
+/// The file-name prefix (after the platform's library prefix) of plugins
+/// found beside the executable: the crates of tilec's own workspace are
+/// named `tilec-backend-*`.
+pub const WORKSPACE_PLUGIN_PREFIX: &str = "tilec_backend_";
+
 /// Where to look for plugins.
 #[derive(Clone, Debug, Default)]
 pub struct SearchPaths {
@@ -395,7 +400,9 @@ pub struct SearchPaths {
 
 impl SearchPaths {
     /// The standard search for the running `tilec`: `explicit`, then
-    /// `TILEC_PLUGIN_PATH`, then the folders next to the executable.
+    /// `TILEC_PLUGIN_PATH`, then the folders next to the executable
+    /// (`plugins/`, `../lib/tilec/plugins/`), then the executable's own
+    /// folder for `libtilec_backend_*` libraries.
     pub fn standard(explicit: Vec<PathBuf>) -> SearchPaths {
         SearchPaths {
             explicit,
@@ -434,6 +441,19 @@ impl SearchPaths {
             for folder in folders {
                 out.extend(libraries_in(&folder).into_iter().map(|p| (p, false)));
             }
+            // Plugins built in the same cargo workspace land beside the
+            // executable (`target/release/libtilec_backend_cuda.so`).
+            let prefix = format!("{}{WORKSPACE_PLUGIN_PREFIX}", std::env::consts::DLL_PREFIX);
+            out.extend(
+                libraries_in(dir)
+                    .into_iter()
+                    .filter(|p| {
+                        p.file_name()
+                            .and_then(|n| n.to_str())
+                            .is_some_and(|n| n.starts_with(&prefix))
+                    })
+                    .map(|p| (p, false)),
+            );
         }
         out
     }

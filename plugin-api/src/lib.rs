@@ -15,6 +15,7 @@
 
 pub mod abi;
 pub mod document;
+pub mod extent;
 pub mod host;
 pub mod types;
 
