@@ -15,6 +15,9 @@ use crate::diagnostics::Report;
 /// The name of the built-in backend.
 pub const BUILTIN: &str = "ref";
 
+/// `run --backend auto`: the first plugin with a device, else [`BUILTIN`].
+pub const AUTO: &str = "auto";
+
 /// The name of the built-in SIMT simulation backend: the baseline lowering
 /// to thread-level IR (`tilec_core::lower`), run by the SIMT interpreter.
 pub const SIM: &str = "sim";

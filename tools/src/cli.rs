@@ -87,6 +87,16 @@ pub enum Command {
     #[command(after_help = EXIT_CODES)]
     Run(RunArgs),
 
+    /// Time a kernel on a device backend (a plugin with a runtime).
+    ///
+    /// Compiles for `--target`, fills the parameters as `run` does, and
+    /// launches the kernel `--warmup` times, then `--repeat` times, each
+    /// timed with device events. Prints the median, minimum and maximum per
+    /// launch, TFLOP/s (2·M·N·K per `T.gemm` executed, or `--flops`) and
+    /// GB/s (every parameter's bytes once).
+    #[command(after_help = EXIT_CODES)]
+    Bench(BenchArgs),
+
     /// List the backends: the built-in `ref`, then every plugin found.
     ///
     /// For each plugin: its file, name, vendor, versions (plugin, plugin
@@ -95,8 +105,9 @@ pub enum Command {
     /// library that failed to load and why, and every place searched, in
     /// order: `--plugin` files, the entries of TILEC_PLUGIN_PATH (files or
     /// folders, separated like PATH), the folder `plugins` next to tilec,
-    /// and `<prefix>/lib/tilec/plugins`. Exits 1 when a `--plugin` file
-    /// could not be loaded.
+    /// `<prefix>/lib/tilec/plugins`, and tilec's own folder for
+    /// `libtilec_backend_*` libraries (the workspace's plugins after
+    /// `cargo build`). Exits 1 when a `--plugin` file could not be loaded.
     #[command(after_help = EXIT_CODES)]
     Plugins(PluginsArgs),
 
@@ -373,20 +384,65 @@ fn parse_pass_list(text: &str) -> Result<PassList, String> {
 }
 
 #[derive(Debug, Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+
+    /// The device backend (a plugin with a runtime).
+    #[arg(long, value_name = "NAME", default_value = "cuda")]
+    pub backend: String,
+
+    /// The plugin's target (default: the plugin's default target).
+    #[arg(long, value_name = "ARCH")]
+    pub target: Option<String>,
+
+    #[command(flatten)]
+    pub plugins: PluginArgs,
+
+    /// Untimed launches before timing.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub warmup: u32,
+
+    /// Timed launches; the median is reported.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub repeat: u32,
+
+    /// Seed of the input generator.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+
+    /// Floating-point operations per launch, for TFLOP/s, instead of the
+    /// count from the kernel's `T.gemm`s.
+    #[arg(long, value_name = "N")]
+    pub flops: Option<f64>,
+
+    /// Allow approximate transcendental instructions (`tl.enable_fast_math`).
+    #[arg(long)]
+    pub fast_math: bool,
+
+    /// Print the result as one JSON object on standard output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
     pub source: SourceArgs,
 
-    /// Backend that runs the kernel: `ref`, the reference interpreter, or
-    /// `sim`, the baseline lowering to thread-level IR run thread by thread
-    /// by the SIMT interpreter (which reports shared-memory races and other
-    /// hazards, exit 3). (Plugin backends compile with `tilec compile`;
-    /// running on them comes later.)
+    /// Backend that runs the kernel: `ref`, the reference interpreter;
+    /// `sim`, the lowering to thread-level IR run thread by thread by the
+    /// SIMT interpreter (which reports shared-memory races and other
+    /// hazards, exit 3); a plugin with a runtime, such as `cuda`, which
+    /// compiles for `--target` and runs on the first device (without a
+    /// device the plugin says why, exit 1); or `auto`: the first plugin
+    /// that reports a device, else `ref`.
     #[arg(long, value_name = "NAME", default_value = "ref")]
     pub backend: String,
 
-    /// With `--backend sim`: the built-in target description to lower for
-    /// and simulate (sm_80, sm_90a, gfx942, apple; default sm_80).
+    /// The target to lower for: with `--backend sim` a built-in description
+    /// (sm_80, sm_90a, gfx942, apple; default sm_80); with a plugin one of
+    /// its targets (default: the plugin's default target).
     #[arg(long, value_name = "ARCH")]
     pub target: Option<String>,
 
@@ -400,8 +456,10 @@ pub struct RunArgs {
     /// Compare every parameter the kernel writes with an independent
     /// reference implementation of the example (chosen by the file's stem);
     /// exit 3 on a mismatch or when the file has no reference. With
-    /// `--backend sim`, compare every parameter instead with the reference
-    /// interpreter's result on the same inputs, bit for bit (any file).
+    /// `--backend sim` or a plugin backend, compare every parameter instead
+    /// with the reference interpreter's result on the same inputs (any
+    /// file), within the dtype's tolerance (absolute and relative: float16
+    /// 1e-2, bfloat16 2e-2, float32 1e-4, float64 1e-10; integers exact).
     #[arg(long)]
     pub check: bool,
 

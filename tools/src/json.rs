@@ -170,7 +170,8 @@ pub struct LoadFailure {
 #[derive(Debug, Serialize)]
 pub struct SearchEntry {
     /// `explicit` (`--plugin`), `env` (TILEC_PLUGIN_PATH), `exe-dir`
-    /// (`plugins/` next to tilec) or `prefix` (`<prefix>/lib/tilec/plugins`).
+    /// (`plugins/` next to tilec), `prefix` (`<prefix>/lib/tilec/plugins`)
+    /// or `beside` (tilec's own folder, for `libtilec_backend_*` libraries).
     pub source: &'static str,
     pub path: String,
     /// `file`, `folder` or `missing`.

@@ -38,6 +38,7 @@ fn main() -> std::process::ExitCode {
         Command::Check(args) => commands::check::run(args, &cx),
         Command::Compile(args) => commands::compile::run(args, &cx),
         Command::Run(args) => commands::run::run(args, &cx),
+        Command::Bench(args) => commands::bench::bench(args, &cx),
         Command::Plugins(args) => commands::plugins::run(args, &cx),
         Command::Conformance(args) => commands::conformance::run(args, &cx),
         Command::ConformanceWorker => commands::conformance::worker(),

@@ -789,7 +789,7 @@ fn sim_backend_runs_and_checks_bit_for_bit() {
     let text = stdout(&out);
     assert!(text.contains("backend sim"), "{text}");
     assert!(
-        text.contains("check against the reference interpreter (bit for bit)"),
+        text.contains("check against the reference interpreter (dtype tolerance)"),
         "{text}"
     );
 }

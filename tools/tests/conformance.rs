@@ -457,3 +457,69 @@ fn sim_backend_runs_the_corpus_through_the_lowering() {
         stdout(&out)
     );
 }
+
+/// `tilec run` drives a plugin's runtime: the fixture runs the kernel on
+/// its CPU device, and `--check` compares with the reference interpreter.
+#[test]
+fn run_drives_a_plugin_runtime_and_checks_it() {
+    let lib = fixture(None);
+    let lib = lib.to_str().expect("UTF-8 path");
+    let args = [
+        "run",
+        "examples/softmax.py",
+        "--backend",
+        "fixture",
+        "--plugin",
+        lib,
+        "--check",
+    ];
+    let out = tilec(&args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("backend fixture"), "{text}");
+    assert!(
+        text.contains("check against the reference interpreter (dtype tolerance)"),
+        "{text}"
+    );
+    // A plugin whose device computes wrong values fails the check.
+    let wrong = fixture(Some("wrong-numerics"));
+    let wrong = wrong.to_str().expect("UTF-8 path");
+    let mut args = args;
+    args[5] = wrong;
+    let out = tilec(&args);
+    assert_eq!(out.status.code(), Some(3));
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("differ"), "{text}");
+}
+
+/// `tilec bench` reports what the runtime says when it cannot time.
+#[test]
+fn bench_needs_a_runtime_that_times() {
+    let lib = fixture(None);
+    let lib = lib.to_str().expect("UTF-8 path");
+    let out = tilec(&[
+        "bench",
+        "examples/softmax.py",
+        "--backend",
+        "fixture",
+        "--plugin",
+        lib,
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("bench --json prints one JSON object");
+    assert_eq!(doc["ok"], false);
+    let error = doc["error"].as_str().unwrap_or_default();
+    assert!(error.contains("does not time kernels"), "{error}");
+    // `ref` has nothing to time with.
+    let out = tilec(&["bench", "examples/softmax.py", "--backend", "ref"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("device backend"), "{text}");
+}

@@ -347,7 +347,7 @@ fn unknown_backend_lists_the_plugins() {
 }
 
 #[test]
-fn running_on_a_plugin_is_not_supported_yet() {
+fn running_on_a_compile_only_plugin_is_refused() {
     let lib = library_arg();
     let out = tilec(&[
         "run",
@@ -360,10 +360,13 @@ fn running_on_a_plugin_is_not_supported_yet() {
     assert_eq!(code(&out), 1);
     let text = stderr(&out);
     assert!(
-        text.starts_with("error: backend `template` cannot run kernels yet: "),
+        text.starts_with("error: backend `template` is compile-only: it has no runtime"),
         "{text}"
     );
-    assert!(text.contains("compile-only"), "{text}");
+    assert!(
+        text.contains("tilec compile FILE --backend template"),
+        "{text}"
+    );
     assert_eq!(stdout(&out), "");
 }
 

@@ -2,6 +2,7 @@
 //! end and the verifier ([`Frontend`]), exit codes. Backends are found by
 //! [`crate::backends`].
 
+pub mod bench;
 pub mod check;
 pub mod compile;
 pub mod conformance;

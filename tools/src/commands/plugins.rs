@@ -148,6 +148,8 @@ fn search_entries(search: &SearchPaths) -> Vec<SearchEntry> {
                 &prefix.join("lib").join("tilec").join("plugins"),
             ));
         }
+        // Only its `libtilec_backend_*` libraries are candidates.
+        out.push(search_entry("beside", dir));
     }
     out
 }
@@ -202,6 +204,7 @@ fn render(output: &PluginsOutput, env_set: bool) -> String {
         "explicit" => "--plugin",
         "env" => PLUGIN_PATH_VAR,
         "exe-dir" => "next to tilec",
+        "beside" => "tilec_backend_*",
         _ => "prefix",
     };
     let line = |out: &mut String, entry: &SearchEntry| {
@@ -223,7 +226,7 @@ fn render(output: &PluginsOutput, env_set: bool) -> String {
     } else {
         let _ = writeln!(out, "  {PLUGIN_PATH_VAR:<18} (not set)");
     }
-    for entry in of("exe-dir").chain(of("prefix")) {
+    for entry in of("exe-dir").chain(of("prefix")).chain(of("beside")) {
         line(&mut out, entry);
     }
     out

@@ -9,8 +9,11 @@
 //!
 //! With `--backend sim` the kernel is lowered to thread-level IR for
 //! `--target` (`tilec_core::lower`) and run by the SIMT interpreter on the
-//! same inputs; `--check` then compares every parameter with the reference
-//! interpreter's result on those inputs, bit for bit. A hazard the SIMT
+//! same inputs; with a plugin backend it is compiled by the plugin and run
+//! on its device. `--check` then compares every parameter with the
+//! reference interpreter's result on those inputs, within each dtype's
+//! tolerance (matrix atoms and devices round differently from the
+//! interpreter; integers must match exactly). A hazard the SIMT
 //! interpreter finds (a race, a divergent barrier, ...) fails the run
 //! (exit 3) with its block, thread and statement.
 
@@ -23,7 +26,7 @@ use tilec_core::front::Label;
 use tilec_core::interp::{self, RunOptions, SymbolValues, Tensor, param_shapes};
 use tilec_core::ir::{DType, Function};
 
-use crate::backends::{BUILTIN, Backend, Plugins, SIM};
+use crate::backends::{AUTO, BUILTIN, Backend, Plugins, SIM};
 use crate::cli::RunArgs;
 use crate::commands::{Context, Exit, Frontend, io_reason, print_stdout, single_function};
 use crate::compare::{Comparison, compare};
@@ -115,9 +118,10 @@ pub fn run(args: &RunArgs, cx: &Context) -> Exit {
         params: Vec::new(),
         check: None,
     };
-    if let Err(report) = select_backend(args) {
-        return finish(args, cx, None, out, Err(Failure::error(report)));
-    }
+    let runner = match select_backend(args) {
+        Ok(runner) => runner,
+        Err(report) => return finish(args, cx, None, out, Err(Failure::error(report))),
+    };
     let frontend = Frontend::load(&args.source);
     out.diagnostics = frontend.json_diagnostics();
     if !args.json {
@@ -136,45 +140,91 @@ pub fn run(args: &RunArgs, cx: &Context) -> Exit {
     };
     let result = single_function(module)
         .map_err(Failure::error)
-        .and_then(|func| execute(args, &frontend, func, &mut out));
+        .and_then(|func| execute(args, &runner, &frontend, func, &mut out));
     finish(args, cx, Some(&frontend), out, result)
 }
 
-/// Checks that the backend can run kernels: only the built-in `ref` can
-/// today. `--plugin` files must load all the same.
-fn select_backend(args: &RunArgs) -> Result<(), Report> {
+/// Where the kernel runs.
+enum Runner {
+    Ref,
+    Sim,
+    /// A plugin with a runtime, with its target described.
+    Plugin(Box<tilec_conformance::backend::Plugin>),
+}
+
+/// Chooses the backend: `ref`, `sim`, or a plugin with a runtime.
+/// `--plugin` files must load all the same.
+fn select_backend(args: &RunArgs) -> Result<Runner, Report> {
     let sim = args.backend == SIM;
     let plugins = Plugins::load(&args.plugins.paths, args.backend != BUILTIN && !sim);
     if let Some(failure) = plugins.explicit_failures().into_iter().next() {
         return Err(failure);
     }
-    if sim {
-        return crate::backends::sim_target(args.target.as_deref()).map(|_| ());
+    if args.backend == AUTO {
+        return Ok(best_available(args, &plugins));
     }
-    if args.target.is_some() {
-        return Err(Report::error(format!(
-            "`--target` selects the target of `--backend {SIM}`; backend `{}` takes none",
-            args.backend
-        )));
+    if sim {
+        return crate::backends::sim_target(args.target.as_deref()).map(|_| Runner::Sim);
     }
     match plugins.backend(&args.backend)? {
-        Backend::Ref => Ok(()),
+        Backend::Ref => match &args.target {
+            Some(_) => Err(Report::error(format!(
+                "`--target` selects the target of a device backend; the built-in `{BUILTIN}` takes none"
+            ))),
+            None => Ok(Runner::Ref),
+        },
         Backend::Plugin(plugin) => {
             let name = plugin.name();
-            let runtime = if plugin.has_runtime() {
-                format!("backend `{name}` has a runtime, which tilec does not drive yet")
-            } else {
-                format!("backend `{name}` is compile-only: it has no runtime")
-            };
-            Err(Report::error(format!(
-                "backend `{name}` cannot run kernels yet: `tilec run` runs on the built-in `{BUILTIN}` backend only"
-            ))
-            .with_note(runtime)
-            .with_note(format!(
-                "compile for it with `tilec compile FILE --backend {name}`"
-            )))
+            if !plugin.has_runtime() {
+                return Err(Report::error(format!(
+                    "backend `{name}` is compile-only: it has no runtime"
+                ))
+                .with_note(format!(
+                    "compile for it with `tilec compile FILE --backend {name}`"
+                )));
+            }
+            tilec_conformance::backend::Plugin::load(&plugin.path, args.target.as_deref())
+                .map(|p| Runner::Plugin(Box::new(p)))
+                .map_err(|why| Report::error(format!("backend `{name}`: {why}")))
         }
     }
+}
+
+/// `--backend auto`: the first plugin (in search order) whose runtime
+/// reports a device, else the reference interpreter. Says which, and why
+/// each device backend was passed over, on standard error.
+fn best_available(args: &RunArgs, plugins: &Plugins) -> Runner {
+    use tilec_conformance::backend::Backend as _;
+    let mut passed_over = Vec::new();
+    for plugin in plugins.registry.plugins.iter().filter(|p| p.has_runtime()) {
+        let name = plugin.name().to_string();
+        match tilec_conformance::backend::Plugin::load(&plugin.path, args.target.as_deref()) {
+            Ok(backend) => match backend.device() {
+                Ok(device) => {
+                    if !args.json {
+                        eprintln!(
+                            "note: running on backend `{name}`: {} ({}), target {}",
+                            device.name,
+                            device.arch,
+                            backend.target().name
+                        );
+                    }
+                    return Runner::Plugin(Box::new(backend));
+                }
+                Err(why) => passed_over.push(format!("`{name}`: {why}")),
+            },
+            Err(why) => passed_over.push(format!("`{name}`: {why}")),
+        }
+    }
+    if !args.json {
+        eprintln!(
+            "note: running on the reference interpreter `{BUILTIN}`: no device backend is available"
+        );
+        for why in passed_over {
+            eprintln!("  = {why}");
+        }
+    }
+    Runner::Ref
 }
 
 /// Prints the outcome (JSON, or the text summary and any error) and gives
@@ -216,13 +266,14 @@ fn finish(
 /// Everything after a successful compile.
 fn execute(
     args: &RunArgs,
+    runner: &Runner,
     frontend: &Frontend,
     func: &Function,
     out: &mut RunOutput,
 ) -> Result<(), Failure> {
     out.kernel = Some(func.name.clone());
     let defines = args.source.defines();
-    let symbols = symbol_values(func, &defines)?;
+    let symbols = symbol_values(func, &defines).map_err(Failure::error)?;
     out.symbols = symbols
         .iter()
         .map(|(name, &value)| (name.clone(), Value::from(value)))
@@ -261,8 +312,16 @@ fn execute(
         symbols,
         ..RunOptions::default()
     };
-    if args.backend == SIM {
-        return execute_sim(args, frontend, func, params, before, tensors, &options, out);
+    match runner {
+        Runner::Ref => {}
+        Runner::Sim => {
+            return execute_sim(args, frontend, func, params, before, tensors, &options, out);
+        }
+        Runner::Plugin(plugin) => {
+            return execute_plugin(
+                args, frontend, func, plugin, params, before, tensors, &options, out,
+            );
+        }
     }
     let start = Instant::now();
     let result = interp::run_with(func, &mut tensors, &options);
@@ -306,13 +365,13 @@ fn execute(
 }
 
 /// `--backend sim`: lower, run under the SIMT interpreter, summarize, and
-/// with `--check` compare with the reference interpreter bit for bit.
+/// with `--check` compare with the reference interpreter.
 #[allow(clippy::too_many_arguments)]
 fn execute_sim(
     args: &RunArgs,
     frontend: &Frontend,
     func: &Function,
-    mut params: Vec<Param>,
+    params: Vec<Param>,
     before: Vec<Tensor>,
     mut tensors: Vec<Tensor>,
     options: &RunOptions,
@@ -349,6 +408,90 @@ fn execute_sim(
         }
     }
     out.time_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+    let run = Ran {
+        params,
+        before,
+        tensors,
+    };
+    conclude(args, frontend, func, run, options, out)
+}
+
+/// A plugin backend: compile through the plugin, run on its device, and
+/// with `--check` compare with the reference interpreter within the
+/// dtype's tolerance (a device rounds differently: fused multiply-adds,
+/// accumulation order, approximate transcendentals).
+#[allow(clippy::too_many_arguments)]
+fn execute_plugin(
+    args: &RunArgs,
+    frontend: &Frontend,
+    func: &Function,
+    plugin: &tilec_conformance::backend::Plugin,
+    params: Vec<Param>,
+    before: Vec<Tensor>,
+    mut tensors: Vec<Tensor>,
+    options: &RunOptions,
+    out: &mut RunOutput,
+) -> Result<(), Failure> {
+    use tilec_conformance::backend::Backend as _;
+    let module = tilec_core::ir::Module {
+        functions: vec![func.clone()],
+    };
+    let name = plugin.name().to_string();
+    let arch = plugin.target().name.clone();
+    let device = plugin.device().map_err(|why| {
+        Failure::error(
+            Report::error(format!("backend `{name}` cannot run kernels here: {why}")).with_note(
+                format!("`tilec compile FILE --backend {name} --target {arch}` still compiles"),
+            ),
+        )
+    })?;
+    let compiled = plugin
+        .compile(&module, &tilec_plugin_api::CompileOptions::default())
+        .map_err(|e| {
+            Failure::error(Report::error(format!(
+                "backend `{name}` could not compile `{}` for `{arch}`: {e}",
+                func.name
+            )))
+        })?;
+    let start = Instant::now();
+    plugin.execute(&compiled, func, &mut tensors).map_err(|e| {
+        Failure::fail(Report::error(format!(
+            "the kernel `{}` failed on {} ({}): {e}",
+            func.name, device.name, device.arch
+        )))
+    })?;
+    out.time_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+    let run = Ran {
+        params,
+        before,
+        tensors,
+    };
+    conclude(args, frontend, func, run, options, out)
+}
+
+/// The tensors of a finished run.
+struct Ran {
+    params: Vec<Param>,
+    before: Vec<Tensor>,
+    tensors: Vec<Tensor>,
+}
+
+/// Summarizes a lowered run, dumps it, and with `--check` compares every
+/// parameter with the reference interpreter's result on the same inputs,
+/// within the dtype's tolerance (`reference::tolerance`).
+fn conclude(
+    args: &RunArgs,
+    frontend: &Frontend,
+    func: &Function,
+    run: Ran,
+    options: &RunOptions,
+    out: &mut RunOutput,
+) -> Result<(), Failure> {
+    let Ran {
+        mut params,
+        before,
+        tensors,
+    } = run;
     for ((param, was), is) in params.iter_mut().zip(&before).zip(&tensors) {
         if param.role == Role::Input && tensors::changed(was, is) {
             param.role = Role::InOut;
@@ -380,7 +523,8 @@ fn execute_sim(
         .zip(&expected)
         .enumerate()
         .map(|(index, ((param, actual), expected))| {
-            let comparison = compare(actual, expected, 0.0, 0.0);
+            let (atol, rtol) = reference::tolerance(param.dtype);
+            let comparison = compare(actual, expected, atol, rtol);
             CheckedParam {
                 index,
                 name: param.name.clone(),
@@ -425,31 +569,29 @@ fn run_param(index: usize, param: &Param, stats: Option<tensors::Stats>) -> RunP
 }
 
 /// The values of the kernel's symbolic sizes, from `-D NAME=VALUE`.
-fn symbol_values(
+pub(crate) fn symbol_values(
     func: &Function,
     defines: &std::collections::BTreeMap<String, String>,
-) -> Result<SymbolValues, Failure> {
+) -> Result<SymbolValues, Report> {
     let mut values = SymbolValues::new();
     for &symbol in &func.symbols {
         let name = &func.vars[symbol].name;
         let Some(text) = defines.get(name) else {
-            return Err(Failure::error(
-                Report::error(format!(
-                    "the symbolic size `{name}` of kernel `{}` has no value",
-                    func.name
-                ))
-                .with_note(format!("pass its value with `-D {name}=<integer>`")),
-            ));
+            return Err(Report::error(format!(
+                "the symbolic size `{name}` of kernel `{}` has no value",
+                func.name
+            ))
+            .with_note(format!("pass its value with `-D {name}=<integer>`")));
         };
         let Some(value) = parse_python_int(text) else {
-            return Err(Failure::error(Report::error(format!(
+            return Err(Report::error(format!(
                 "`-D {name}={text}`: the symbolic size `{name}` needs an integer value"
-            ))));
+            )));
         };
         if value < 0 {
-            return Err(Failure::error(Report::error(format!(
+            return Err(Report::error(format!(
                 "`-D {name}={text}`: a size cannot be negative"
-            ))));
+            )));
         }
         values.insert(name.clone(), value);
     }
@@ -854,7 +996,7 @@ fn render_check(check: &CheckResult) -> String {
     if check.stem.is_empty() {
         let _ = writeln!(
             text,
-            "check against the reference interpreter (bit for bit):"
+            "check against the reference interpreter (dtype tolerance):"
         );
     } else {
         let _ = writeln!(
@@ -969,10 +1111,7 @@ mod tests {
     fn symbols_come_from_defines() {
         let f = symbolic_function();
         let mut defines = std::collections::BTreeMap::new();
-        let missing = symbol_values(&f, &defines)
-            .err()
-            .and_then(|e| e.report)
-            .map(|r| *r);
+        let missing = symbol_values(&f, &defines).err();
         let notes = missing.map(|r| r.notes).unwrap_or_default();
         assert!(notes.iter().any(|n| n.contains("-D M=")), "{notes:?}");
         defines.insert("M".to_string(), "x".to_string());
