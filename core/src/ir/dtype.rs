@@ -204,8 +204,8 @@ impl DType {
         match self {
             DType::F64 => x,
             DType::F32 => f64::from(x as f32),
-            DType::F16 => f64::from(half::f16::from_f64(x)),
-            DType::BF16 => f64::from(half::bf16::from_f64(x)),
+            DType::F16 => round_binary(x, 10, -14, 65504.0),
+            DType::BF16 => round_binary(x, 7, -126, f64::from(half::bf16::MAX)),
             DType::F8E4M3 => round_minifloat(x, 3, -6, 448.0, false),
             DType::F8E5M2 => round_minifloat(x, 2, -14, 57344.0, true),
             DType::Bool => {
@@ -274,6 +274,50 @@ fn float_to_i64(x: f64) -> i64 {
     }
 }
 
+/// Round-to-nearest-even of `x` into a binary float format with infinities
+/// (IEEE half, bfloat16): `mantissa` stored bits, minimum normal exponent
+/// `min_exp`, largest finite value `max`. Exact in one step, on the bits of
+/// `x`: rounding through `f32` first would round twice, and ignoring the
+/// low bits of `x` would misplace values just above a halfway point.
+fn round_binary(x: f64, mantissa: i32, min_exp: i32, max: f64) -> f64 {
+    if !x.is_finite() || x == 0.0 {
+        return x;
+    }
+    let bits = x.to_bits();
+    let negative = bits >> 63 == 1;
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = bits & ((1u64 << 52) - 1);
+    // `x = significand · 2^(exp - 52)`.
+    let (significand, exp) = if biased == 0 {
+        (fraction, -1022)
+    } else {
+        (fraction | (1u64 << 52), biased - 1023)
+    };
+    // Bits of the significand below the format's quantum at this exponent.
+    let shift = 52 - mantissa + (min_exp - exp).max(0);
+    let magnitude = if shift > 53 {
+        // Below half the smallest subnormal.
+        0.0
+    } else {
+        let kept = significand >> shift;
+        let rest = significand & ((1u64 << shift) - 1);
+        let half = 1u64 << (shift - 1);
+        let rounded = if rest > half || (rest == half && kept & 1 == 1) {
+            kept + 1
+        } else {
+            kept
+        };
+        // Exact: `rounded` has at most `mantissa + 2` bits.
+        rounded as f64 * 2f64.powi(exp - 52 + shift)
+    };
+    let magnitude = if magnitude > max {
+        f64::INFINITY
+    } else {
+        magnitude
+    };
+    if negative { -magnitude } else { magnitude }
+}
+
 /// Round-to-nearest-even into a small binary float with `mantissa` stored
 /// bits and minimum normal exponent `min_exp`. Values beyond `max` become
 /// infinity when the format has one (`has_inf`), NaN otherwise (the OCP
@@ -320,6 +364,45 @@ mod tests {
         for d in DType::ALL {
             assert_eq!(DType::from_short_name(d.short_name()), Some(d));
             assert_eq!(DType::from_tilelang_name(d.tilelang_name()), Some(d));
+        }
+    }
+
+    #[test]
+    fn half_formats_round_once_from_f64() {
+        // Just above halfway between 1 and 1 + 2^-7: up, not to even.
+        let x = f64::from(f32::from_bits(0x3F80_8001));
+        assert_eq!(DType::BF16.round_f64(x), 1.0078125);
+        // Just above halfway between 1 and 1 + 2^-10 (through f32 it would
+        // be a tie and round to 1).
+        let x = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
+        assert_eq!(DType::F16.round_f64(x), 1.0009765625);
+        // Ties to even, overflow, subnormals, signed zero.
+        assert_eq!(DType::BF16.round_f64(1.0 + 2f64.powi(-8)), 1.0);
+        assert_eq!(DType::F16.round_f64(65519.0), 65504.0);
+        assert_eq!(DType::F16.round_f64(65520.0), f64::INFINITY);
+        assert_eq!(DType::F16.round_f64(-1e6), f64::NEG_INFINITY);
+        assert_eq!(DType::F16.round_f64(2f64.powi(-25)), 0.0);
+        assert_eq!(DType::F16.round_f64(2f64.powi(-25) * 1.5), 2f64.powi(-24));
+        assert_eq!(DType::F16.round_f64(3.0 * 2f64.powi(-25)), 2.0 * 2f64.powi(-24));
+        assert!(DType::F16.round_f64(-1e-30).is_sign_negative());
+        assert_eq!(DType::BF16.round_f64(f64::MIN_POSITIVE / 4.0), 0.0);
+        assert!(DType::BF16.round_f64(f64::NAN).is_nan());
+    }
+
+    #[test]
+    fn half_formats_agree_with_half_on_f32_inputs() {
+        // The `half` crate rounds f32 sources correctly; sweep f32 bit
+        // patterns with a stride that covers every exponent.
+        let mut bits: u32 = 0;
+        while let Some(next) = bits.checked_add(65_537) {
+            let x = f32::from_bits(bits);
+            if x.is_finite() {
+                let f16 = f64::from(half::f16::from_f32(x));
+                assert_eq!(DType::F16.round_f64(f64::from(x)).to_bits(), f16.to_bits(), "{x:e}");
+                let bf16 = f64::from(half::bf16::from_f32(x));
+                assert_eq!(DType::BF16.round_f64(f64::from(x)).to_bits(), bf16.to_bits(), "{x:e}");
+            }
+            bits = next;
         }
     }
 
