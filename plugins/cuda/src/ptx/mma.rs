@@ -1,0 +1,323 @@
+//! Matrix atoms as `mma.sync`.
+//!
+//! A thread-IR `mma` names an atom of the target description; its
+//! operands are local arrays whose slot `s` (from the operand's offset) of
+//! lane `t` holds tile element `fragment(t, s)`. PTX fixes where each
+//! operand register's elements come from ("Matrix Fragments for
+//! mma.m16n8k16 with floating point type", PTX ISA), with `g = lane >> 2`
+//! and `t = lane & 3`:
+//!
+//! | operand | PTX element `i` | (row, column) |
+//! | --- | --- | --- |
+//! | A 16×16 `f16`/`bf16`, `a0..a7` in 4 `.b32` | `a_i` | (`g + 8·((i>>1)&1)`, `2t + (i&1) + 8·(i>>2)`) |
+//! | B 16×8, `b0..b3` in 2 `.b32` | `b_i` | (`2t + (i&1) + 8·(i>>1)`, `g`) |
+//! | C, D 16×8 `f32`, `c0..c3` | `c_i` | (`g + 8·(i>>1)`, `2t + (i&1)`) |
+//!
+//! and two 16-bit elements share a register with the lower-numbered one
+//! in bits 15:0. The emitter passes slot `i` as PTX element `i` and
+//! checks, for every lane and slot, that the description's fragment maps
+//! it to the element PTX puts there; a description that disagrees (or an
+//! atom PTX has no `mma.sync` for, such as warpgroup `wgmma` with
+//! shared-memory descriptors) is refused rather than emitted.
+
+use tilec_core::ir::DType;
+use tilec_core::target::{IssueGranularity, MatrixAtom, OperandRole, OperandSource};
+use tilec_core::thread::FragRef;
+
+use super::PtxError;
+use super::kernel::Emitter;
+use super::value::{Class, Val, class_of};
+
+type Result<T> = std::result::Result<T, PtxError>;
+
+/// An `mma.sync` the emitter knows: the shape, the PTX type suffixes and
+/// PTX's element placement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MmaForm {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    /// A, B and accumulator element types.
+    pub a: DType,
+    pub b: DType,
+    pub acc: DType,
+}
+
+impl MmaForm {
+    /// The forms supported: m16n8k16 with `f16` or `bf16` inputs and an
+    /// `f32` accumulator.
+    pub fn find(m: u32, n: u32, k: u32, a: DType, b: DType, acc: DType) -> Option<MmaForm> {
+        let ok = (m, n, k) == (16, 8, 16)
+            && a == b
+            && matches!(a, DType::F16 | DType::BF16)
+            && acc == DType::F32;
+        ok.then_some(MmaForm { m, n, k, a, b, acc })
+    }
+
+    /// The instruction.
+    pub fn instruction(&self) -> String {
+        let t = |d: DType| d.short_name();
+        format!(
+            "mma.sync.aligned.m{}n{}k{}.row.col.{}.{}.{}.{}",
+            self.m,
+            self.n,
+            self.k,
+            t(self.acc),
+            t(self.a),
+            t(self.b),
+            t(self.acc)
+        )
+    }
+
+    /// Slots per lane of an operand.
+    pub fn slots(&self, role: OperandRole) -> u32 {
+        match role {
+            OperandRole::A => 8,
+            OperandRole::B => 4,
+            OperandRole::Accumulator => 4,
+        }
+    }
+
+    /// `(row, column)` of PTX element `i` of lane `lane` (PTX ISA).
+    pub fn element(&self, role: OperandRole, lane: u32, i: u32) -> (u32, u32) {
+        let (g, t) = (lane >> 2, lane & 3);
+        match role {
+            OperandRole::A => (g + 8 * ((i >> 1) & 1), 2 * t + (i & 1) + 8 * (i >> 2)),
+            OperandRole::B => (2 * t + (i & 1) + 8 * (i >> 1), g),
+            OperandRole::Accumulator => (g + 8 * (i >> 1), 2 * t + (i & 1)),
+        }
+    }
+
+    /// Rows of an operand's tile (A: m, B: k, accumulator: m).
+    pub fn rows(&self, role: OperandRole) -> u32 {
+        match role {
+            OperandRole::B => self.k,
+            _ => self.m,
+        }
+    }
+}
+
+/// The first (lane, slot) where the description's fragment of `role`
+/// differs from PTX's placement, as a sentence; `None` when they agree.
+pub(crate) fn fragment_mismatch(
+    atom: &MatrixAtom,
+    form: &MmaForm,
+    role: OperandRole,
+) -> Option<String> {
+    let fragment = match atom.fragment(role) {
+        Ok(Some(f)) => f,
+        Ok(None) => return Some(format!("operand {} has no register fragment", role.name())),
+        Err(e) => return Some(format!("operand {}: {e}", role.name())),
+    };
+    let slots = form.slots(role);
+    if fragment.threads() != 32 || fragment.slots() != u64::from(slots) {
+        return Some(format!(
+            "operand {} has {} lanes × {} slots, PTX has 32 × {slots}",
+            role.name(),
+            fragment.threads(),
+            fragment.slots()
+        ));
+    }
+    let rows = form.rows(role);
+    for lane in 0..32u32 {
+        for slot in 0..slots {
+            let (r, c) = form.element(role, lane, slot);
+            let want = i64::from(r + rows * c);
+            match fragment.element_index(u64::from(lane), u64::from(slot)) {
+                Ok(got) if got == want => {}
+                Ok(got) => {
+                    let got = got.max(0) as u32;
+                    return Some(format!(
+                        "operand {}: lane {lane} slot {slot} holds ({}, {}) in the description, PTX puts ({r}, {c}) there",
+                        role.name(),
+                        got % rows,
+                        got / rows
+                    ));
+                }
+                Err(e) => return Some(format!("operand {}: {e}", role.name())),
+            }
+        }
+    }
+    None
+}
+
+impl Emitter<'_> {
+    pub fn mma(&mut self, name: &str, n: Option<u32>, frags: [FragRef; 4]) -> Result<()> {
+        let atom = self
+            .desc
+            .matrix_atom(name)
+            .ok_or_else(|| self.unsupported(format!("the target has no matrix atom `{name}`")))?
+            .clone();
+        if atom.issue.granularity != IssueGranularity::Warp
+            || atom.issue.threads != self.target.warp
+        {
+            return Err(self.unsupported(format!(
+                "atom `{name}` ({}) is issued by {} threads, not a warp: warpgroup MMAs with shared-memory descriptors are not supported by the PTX emitter",
+                atom.instruction, atom.issue.threads
+            )));
+        }
+        for role in [OperandRole::A, OperandRole::B, OperandRole::Accumulator] {
+            if !atom
+                .operand(role)
+                .sources
+                .contains(&OperandSource::Registers)
+            {
+                return Err(self.unsupported(format!(
+                    "atom `{name}`: operand {} is not read from registers",
+                    role.name()
+                )));
+            }
+        }
+        let shape = atom.shape;
+        if n.is_some_and(|n| n != shape.n) {
+            return Err(self.unsupported(format!("atom `{name}` has no N family on mma.sync")));
+        }
+        let [fa, fb, fc, fd] = frags;
+        let (ta, tb, tc, td) = (
+            self.reg_dtype(fa.array)?,
+            self.reg_dtype(fb.array)?,
+            self.reg_dtype(fc.array)?,
+            self.reg_dtype(fd.array)?,
+        );
+        let form = MmaForm::find(shape.m, shape.n, shape.k, ta, tb, tc)
+            .filter(|_| td == tc)
+            .ok_or_else(|| {
+                self.unsupported(format!(
+                    "atom `{name}` with {ta} × {tb} + {tc} → {td}: the PTX emitter knows mma.sync m16n8k16 with f16 or bf16 inputs and f32 accumulators"
+                ))
+            })?;
+        for role in [OperandRole::A, OperandRole::B, OperandRole::Accumulator] {
+            if let Some(why) = fragment_mismatch(&atom, &form, role) {
+                return Err(self.unsupported(format!(
+                    "atom `{name}`: the description's fragment layout does not match PTX's: {why}"
+                )));
+            }
+        }
+        let a = self.operand_regs(fa, form.slots(OperandRole::A), ta)?;
+        let b = self.operand_regs(fb, form.slots(OperandRole::B), tb)?;
+        let c = self.operand_regs(fc, form.slots(OperandRole::Accumulator), tc)?;
+        let slots = form.slots(OperandRole::Accumulator);
+        let offset = tilec_core::thread::Expr::int(fd.offset as i32);
+        let places = self.places_at(fd.array, Some(&offset), slots)?;
+        let direct: Option<Vec<String>> = places
+            .iter()
+            .map(|p| match p {
+                super::kernel::Place::Reg(r) => Some(r.clone()),
+                super::kernel::Place::Local { .. } => None,
+            })
+            .collect();
+        let class = class_of(td);
+        let d = match &direct {
+            Some(regs) => regs.clone(),
+            None => (0..slots).map(|_| self.tmp(class)).collect(),
+        };
+        self.emit(format!(
+            "{} {{{}}}, {{{}}}, {{{}}}, {{{}}}",
+            form.instruction(),
+            d.join(", "),
+            a.join(", "),
+            b.join(", "),
+            c.join(", ")
+        ));
+        if direct.is_none() {
+            for (p, r) in places.iter().zip(&d) {
+                self.write_place(p, &Val::reg(class, r.clone()), None);
+            }
+        }
+        Ok(())
+    }
+
+    /// The registers PTX reads an operand from: 16-bit slots packed in
+    /// pairs (lower slot in bits 15:0), 32-bit slots as they are.
+    fn operand_regs(&mut self, f: FragRef, slots: u32, dtype: DType) -> Result<Vec<String>> {
+        let offset = tilec_core::thread::Expr::int(f.offset as i32);
+        let places = self.places_at(f.array, Some(&offset), slots)?;
+        let class = class_of(dtype);
+        let values: Vec<Val> = places.iter().map(|p| self.read_place(p, class)).collect();
+        if class != Class::B16 {
+            return Ok(values.into_iter().map(|v| v.text).collect());
+        }
+        Ok(values
+            .chunks(2)
+            .map(|pair| {
+                let r = self.tmp(Class::B32);
+                let hi = pair
+                    .get(1)
+                    .map_or_else(|| pair[0].text.clone(), |v| v.text.clone());
+                self.emit(format!("mov.b32 {r}, {{{}, {hi}}}", pair[0]));
+                r
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tilec_core::target;
+
+    /// The shipped sm_80 and sm_90a descriptions place every slot of the
+    /// m16n8k16 atom where PTX does.
+    #[test]
+    fn shipped_fragments_match_ptx() {
+        for name in ["sm_80", "sm_90a"] {
+            let t = target::builtin(name).expect("builtin target");
+            let atom = t.matrix_atom("mma.m16n8k16").expect("the m16n8k16 atom");
+            let form = MmaForm::find(16, 8, 16, DType::F16, DType::F16, DType::F32).expect("form");
+            for role in [OperandRole::A, OperandRole::B, OperandRole::Accumulator] {
+                assert_eq!(
+                    fragment_mismatch(atom, &form, role),
+                    None,
+                    "{name} {role:?}"
+                );
+            }
+        }
+    }
+
+    /// A spot check of PTX's placement (PTX ISA figures): lane 5 is group 1,
+    /// thread 1 in its group.
+    #[test]
+    fn ptx_placement_of_lane_five() {
+        let form = MmaForm::find(16, 8, 16, DType::BF16, DType::BF16, DType::F32).expect("form");
+        let a: Vec<_> = (0..8).map(|i| form.element(OperandRole::A, 5, i)).collect();
+        assert_eq!(
+            a,
+            vec![
+                (1, 2),
+                (1, 3),
+                (9, 2),
+                (9, 3),
+                (1, 10),
+                (1, 11),
+                (9, 10),
+                (9, 11)
+            ]
+        );
+        let b: Vec<_> = (0..4).map(|i| form.element(OperandRole::B, 5, i)).collect();
+        assert_eq!(b, vec![(2, 1), (3, 1), (10, 1), (11, 1)]);
+        let c: Vec<_> = (0..4)
+            .map(|i| form.element(OperandRole::Accumulator, 5, i))
+            .collect();
+        assert_eq!(c, vec![(1, 2), (1, 3), (9, 2), (9, 3)]);
+        assert_eq!(
+            form.instruction(),
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+        );
+    }
+
+    /// A description whose A slots 2 and 4 are swapped is caught.
+    #[test]
+    fn a_swapped_fragment_is_reported() {
+        let t = target::builtin("sm_80").expect("builtin target");
+        let mut atom = t.matrix_atom("mma.m16n8k16").expect("atom").clone();
+        // Slot bits (i&1, i>>2, (i>>1)&1) instead of (i&1, (i>>1)&1, i>>2).
+        atom.a.fragment = Some(
+            "((4,8),(2,2,2)):((32,1),(16,128,8))"
+                .parse()
+                .expect("layout"),
+        );
+        let form = MmaForm::find(16, 8, 16, DType::F16, DType::F16, DType::F32).expect("form");
+        let why = fragment_mismatch(&atom, &form, OperandRole::A).expect("a mismatch");
+        assert!(why.contains("lane 0 slot 2"), "{why}");
+    }
+}

@@ -1,0 +1,218 @@
+//! PTX emission from thread-level IR.
+//!
+//! [`emit_module`] turns a thread-IR module ([`tilec_core::thread`]) into
+//! one PTX text for the target description's architecture: a header, the
+//! shared `tilec_smem` array, the math library routines the kernels call,
+//! and one `.visible .entry` per kernel. The emitted code implements the
+//! thread-IR semantics exactly as the SIMT interpreter runs them, with
+//! the reference's arithmetic (integers wrap, `//` and `%` round toward
+//! negative infinity, floats round once from the exact result) wherever
+//! PTX offers that, and accurate library routines where it does not.
+//!
+//! How the pieces map:
+//!
+//! | thread IR | PTX | module |
+//! | --- | --- | --- |
+//! | kernel, parameters, grid | `.entry` with `.param .u64` buffers and `.s32`/`.u32`/`.s64` scalars, `.maxntid threads, 1, 1` (the grid is the host's) | `kernel` |
+//! | `thread_idx`, `block_idx_*`, `lane_id`, `warp_id` | `%tid.x`, `%ctaid.*`, `tid & 31`, `tid >> 5` | `kernel` |
+//! | registers | named registers (`%f_acc`), one per array element when every index is constant, `.local` arrays otherwise | `plan`, `kernel` |
+//! | shared buffers | offsets in one dynamic `.extern .shared` array | `plan`, `memory` |
+//! | `for`, `if` | counted loops (or unrolled copies) and predicated branches | `kernel` |
+//! | expressions | `expr`, `int`, `float`, `convert`, library calls (`math`) | |
+//! | loads, stores, `cp_async`, atomics | `ld`/`st` (vectorised), `cp.async`, `red`/`atom` | `memory` |
+//! | shuffles | `shfl.sync` with exact member masks | `warp` |
+//! | `mma` | `mma.sync.aligned` with packed fragments | `mma` |
+//!
+//! Versions: the PTX ISA version is the lowest that knows the target
+//! (`target`). Output is deterministic: the same module and options give
+//! byte-identical text.
+//!
+//! Refused (as [`PtxError::Unsupported`], never a panic): matrix atoms that
+//! are not warp-issued `mma.sync` m16n8k16 with `f16`/`bf16` inputs and
+//! `f32` accumulators (`wgmma` and its shared-memory descriptors among
+//! them), fragment layouts in the description that disagree with PTX's,
+//! `pow` on `f64`, atomic adds of 8-bit types, vector moves above 16
+//! bytes, and kernel names that are not PTX identifiers. Kernels that do
+//! not verify for the target are [`PtxError::Invalid`].
+
+mod convert;
+mod expr;
+mod float;
+mod fold;
+mod int;
+mod kernel;
+pub(crate) mod math;
+mod memory;
+mod mma;
+mod plan;
+mod target;
+mod text;
+mod value;
+mod warp;
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use tilec_core::ir::{DType, Span};
+use tilec_core::target::TargetDescription;
+use tilec_core::thread;
+
+use math::Routine;
+
+/// What the emitter may do.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PtxOptions {
+    /// Use the approximate transcendental instructions (`ex2.approx`,
+    /// `lg2.approx`, `sin.approx`, `tanh.approx`, `rsqrt.approx`, ...) for
+    /// types up to `f32`, and `red.global.add.f32` (which flushes
+    /// subnormals) for `f32` atomics.
+    pub fast_math: bool,
+}
+
+/// A PTX module.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PtxModule {
+    pub text: String,
+    /// The entries, in the module's kernel order.
+    pub kernels: Vec<PtxKernel>,
+}
+
+/// One `.entry`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PtxKernel {
+    /// The entry name: the thread-IR kernel's name.
+    pub name: String,
+    /// Threads per block (1-D).
+    pub threads: u32,
+    /// Dynamic shared memory the launch must provide, in bytes.
+    pub shared_bytes: u64,
+    /// The entry's parameters, in the thread-IR kernel's parameter order.
+    pub params: Vec<PtxParam>,
+}
+
+/// One entry parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PtxParam {
+    /// The thread-IR parameter name.
+    pub name: String,
+    /// The `.param` name in the PTX.
+    pub ptx_name: String,
+    pub kind: PtxParamKind,
+}
+
+/// What a host passes for a parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PtxParamKind {
+    /// A global buffer: its device address, as `.param .u64`.
+    Buffer { dtype: DType },
+    /// An integer scalar of thread-IR type `dtype`, passed as the PTX type
+    /// `ptx_type`: `s32` (`i8`, `i16`, `i32`), `u32` (`u8`, `u16`,
+    /// `u32`) or `s64` (`i64`, `u64`).
+    Scalar {
+        dtype: DType,
+        ptx_type: &'static str,
+    },
+}
+
+/// Why a module could not be emitted.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum PtxError {
+    /// The target description is not one the emitter serves.
+    #[error("target `{arch}`: {reason}")]
+    Target { arch: String, reason: String },
+    /// The kernel breaks a thread-IR invariant for this target.
+    #[error("kernel `{kernel}` is not valid thread IR for the target: {message}")]
+    Invalid { kernel: String, message: String },
+    /// A construct the emitter does not support.
+    #[error("kernel `{kernel}`{}: {reason}", at(stmt))]
+    Unsupported {
+        kernel: String,
+        /// The thread-IR header of the statement, when one is involved.
+        stmt: Option<String>,
+        /// The statement's span (unknown when none).
+        span: Span,
+        reason: String,
+    },
+}
+
+fn at(stmt: &Option<String>) -> String {
+    stmt.as_ref()
+        .map(|s| format!(", statement `{s}`"))
+        .unwrap_or_default()
+}
+
+/// Emits every kernel of `module` as one PTX module for `target`.
+pub fn emit_module(
+    module: &thread::Module,
+    target: &TargetDescription,
+    options: &PtxOptions,
+) -> Result<PtxModule, PtxError> {
+    let ptx_target = target::PtxTarget::new(target)?;
+    let mut entries = Vec::with_capacity(module.kernels.len());
+    let mut kernels = Vec::with_capacity(module.kernels.len());
+    let mut routines = BTreeSet::new();
+    let mut shared_align = None::<u32>;
+    for k in &module.kernels {
+        thread::verify_kernel(k, target).map_err(|e| PtxError::Invalid {
+            kernel: k.name.clone(),
+            message: e.to_string(),
+        })?;
+        let emitted = kernel::emit_kernel(k, target, &ptx_target, options)?;
+        routines.extend(emitted.routines);
+        if !k.shared.is_empty() {
+            shared_align = Some(shared_align.unwrap_or(16).max(emitted.shared_align));
+        }
+        entries.push(emitted.text);
+        kernels.push(emitted.kernel);
+    }
+    let mut text = String::new();
+    header(&mut text, &ptx_target, options);
+    if let Some(align) = shared_align {
+        let _ = writeln!(
+            text,
+            "// Every kernel's shared buffers, at fixed offsets.\n.extern .shared .align {align} .b8 {}[];\n",
+            kernel::SMEM
+        );
+    }
+    library(&mut text, &routines);
+    for e in entries {
+        text.push_str(&e);
+        text.push('\n');
+    }
+    Ok(PtxModule { text, kernels })
+}
+
+fn header(out: &mut String, t: &target::PtxTarget, options: &PtxOptions) {
+    let _ = writeln!(
+        out,
+        "//\n// Generated by tilec-backend-cuda {} from thread-level IR.\n// Target {}, PTX ISA {}.{}; fast math {}.\n//\n",
+        env!("CARGO_PKG_VERSION"),
+        t.sm,
+        t.version.0,
+        t.version.1,
+        if options.fast_math { "on" } else { "off" }
+    );
+    let _ = writeln!(
+        out,
+        ".version {}.{}\n.target {}\n.address_size 64\n",
+        t.version.0, t.version.1, t.sm
+    );
+}
+
+/// The tables and `.func`s of the routines in use, in a fixed order.
+fn library(out: &mut String, routines: &BTreeSet<Routine>) {
+    if routines.is_empty() {
+        return;
+    }
+    let mut tables: Vec<_> = routines.iter().flat_map(|r| r.tables()).collect();
+    tables.sort();
+    tables.dedup();
+    for t in tables {
+        math::table_decl(t, out);
+        out.push('\n');
+    }
+    for r in Routine::ALL.iter().filter(|r| routines.contains(r)) {
+        r.program().emit_func(r.symbol(), out);
+        out.push('\n');
+    }
+}

@@ -1,0 +1,268 @@
+//! Decisions made before any instruction is written: which loops are
+//! unrolled, which local arrays live in registers, where shared buffers
+//! sit, and which special registers the kernel reads.
+//!
+//! **Unrolling.** A `for` with the `unroll` hint whose start, count and
+//! step are constants (given the variables of enclosing unrolled loops) is
+//! unrolled when it is small ([`unrolled`]); its variable is then a
+//! constant in each copy of the body. Every other loop stays a loop.
+//!
+//! **Local arrays.** An array all of whose indices (array-element reads,
+//! destinations, vector moves) are constants under those unrolling
+//! decisions becomes one register per element. Any other array lives in
+//! `.local` memory and is addressed at run time.
+//!
+//! **Shared memory.** One dynamic shared array, `tilec_smem`, holds every
+//! buffer of the kernel, each at the next offset that honours its
+//! alignment, in declaration order.
+
+use std::collections::HashMap;
+
+use tilec_core::ir::DType;
+use tilec_core::thread::{
+    Expr, ExprKind, Guard, Kernel, RegId, RegRef, Special, Stmt, StmtKind, Unroll,
+};
+
+use super::fold::fold_int;
+
+/// Largest trip count the emitter unrolls.
+pub(crate) const MAX_UNROLL: i64 = 64;
+/// Largest number of statements one unrolled loop may expand to.
+pub(crate) const MAX_UNROLLED_STMTS: i64 = 4096;
+
+/// The values a loop's variable takes when the emitter unrolls it, or
+/// `None` when it stays a loop.
+pub(crate) fn unrolled(
+    start: &Expr,
+    count: &Expr,
+    step: &Expr,
+    unroll: Unroll,
+    body: &[Stmt],
+    env: &HashMap<RegId, i64>,
+) -> Option<Vec<i64>> {
+    if unroll != Unroll::Full {
+        return None;
+    }
+    let start = fold_int(start, env)?;
+    let count = fold_int(count, env)?;
+    let step = fold_int(step, env)?;
+    if count <= 0 {
+        return Some(Vec::new());
+    }
+    if count > MAX_UNROLL || count.saturating_mul(stmt_count(body)) > MAX_UNROLLED_STMTS {
+        return None;
+    }
+    Some(
+        (0..count)
+            .map(|i| DType::I32.wrap_i64(start.wrapping_add(i.wrapping_mul(step))))
+            .collect(),
+    )
+}
+
+/// Statements in a body, nested ones included.
+pub(crate) fn stmt_count(body: &[Stmt]) -> i64 {
+    body.iter()
+        .map(|s| {
+            1 + match &s.kind {
+                StmtKind::For { body, .. } => stmt_count(body),
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => stmt_count(then_body) + else_body.as_deref().map_or(0, stmt_count),
+                _ => 0,
+            }
+        })
+        .sum()
+}
+
+/// What the pre-pass found.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    /// Per register: the array lives in `.local` memory.
+    pub local: Vec<bool>,
+    /// Per entry of [`Special::ALL`]: the kernel reads it.
+    pub specials: [bool; 6],
+    /// Byte offset of each shared buffer in `tilec_smem`.
+    pub shared_offsets: Vec<u64>,
+    /// Total shared bytes.
+    pub shared_bytes: u64,
+    /// Largest shared alignment (at least 16).
+    pub shared_align: u32,
+    /// The kernel shuffles.
+    pub shuffles: bool,
+}
+
+impl Plan {
+    pub fn new(k: &Kernel) -> Plan {
+        let mut offset = 0u64;
+        let mut shared_align = 16u32;
+        let mut shared_offsets = Vec::with_capacity(k.shared.len());
+        for b in &k.shared {
+            let align = u64::from(b.align.max(1));
+            offset = offset.div_ceil(align).saturating_mul(align);
+            shared_offsets.push(offset);
+            offset = offset.saturating_add(b.len.saturating_mul(b.dtype.bytes()));
+            shared_align = shared_align.max(b.align);
+        }
+        let mut plan = Plan {
+            local: vec![false; k.registers.len()],
+            specials: [false; 6],
+            shared_offsets,
+            shared_bytes: offset,
+            shared_align,
+            shuffles: false,
+        };
+        let mut env = HashMap::new();
+        plan.scan_body(&k.body, &mut env);
+        plan
+    }
+
+    pub fn reads_special(&self, s: Special) -> bool {
+        Special::ALL
+            .iter()
+            .position(|&x| x == s)
+            .is_some_and(|i| self.specials[i])
+    }
+
+    fn scan_body(&mut self, body: &[Stmt], env: &mut HashMap<RegId, i64>) {
+        for s in body {
+            self.scan_stmt(s, env);
+        }
+    }
+
+    fn index(&mut self, r: RegId, index: &Expr, env: &HashMap<RegId, i64>) {
+        self.expr(index, env);
+        if fold_int(index, env).is_none()
+            && let Some(slot) = self.local.get_mut(r.index())
+        {
+            *slot = true;
+        }
+    }
+
+    fn reg_ref(&mut self, r: &RegRef, env: &HashMap<RegId, i64>) {
+        if let RegRef::Elem(id, index) = r {
+            self.index(*id, index, env);
+        }
+    }
+
+    fn expr(&mut self, e: &Expr, env: &HashMap<RegId, i64>) {
+        match &e.kind {
+            ExprKind::Elem(r, index) => self.index(*r, index, env),
+            ExprKind::Special(s) => {
+                if let Some(i) = Special::ALL.iter().position(|x| x == s) {
+                    self.specials[i] = true;
+                }
+            }
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.expr(a, env),
+            ExprKind::Binary(_, a, b) => {
+                self.expr(a, env);
+                self.expr(b, env);
+            }
+            ExprKind::Select(c, a, b) => {
+                self.expr(c, env);
+                self.expr(a, env);
+                self.expr(b, env);
+            }
+            ExprKind::Literal(_) | ExprKind::Reg(_) | ExprKind::Param(_) => {}
+        }
+    }
+
+    fn guard(&mut self, g: &Option<Guard>, env: &HashMap<RegId, i64>) {
+        if let Some(g) = g {
+            self.expr(&g.cond, env);
+        }
+    }
+
+    fn scan_stmt(&mut self, s: &Stmt, env: &mut HashMap<RegId, i64>) {
+        match &s.kind {
+            StmtKind::Assign { dst, value } => {
+                self.reg_ref(dst, env);
+                self.expr(value, env);
+            }
+            StmtKind::Load {
+                dst, index, guard, ..
+            } => {
+                self.reg_ref(dst, env);
+                self.expr(index, env);
+                self.guard(guard, env);
+            }
+            StmtKind::Store {
+                index, src, guard, ..
+            } => {
+                self.reg_ref(src, env);
+                self.expr(index, env);
+                self.guard(guard, env);
+            }
+            StmtKind::AsyncCopy {
+                dst_index,
+                src_index,
+                guard,
+                ..
+            } => {
+                self.expr(dst_index, env);
+                self.expr(src_index, env);
+                self.guard(guard, env);
+            }
+            StmtKind::Shuffle {
+                dst, value, lane, ..
+            } => {
+                self.shuffles = true;
+                // The general shuffle path computes source lanes.
+                if let Some(i) = Special::ALL.iter().position(|&x| x == Special::LaneId) {
+                    self.specials[i] = true;
+                }
+                self.reg_ref(dst, env);
+                self.expr(value, env);
+                self.expr(lane, env);
+            }
+            StmtKind::AtomicAdd {
+                index,
+                value,
+                guard,
+                ..
+            } => {
+                self.expr(index, env);
+                self.expr(value, env);
+                self.guard(guard, env);
+            }
+            StmtKind::For {
+                var,
+                start,
+                count,
+                step,
+                unroll,
+                body,
+            } => {
+                self.expr(start, env);
+                self.expr(count, env);
+                self.expr(step, env);
+                match unrolled(start, count, step, *unroll, body, env) {
+                    Some(values) => {
+                        for v in values {
+                            env.insert(*var, v);
+                            self.scan_body(body, env);
+                        }
+                        env.remove(var);
+                    }
+                    None => self.scan_body(body, env),
+                }
+            }
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
+                self.expr(cond, env);
+                self.scan_body(then_body, env);
+                if let Some(e) = else_body {
+                    self.scan_body(e, env);
+                }
+            }
+            StmtKind::CommitGroup
+            | StmtKind::WaitGroup { .. }
+            | StmtKind::Barrier
+            | StmtKind::Mma { .. } => {}
+        }
+    }
+}
