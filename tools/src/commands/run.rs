@@ -183,9 +183,23 @@ fn select_backend(args: &RunArgs) -> Result<Runner, Report> {
                     "compile for it with `tilec compile FILE --backend {name}`"
                 )));
             }
-            tilec_conformance::backend::Plugin::load(&plugin.path, args.target.as_deref())
-                .map(|p| Runner::Plugin(Box::new(p)))
-                .map_err(|why| Report::error(format!("backend `{name}`: {why}")))
+            let backend =
+                tilec_conformance::backend::Plugin::load(&plugin.path, args.target.as_deref())
+                    .map_err(|why| Report::error(format!("backend `{name}`: {why}")))?;
+            // Before the front end: without a device there is nothing to run.
+            use tilec_conformance::backend::Backend as _;
+            if let Err(why) = backend.device() {
+                return Err(Report::error(format!(
+                    "backend `{name}` cannot run kernels here: {}",
+                    why.trim_start_matches(&format!("backend `{name}` refused: "))
+                ))
+                .with_note(format!(
+                    "`tilec compile FILE --backend {name} --target {}` still compiles; \
+                     `--backend auto` falls back to the reference interpreter",
+                    backend.target().name
+                )));
+            }
+            Ok(Runner::Plugin(Box::new(backend)))
         }
     }
 }
@@ -439,11 +453,9 @@ fn execute_plugin(
     let name = plugin.name().to_string();
     let arch = plugin.target().name.clone();
     let device = plugin.device().map_err(|why| {
-        Failure::error(
-            Report::error(format!("backend `{name}` cannot run kernels here: {why}")).with_note(
-                format!("`tilec compile FILE --backend {name} --target {arch}` still compiles"),
-            ),
-        )
+        Failure::error(Report::error(format!(
+            "backend `{name}` cannot run kernels here: {why}"
+        )))
     })?;
     let compiled = plugin
         .compile(&module, &tilec_plugin_api::CompileOptions::default())
