@@ -132,6 +132,21 @@ pub enum Command {
     /// The worker process of `tilec conformance` (internal).
     #[command(hide = true)]
     ConformanceWorker,
+
+    /// Show what a GPU code object holds: its target and, per kernel, the
+    /// resources it uses.
+    ///
+    /// AMDGPU code objects (`.hsaco`, `--emit hsaco`): the processor and
+    /// the xnack/sramecc settings, the code object version, each kernel's
+    /// descriptor and metadata (SGPRs, VGPRs, AGPRs, LDS, scratch,
+    /// wavefront size, spills) and an occupancy estimate in waves per SIMD
+    /// from the target description's register file and LDS size (found in
+    /// a plugin serving the target, else among the built-in descriptions).
+    /// NVIDIA cubins: per kernel the registers, static shared memory and
+    /// local memory (stack frame). Anything else is reported as not a GPU
+    /// code object (exit 1). `docs/inspect.md` describes the fields.
+    #[command(after_help = EXIT_CODES)]
+    Inspect(InspectArgs),
 }
 
 /// `tilec conformance --help`: its own exit codes.
@@ -223,6 +238,21 @@ pub struct PluginsArgs {
     /// targets, default_target, ir_level, runtime, devices, devices_error,
     /// shadowed, notes}], failures: [{path, error}], search: [{source,
     /// path, kind, libraries}]}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// The code object to read (an AMDGPU code object or a cubin).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    #[command(flatten)]
+    pub plugins: PluginArgs,
+
+    /// Print one JSON object on standard output: {file, kind: "amdgpu" |
+    /// "cubin", ...} with the fields `docs/inspect.md` lists.
     #[arg(long)]
     pub json: bool,
 }

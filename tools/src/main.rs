@@ -15,6 +15,7 @@ mod cli;
 mod commands;
 mod compare;
 mod diagnostics;
+mod inspect;
 mod json;
 mod npy;
 mod reference;
@@ -42,6 +43,7 @@ fn main() -> std::process::ExitCode {
         Command::Plugins(args) => commands::plugins::run(args, &cx),
         Command::Conformance(args) => commands::conformance::run(args, &cx),
         Command::ConformanceWorker => commands::conformance::worker(),
+        Command::Inspect(args) => commands::inspect::run(args, &cx),
     };
     std::process::ExitCode::from(exit as u8)
 }

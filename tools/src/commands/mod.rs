@@ -6,6 +6,7 @@ pub mod bench;
 pub mod check;
 pub mod compile;
 pub mod conformance;
+pub mod inspect;
 pub mod plugins;
 pub mod run;
 
