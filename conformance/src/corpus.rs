@@ -594,7 +594,8 @@ mod tests {
             class,
             OpClass::Accumulation {
                 reduction_len: 48,
-                accumulator: tilec_core::ir::DType::F32
+                accumulator: tilec_core::ir::DType::F32,
+                rounded_terms: None,
             }
         );
     }

@@ -419,12 +419,14 @@ fn execute_test(ctx: &Context<'_>, case: &Case, seed: u64) -> Verdict {
                 OpClass::Accumulation {
                     reduction_len,
                     accumulator,
+                    rounded_terms,
                 } => tolerance::compare_accumulation(
                     &actual[i],
                     &expected[i],
                     &magnitude(&expected[i], abs_run.as_ref().map(|r| &r[i])),
                     *reduction_len,
                     *accumulator,
+                    *rounded_terms,
                     ctx.options.fast_math,
                 ),
                 class => tolerance::compare(&actual[i], &expected[i], class, ctx.options.fast_math),

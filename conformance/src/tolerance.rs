@@ -37,6 +37,13 @@ pub enum OpClass {
     Accumulation {
         reduction_len: u64,
         accumulator: DType,
+        /// The reduction's terms are products of values rounded to this
+        /// type after a computation backends may carry out differently
+        /// (attention's probabilities, cast to f16 after an exponential and
+        /// a tensor-core accumulation): each term may be off by one rounding
+        /// of it, which adds `u·Σ|terms|` to the bound.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rounded_terms: Option<DType>,
     },
 }
 
@@ -302,25 +309,29 @@ pub fn accumulation_is_vacuous(k: u64, acc: DType) -> bool {
 ///   `Σ|a_k·b_k|`), computed by the float64 oracle; pass `|expected| + 1`
 ///   when unknown;
 /// - `k`: the reduction length, `acc`: the declared accumulator type, `out`:
-///   the output type.
+///   the output type, `rounded_terms`: the type the terms' operands were
+///   rounded to, when backends may round them differently
+///   ([`OpClass::Accumulation::rounded_terms`]).
 ///
-/// The bound is `γ·magnitude + 2·u_out·|expected| + floor` with
+/// The bound is `(γ + u_terms)·magnitude + 2·u_out·|expected| + floor` with
 /// `γ = (1 + 2·u_acc)^k − 1` (Higham's recursive-summation bound before its
 /// simplification to `k·u/(1 − k·u)`, with the unit roundoff doubled to
 /// admit truncating accumulators such as tensor cores), `u_out` the output
 /// type's unit roundoff (the actual and the reference are each rounded once
 /// to the output), and `floor` one subnormal spacing of the output (or, with
 /// `fast_math`, the smallest normal of the output plus `k` smallest normals
-/// of the accumulator, for flushed subnormals).
+/// of the accumulator, for flushed subnormals), and `u_terms` the unit
+/// roundoff of `rounded_terms` (0 when `None`).
 pub fn accumulation_bound(
     expected: f64,
     magnitude: f64,
     k: u64,
     acc: DType,
     out: DType,
+    rounded_terms: Option<DType>,
     fast_math: bool,
 ) -> f64 {
-    let gamma = accumulation_gamma(k, acc);
+    let gamma = accumulation_gamma(k, acc) + rounded_terms.map_or(0.0, unit_roundoff);
     let u_out = unit_roundoff(out);
     let floor = if !out.is_float() {
         0.0
@@ -392,6 +403,7 @@ pub fn compare(
         OpClass::Accumulation {
             reduction_len,
             accumulator,
+            rounded_terms,
         } => {
             let e = expected.to_f64_vec();
             let magnitude: Vec<f64> = e.iter().map(|x| x.abs() + 1.0).collect();
@@ -401,6 +413,7 @@ pub fn compare(
                 &magnitude,
                 *reduction_len,
                 *accumulator,
+                *rounded_terms,
                 fast_math,
             ))
         }
@@ -417,6 +430,7 @@ pub fn compare_accumulation(
     magnitude: &Tensor,
     reduction_len: u64,
     accumulator: DType,
+    rounded_terms: Option<DType>,
     fast_math: bool,
 ) -> Result<Comparison, ToleranceError> {
     check_pair(actual, expected)?;
@@ -438,6 +452,7 @@ pub fn compare_accumulation(
         &magnitude.to_f64_vec(),
         reduction_len,
         accumulator,
+        rounded_terms,
         fast_math,
     ))
 }
@@ -519,6 +534,7 @@ fn compare_accumulation_values(
     magnitude: &[f64],
     k: u64,
     acc: DType,
+    rounded_terms: Option<DType>,
     fast_math: bool,
 ) -> Comparison {
     let dtype = expected.dtype;
@@ -530,7 +546,7 @@ fn compare_accumulation_values(
         let ok = if x.is_nan() || y.is_nan() || x.is_infinite() || y.is_infinite() {
             d == 0.0
         } else {
-            (x - y).abs() <= accumulation_bound(y, m, k, acc, dtype, fast_math)
+            (x - y).abs() <= accumulation_bound(y, m, k, acc, dtype, rounded_terms, fast_math)
         };
         c.record(i, x, y, d, ok);
     }
@@ -771,7 +787,7 @@ mod tests {
         // f32 accumulator, K = 1024, f16 output, value 1, magnitude 100.
         let k = 1024;
         let (e, m) = (1.0, 100.0);
-        let bound = accumulation_bound(e, m, k, DType::F32, DType::F32, false);
+        let bound = accumulation_bound(e, m, k, DType::F32, DType::F32, None, false);
         let gamma = ((k as f64) * (2.0 * 2f64.powi(-24)).ln_1p()).exp_m1();
         let expected_bound = gamma * m + 2.0 * 2f64.powi(-24) * e + 2f64.powi(-149);
         assert_eq!(bound, expected_bound);
@@ -779,7 +795,7 @@ mod tests {
         assert!((gamma / (k as f64 * 2f64.powi(-23)) - 1.0).abs() < 1e-3);
         // Integer accumulation into an integer output is exact.
         assert_eq!(
-            accumulation_bound(5.0, 10.0, 64, DType::I32, DType::I32, false),
+            accumulation_bound(5.0, 10.0, 64, DType::I32, DType::I32, None, false),
             0.0
         );
         // γ is finite where K·u ≥ 1 (no 1/(1 − K·u) pole) ...
@@ -791,15 +807,16 @@ mod tests {
         assert!(accumulation_is_vacuous(711, DType::F16));
         assert!(!accumulation_is_vacuous(710, DType::F16));
         assert_eq!(accumulation_gamma(1 << 20, DType::F16), f64::MAX);
-        assert!(accumulation_bound(1.0, 1.0, 1 << 20, DType::F16, DType::F16, false) > 1e300);
+        assert!(accumulation_bound(1.0, 1.0, 1 << 20, DType::F16, DType::F16, None, false) > 1e300);
         assert_eq!(
-            accumulation_bound(0.0, 0.0, 1 << 20, DType::F16, DType::F16, false),
+            accumulation_bound(0.0, 0.0, 1 << 20, DType::F16, DType::F16, None, false),
             2f64.powi(-24)
         );
         // Even a vacuous bound does not let NaN or infinity through.
         let class = OpClass::Accumulation {
             reduction_len: 1 << 20,
             accumulator: DType::F16,
+            rounded_terms: None,
         };
         assert!(!cmp(DType::F16, &[f64::NAN], &[1.0], &class, false).passed());
         assert!(!cmp(DType::F16, &[f64::INFINITY], &[1.0], &class, false).passed());
@@ -811,7 +828,7 @@ mod tests {
         let (k, acc, out) = (4096u64, DType::F32, DType::F32);
         let expected = 3.0;
         let magnitude = 2000.0;
-        let bound = accumulation_bound(expected, magnitude, k, acc, out, false);
+        let bound = accumulation_bound(expected, magnitude, k, acc, out, None, false);
         // Pick representable f32 values just inside and just outside.
         let spacing = ulp_spacing(expected, out);
         let steps = (bound / spacing).floor();
@@ -821,7 +838,7 @@ mod tests {
         let e = t(out, &[expected, expected]);
         let a = t(out, &[inside, outside]);
         let m = t(DType::F64, &[magnitude, magnitude]);
-        let c = match compare_accumulation(&a, &e, &m, k, acc, false) {
+        let c = match compare_accumulation(&a, &e, &m, k, acc, None, false) {
             Ok(c) => c,
             Err(e) => panic!("{e}"),
         };
@@ -836,7 +853,7 @@ mod tests {
                 expected - (steps + 1.0) * spacing,
             ],
         );
-        let c = match compare_accumulation(&a, &e, &m, k, acc, false) {
+        let c = match compare_accumulation(&a, &e, &m, k, acc, None, false) {
             Ok(c) => c,
             Err(e) => panic!("{e}"),
         };
@@ -844,14 +861,47 @@ mod tests {
     }
 
     #[test]
+    fn rounded_terms_widen_the_bound_by_one_rounding() {
+        // Attention-like: output 7.5e-3, Σ|terms| 0.8, 64 terms, f16 output.
+        let plain = accumulation_bound(7.5e-3, 0.8, 64, DType::F32, DType::F16, None, false);
+        let rounded = accumulation_bound(
+            7.5e-3,
+            0.8,
+            64,
+            DType::F32,
+            DType::F16,
+            Some(DType::F16),
+            false,
+        );
+        assert!(plain < 1.2e-4, "{plain}");
+        assert!(
+            (rounded - plain - 0.8 * 2f64.powi(-11)).abs() < 1e-12,
+            "{rounded}"
+        );
+        // The class reads it from JSON, and omits it when absent.
+        let class: OpClass = serde_json::from_str(
+            r#"{"Accumulation": {"reduction_len": 64, "accumulator": "F32", "rounded_terms": "F16"}}"#,
+        )
+        .expect("a class");
+        assert!(matches!(
+            class,
+            OpClass::Accumulation {
+                rounded_terms: Some(DType::F16),
+                ..
+            }
+        ));
+    }
+
+    #[test]
     fn accumulation_without_magnitude_uses_abs_plus_one() {
         let class = OpClass::Accumulation {
             reduction_len: 128,
             accumulator: DType::F32,
+            rounded_terms: None,
         };
         // Scale |e| + 1 = 1.5; the bound is one f16 step at 0.5 (2·u_out·|e|,
         // for the two roundings to f16) plus γ·1.5, less than two steps.
-        let bound = accumulation_bound(0.5, 1.5, 128, DType::F32, DType::F16, false);
+        let bound = accumulation_bound(0.5, 1.5, 128, DType::F32, DType::F16, None, false);
         let step = 2f64.powi(-11);
         assert!(bound > step && bound < 2.0 * step, "{bound}");
         assert!(cmp(DType::F16, &[0.5], &[0.5], &class, false).passed());
@@ -887,7 +937,7 @@ mod tests {
             Err(ToleranceError::ShapeMismatch { .. })
         ));
         assert!(matches!(
-            compare_accumulation(&a, &a, &c, 4, DType::F32, false),
+            compare_accumulation(&a, &a, &c, 4, DType::F32, None, false),
             Err(ToleranceError::MagnitudeShape { .. })
         ));
     }
