@@ -383,7 +383,10 @@ mod tests {
         assert_eq!(DType::F16.round_f64(-1e6), f64::NEG_INFINITY);
         assert_eq!(DType::F16.round_f64(2f64.powi(-25)), 0.0);
         assert_eq!(DType::F16.round_f64(2f64.powi(-25) * 1.5), 2f64.powi(-24));
-        assert_eq!(DType::F16.round_f64(3.0 * 2f64.powi(-25)), 2.0 * 2f64.powi(-24));
+        assert_eq!(
+            DType::F16.round_f64(3.0 * 2f64.powi(-25)),
+            2.0 * 2f64.powi(-24)
+        );
         assert!(DType::F16.round_f64(-1e-30).is_sign_negative());
         assert_eq!(DType::BF16.round_f64(f64::MIN_POSITIVE / 4.0), 0.0);
         assert!(DType::BF16.round_f64(f64::NAN).is_nan());
@@ -398,9 +401,17 @@ mod tests {
             let x = f32::from_bits(bits);
             if x.is_finite() {
                 let f16 = f64::from(half::f16::from_f32(x));
-                assert_eq!(DType::F16.round_f64(f64::from(x)).to_bits(), f16.to_bits(), "{x:e}");
+                assert_eq!(
+                    DType::F16.round_f64(f64::from(x)).to_bits(),
+                    f16.to_bits(),
+                    "{x:e}"
+                );
                 let bf16 = f64::from(half::bf16::from_f32(x));
-                assert_eq!(DType::BF16.round_f64(f64::from(x)).to_bits(), bf16.to_bits(), "{x:e}");
+                assert_eq!(
+                    DType::BF16.round_f64(f64::from(x)).to_bits(),
+                    bf16.to_bits(),
+                    "{x:e}"
+                );
             }
             bits = next;
         }
