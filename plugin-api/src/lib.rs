@@ -17,6 +17,7 @@ pub mod abi;
 pub mod document;
 pub mod extent;
 pub mod host;
+pub mod simt;
 pub mod types;
 
 pub use abi::{ABI_VERSION, BackendPlugin};

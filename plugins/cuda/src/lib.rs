@@ -26,14 +26,15 @@ pub mod ptxas;
 pub mod runtime;
 pub mod targets;
 
-use tilec_core::ir::{self, BinaryOp, Span};
+use tilec_plugin_api::simt::{check_dtypes, kernel_metadata, lower_functions};
+
+use tilec_core::ir;
 use tilec_core::target::TargetDescription;
-use tilec_core::thread::{self, Dim, ExprKind, Param};
-use tilec_core::{ir::Literal, lower};
+use tilec_core::thread;
 use tilec_plugin_api::{
-    Artifact, ArtifactKind, BackendPlugin, CompileRequest, CompileResult, ErrorCode, IrLocation,
-    KernelMetadata, ParamMetadata, PluginDiagnostic, PluginError, PluginInfo, RuntimeRequest,
-    RuntimeResponse, Severity, TILE_IR_FORMAT, Version,
+    Artifact, ArtifactKind, BackendPlugin, CompileRequest, CompileResult, ErrorCode,
+    KernelMetadata, PluginError, PluginInfo, RuntimeRequest, RuntimeResponse, TILE_IR_FORMAT,
+    Version,
 };
 
 /// The plugin's name, as `--backend` selects it.
@@ -60,21 +61,6 @@ fn plugin_info() -> PluginInfo {
     }
 }
 
-/// A refusal with an error diagnostic at `span` of `function`.
-fn refusal(code: ErrorCode, function: &str, span: Span, message: String) -> PluginError {
-    let mut error = PluginError::new(code, message.clone());
-    error.diagnostics.push(PluginDiagnostic {
-        severity: Severity::Error,
-        message,
-        location: Some(IrLocation {
-            function: function.to_string(),
-            span,
-        }),
-        notes: Vec::new(),
-    });
-    error
-}
-
 fn compile(request: CompileRequest) -> Result<CompileResult, PluginError> {
     let target = targets::describe(&request.target)?;
     let module = &request.ir.module;
@@ -90,6 +76,7 @@ fn compile(request: CompileRequest) -> Result<CompileResult, PluginError> {
             format!("the module does not verify: {first}"),
         ));
     }
+    check_dtypes(module, &target)?;
     let lowered = lower_functions(module, &target)?;
     let kernels = lowered
         .kernels
@@ -156,29 +143,6 @@ fn compile(request: CompileRequest) -> Result<CompileResult, PluginError> {
     })
 }
 
-/// Lowers each function on its own, so that a refusal names its function.
-fn lower_functions(
-    module: &ir::Module,
-    target: &TargetDescription,
-) -> Result<thread::Module, PluginError> {
-    let mut out = thread::Module::default();
-    for f in &module.functions {
-        let single = ir::Module {
-            functions: vec![f.clone()],
-        };
-        let lowered = lower::to_thread(&single, target).map_err(|e| {
-            let code = match e {
-                lower::LowerError::Unsupported { .. } => ErrorCode::UnsupportedFeature,
-                lower::LowerError::Malformed { .. } => ErrorCode::InvalidIr,
-                lower::LowerError::Internal { .. } => ErrorCode::Internal,
-            };
-            refusal(code, &f.name, e.span(), e.to_string())
-        })?;
-        out.kernels.extend(lowered.kernels);
-    }
-    Ok(out)
-}
-
 /// The shared bytes of each kernel as the PTX lays them out.
 fn with_shared_bytes(
     mut kernels: Vec<KernelMetadata>,
@@ -190,85 +154,6 @@ fn with_shared_bytes(
         }
     }
     kernels
-}
-
-fn kernel_metadata(k: &thread::Kernel) -> Result<KernelMetadata, PluginError> {
-    let params = k
-        .params
-        .iter()
-        .map(|p| match p {
-            Param::Global(g) => ParamMetadata {
-                name: g.name.clone(),
-                dtype: g.dtype.tilelang_name().to_string(),
-                shape: g
-                    .shape
-                    .iter()
-                    .map(|d| match d {
-                        Dim::Const(v) => v.to_string(),
-                        Dim::Param(id) => k.param_name(*id).to_string(),
-                    })
-                    .collect(),
-            },
-            Param::Scalar { name, dtype } => ParamMetadata {
-                name: name.clone(),
-                dtype: dtype.tilelang_name().to_string(),
-                shape: Vec::new(),
-            },
-        })
-        .collect();
-    let grid = k
-        .grid
-        .iter()
-        .map(|e| {
-            extent_text(k, e).ok_or_else(|| {
-                PluginError::new(
-                    ErrorCode::UnsupportedFeature,
-                    format!(
-                        "kernel `{}`: a grid extent is not an integer expression over its sizes",
-                        k.name
-                    ),
-                )
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let shared_bytes = k.shared.iter().map(|s| s.len * s.dtype.bytes()).sum();
-    Ok(KernelMetadata {
-        entry: k.name.clone(),
-        params,
-        grid,
-        threads: k.threads,
-        shared_bytes,
-        registers: None,
-    })
-}
-
-/// A grid extent in the language of [`tilec_plugin_api::extent`].
-fn extent_text(k: &thread::Kernel, e: &thread::Expr) -> Option<String> {
-    Some(match &e.kind {
-        ExprKind::Literal(Literal::Int(v, _)) => v.to_string(),
-        ExprKind::Param(id) => k.param_name(*id).to_string(),
-        ExprKind::Cast(inner) => extent_text(k, inner)?,
-        ExprKind::Binary(op, a, b) => {
-            let (a, b) = (extent_text(k, a)?, extent_text(k, b)?);
-            match op {
-                BinaryOp::Min => format!("min({a}, {b})"),
-                BinaryOp::Max => format!("max({a}, {b})"),
-                _ => {
-                    let sym = match op {
-                        BinaryOp::Add => "+",
-                        BinaryOp::Sub => "-",
-                        BinaryOp::Mul => "*",
-                        BinaryOp::Div => "/",
-                        BinaryOp::FloorDiv => "//",
-                        BinaryOp::FloorMod => "%",
-                        _ => return None,
-                    };
-                    format!("({a} {sym} {b})")
-                }
-            }
-        }
-        _ => return None,
-    })
 }
 
 impl BackendPlugin for Cuda {
