@@ -397,8 +397,10 @@ fn examples_match_the_interpreter_on_every_target() {
 
 /// `examples/gemm.py` at its default tiles (128×128×32, 128 threads, 3
 /// stages) on sm_80: four warps of m16n8k16 atoms, each warp a 64×64 tile
-/// with its 32 accumulator fragments resident. One block, two k
-/// iterations.
+/// with its 32 accumulator fragments resident. `C_local` is only cleared,
+/// accumulated into by the one gemm and copied out, so it lives in
+/// registers for the whole kernel (`core/src/lower/resident.rs`): no
+/// shared buffer, no C loads or stores. One block, two k iterations.
 #[test]
 fn default_gemm_tiles_use_m16n8k16_atoms_on_sm_80() {
     let call = "matmul(M=128, N=128, K=64, num_stages=3)";
@@ -409,6 +411,16 @@ fn default_gemm_tiles_use_m16n8k16_atoms_on_sm_80() {
     // One atom per k-step for each of the 4 × 8 atom tiles of a warp's
     // 64×64 tile: 32 mma statements in the body of the k loop.
     assert_eq!(text.matches("mma \"mma.m16n8k16\"").count(), 32, "{text}");
+    // The accumulators: a 128-element register array per thread, no
+    // shared buffer, and no memory access of C_local anywhere.
+    assert!(text.contains("local %C_local: f32[128]"), "{text}");
+    assert!(!text.contains("shared %C_local"), "{text}");
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.contains("shared") && l.contains("%C_local")),
+        "{text}"
+    );
     let stats = run_and_compare(
         &module.functions[0],
         &lowered,
@@ -421,12 +433,21 @@ fn default_gemm_tiles_use_m16n8k16_atoms_on_sm_80() {
     // 128·128·32 / (16·8·16) = 256 atoms per block and k iteration.
     assert_eq!(stats.mma, 2 * 256);
     // Shared loads per thread and k iteration: A fragments, 2 k-steps × 4
-    // tile rows × 4 (x2); B fragments, 2 × 8 tile columns × 4 (x1); C
-    // fragments, 32 tiles × 2 (x2). Then C_local's final copy, 128·128
-    // f32 in vectors of 4: 32 per thread.
-    let per_thread_per_iter = 2 * 4 * 4 + 2 * 8 * 4 + 32 * 2;
-    assert_eq!(stats.shared_loads, 128 * (2 * per_thread_per_iter + 32));
-    assert_eq!(stats.shared_stores, 128 * (2 * (4 + 4 + 32 * 2) + 32));
+    // tile rows × 4 (x2); B fragments, 2 × 8 tile columns × 4 (x1). That
+    // is 96, times 2 iterations and 128 threads: 24,576. With C_local in
+    // shared memory it was 45,056: also 64 C-fragment loads (x2) per
+    // thread and iteration, and 32 (x4) for the final copy out of
+    // C_local (128 · (2 · 64 + 32) = 20,480 more).
+    let per_thread_per_iter = 2 * 4 * 4 + 2 * 8 * 4;
+    assert_eq!(stats.shared_loads, 128 * 2 * per_thread_per_iter);
+    assert_eq!(stats.shared_loads, 24_576);
+    // Shared stores: only the A and B tiles, 4 + 4 vectors of 8 f16 per
+    // thread and iteration (before: also 64 C-fragment stores per
+    // iteration and 32 for the clear, 22,528 in all).
+    assert_eq!(stats.shared_stores, 128 * 2 * (4 + 4));
+    // The copy out: each thread stores its 128 elements as 64 pairs (x2),
+    // converted to f16, straight to C.
+    assert_eq!(stats.global_stores, 128 * 64);
 }
 
 /// The matrix-atom path through a deliberately wrong A fragment (two slot
@@ -498,6 +519,9 @@ const FILE_CLASSES: &[(&str, u64)] = &[
     ("gemm_idle_groups.sm_90a", 48),
     ("gemm_mfma32.gfx942", 48),
     ("gemm_per_tile.sm_80", 32),
+    ("gemm_resident.sm_80", 64),
+    ("gemm_resident_clear.gfx942", 32),
+    ("gemm_resident_fallback.sm_80", 32),
     ("gemm_slices.sm_80", 64),
     ("gemm_trans_a.gfx942", 32),
 ];

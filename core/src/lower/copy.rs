@@ -66,7 +66,7 @@ impl Lower<'_> {
     /// The widest vector width for moving a region of `buffer` whose
     /// starts are multiples of `start_mults` and whose extents are
     /// `extents`, from the rules in the module documentation.
-    fn region_width(
+    pub(super) fn region_width(
         &self,
         buffer: Handle<ir::Buffer>,
         start_mults: &[i64],

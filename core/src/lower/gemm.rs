@@ -23,8 +23,11 @@
 //!   fragments decompose. It makes a fragment element's address in a
 //!   row-major buffer `lane part + slot constant`.
 //!
-//! A, B and C must also live in shared memory (every on-chip buffer does
-//! here) with regions provably inside their buffers. Among usable atoms
+//! A and B must also live in shared memory with regions provably inside
+//! their buffers, and so must C unless it is a buffer kept in registers
+//! (`resident.rs`): then C's fragments are that buffer's array, the plan
+//! must be the buffer's, and the C loads and stores below disappear (a
+//! `clear_accum` zeroes the array). Among usable atoms
 //! the one with the largest `k` wins, then the one listed first. When none
 //! is usable the scalar baseline runs (nothing the baseline accepts is
 //! refused).
@@ -72,7 +75,8 @@
 //! (`core/tests/lower.rs` checks the bound). Every C element is read and
 //! written by its one owner thread, and A and B are only read, so the
 //! statement needs no barrier inside; the barrier placement around it is
-//! the baseline's (A, B, C read; C written).
+//! the baseline's (A, B, C read; C written; a C kept in registers is not
+//! shared and takes no part).
 //!
 //! # The scalar baseline
 //! Each thread owns elements of C (cyclically) and accumulates `Σ_k a·b`
@@ -93,8 +97,8 @@ use crate::thread::FragRef;
 const RESIDENT_ACCUMULATOR_REGISTERS: i64 = 128;
 
 /// A gemm operand's region, translated.
-struct OperandRegion<'r> {
-    region: &'r Region,
+pub(super) struct OperandRegion<'r> {
+    pub(super) region: &'r Region,
     starts: Vec<Index>,
     ext: Vec<i64>,
     /// Positions of the matrix's row and column dimensions in the region.
@@ -103,28 +107,31 @@ struct OperandRegion<'r> {
 
 /// How (lane, slot) of a fragment maps to its tile: `(row, col) = (Σ
 /// digit·row_j + slot_row, Σ digit·col_j + slot_col)`.
-struct FragMap {
-    slots: i64,
+#[derive(Clone)]
+pub(super) struct FragMap {
+    pub(super) slots: i64,
     /// `(extent, row step, col step)` of each thread leaf, fastest first.
-    lane: Vec<(i64, i64, i64)>,
+    pub(super) lane: Vec<(i64, i64, i64)>,
     /// `(row, col)` of each slot for lane 0.
-    slot: Vec<(i64, i64)>,
+    pub(super) slot: Vec<(i64, i64)>,
 }
 
-/// A gemm operand in shared memory, addressed by atom-tile row and column.
-struct AtomOperand {
-    id: SharedId,
-    dtype: DType,
+/// A gemm operand in shared memory, addressed by atom-tile row and column
+/// (for a C kept in registers, `resident.rs`, the buffer's row-major shape:
+/// its `id` names no buffer and no code addresses it).
+pub(super) struct AtomOperand {
+    pub(super) id: SharedId,
+    pub(super) dtype: DType,
     /// Linear index of the region's first element.
-    base: Expr,
-    base_mult: i64,
+    pub(super) base: Expr,
+    pub(super) base_mult: i64,
     /// Memory strides of the atom tile's rows and columns.
-    sr: i64,
-    sc: i64,
+    pub(super) sr: i64,
+    pub(super) sc: i64,
 }
 
 impl AtomOperand {
-    fn addr(&self, row: i64, col: i64) -> i64 {
+    pub(super) fn addr(&self, row: i64, col: i64) -> i64 {
         row * self.sr + col * self.sc
     }
 }
@@ -140,28 +147,28 @@ struct Frag<'x> {
 }
 
 /// The atom, its fragments and the split of the work.
-struct AtomPlan<'t> {
-    atom: &'t MatrixAtom,
-    m: i64,
-    n: i64,
-    k: i64,
+pub(super) struct AtomPlan<'t> {
+    pub(super) atom: &'t MatrixAtom,
+    pub(super) m: i64,
+    pub(super) n: i64,
+    pub(super) k: i64,
     /// Threads per issuing group and the number of groups.
-    group: i64,
-    groups: i64,
-    gm: i64,
-    gn: i64,
+    pub(super) group: i64,
+    pub(super) groups: i64,
+    pub(super) gm: i64,
+    pub(super) gn: i64,
     /// Atom tiles per group along M and N.
-    tm: i64,
-    tn: i64,
-    ksteps: i64,
-    resident: bool,
-    maps: [FragMap; 3],
+    pub(super) tm: i64,
+    pub(super) tn: i64,
+    pub(super) ksteps: i64,
+    pub(super) resident: bool,
+    pub(super) maps: [FragMap; 3],
 }
 
 impl<'a> Lower<'a> {
     /// The matrix dimensions (positions in the region) of a gemm operand:
     /// the last two when every other extent is 1, else the two non-unit.
-    fn matrix_dims(&self, extents: &[i64]) -> Result<(usize, usize)> {
+    pub(super) fn matrix_dims(&self, extents: &[i64]) -> Result<(usize, usize)> {
         let n = extents.len();
         if n >= 2 && extents[..n - 2].iter().all(|&e| e == 1) {
             return Ok((n - 2, n - 1));
@@ -174,7 +181,7 @@ impl<'a> Lower<'a> {
     }
 
     /// Indices of matrix element (row, col) of an operand region.
-    fn matrix_elem(
+    pub(super) fn matrix_elem(
         &self,
         starts: &[Index],
         dims: (usize, usize),
@@ -250,7 +257,17 @@ impl<'a> Lower<'a> {
             }
         };
         if let Some((plan, ops)) = self.plan_atoms([&ra, &rb, &rc], (ta, tb), (m, n, k), policy)? {
-            return self.emit_atoms(&plan, &ops, clear_lit, clear_e, out);
+            // A register-resident C takes its buffer's plan, or the buffer
+            // goes back to shared memory (the kernel is lowered again).
+            let resident_c = match self.resident.get(&c.buffer) {
+                None => None,
+                Some(r) if r.plan.same_split(&plan) => Some(r.arr),
+                Some(_) => return Err(self.demote(c.buffer)),
+            };
+            return self.emit_atoms(&plan, &ops, clear_lit, clear_e, resident_c, out);
+        }
+        if self.resident.contains_key(&c.buffer) {
+            return Err(self.demote(c.buffer));
         }
         self.gemm_scalar(
             [&ra, &rb, &rc],
@@ -302,7 +319,10 @@ impl<'a> Lower<'a> {
         }))
     }
 
-    /// The atom plan for a gemm, or `None` when no atom is usable.
+    /// The atom plan for a gemm, or `None` when no atom is usable. When C
+    /// is a register-resident buffer (`resident.rs`), its operand is the
+    /// row-major `M × N` shape of the buffer; the plan must then be the
+    /// buffer's (checked by the caller).
     fn plan_atoms(
         &self,
         [ra, rb, rc]: [&OperandRegion<'_>; 3],
@@ -310,14 +330,31 @@ impl<'a> Lower<'a> {
         (mm, nn, kk): (i64, i64, i64),
         policy: GemmPolicy,
     ) -> Result<Option<(AtomPlan<'a>, [AtomOperand; 3])>> {
-        let (Some(pa), Some(pb), Some(pc)) = (
-            self.atom_operand(ra, ta)?,
-            self.atom_operand(rb, tb)?,
-            self.atom_operand(rc, false)?,
-        ) else {
+        let pc = if self.resident.contains_key(&rc.region.buffer) {
+            Some(self.resident_operand(rc, nn))
+        } else {
+            self.atom_operand(rc, false)?
+        };
+        let (Some(pa), Some(pb), Some(pc)) =
+            (self.atom_operand(ra, ta)?, self.atom_operand(rb, tb)?, pc)
+        else {
             return Ok(None);
         };
         let dtypes = [pa.dtype, pb.dtype, pc.dtype];
+        Ok(self
+            .choose_plan(dtypes, (mm, nn, kk), policy)
+            .map(|plan| (plan, [pa, pb, pc])))
+    }
+
+    /// The atom, split and accumulator plan for a gemm of these element
+    /// types (A, B, C), sizes and policy, or `None` when no atom is usable
+    /// (module documentation, "Choosing an atom" and "Splitting the work").
+    pub(super) fn choose_plan(
+        &self,
+        dtypes: [DType; 3],
+        (mm, nn, kk): (i64, i64, i64),
+        policy: GemmPolicy,
+    ) -> Option<AtomPlan<'a>> {
         let target: &'a crate::target::TargetDescription = self.target;
         let mut best: Option<(&'a MatrixAtom, [FragMap; 3])> = None;
         for atom in &target.matrix_atoms {
@@ -328,9 +365,7 @@ impl<'a> Lower<'a> {
                 best = Some((atom, maps));
             }
         }
-        let Some((atom, maps)) = best else {
-            return Ok(None);
-        };
+        let (atom, maps) = best?;
         let (m, n, k) = (
             i64::from(atom.shape.m),
             i64::from(atom.shape.n),
@@ -341,13 +376,13 @@ impl<'a> Lower<'a> {
         let (tiles_m, tiles_n) = (mm / m, nn / n);
         let (gm, gn) = partition(policy, groups, tiles_m, tiles_n, m, n);
         let (tm, tn) = (tiles_m / gm, tiles_n / gn);
-        let cbytes = pc.dtype.bytes() as i64;
+        let cbytes = dtypes[2].bytes() as i64;
         let acc_registers = (tm * tn * maps[2].slots * cbytes + 3) / 4;
         let budget = match self.target.registers.per_thread {
             Some(r) => RESIDENT_ACCUMULATOR_REGISTERS.min(i64::from(r) / 2),
             None => RESIDENT_ACCUMULATOR_REGISTERS,
         };
-        let plan = AtomPlan {
+        Some(AtomPlan {
             atom,
             m,
             n,
@@ -361,13 +396,12 @@ impl<'a> Lower<'a> {
             ksteps: kk / k,
             resident: acc_registers <= budget,
             maps,
-        };
-        Ok(Some((plan, [pa, pb, pc])))
+        })
     }
 
     /// `Σ digit_j(lane) · (row_j·sr + col_j·sc)`: the lane's part of a
     /// fragment element's address.
-    fn lane_address(
+    pub(super) fn lane_address(
         &self,
         map: &FragMap,
         op: &AtomOperand,
@@ -449,7 +483,7 @@ impl<'a> Lower<'a> {
     }
 
     /// `Σ terms` (folded).
-    fn sum(&self, terms: Vec<Expr>) -> Result<Expr> {
+    pub(super) fn sum(&self, terms: Vec<Expr>) -> Result<Expr> {
         let mut acc = lit_i32(0);
         for t in terms {
             acc = self.bin(BinaryOp::Add, acc, t)?;
@@ -458,7 +492,7 @@ impl<'a> Lower<'a> {
     }
 
     /// `e · c` (folded, also `(x · c1) · c` into `x · (c1·c)`).
-    fn scaled(&self, e: &Expr, c: i64) -> Result<Expr> {
+    pub(super) fn scaled(&self, e: &Expr, c: i64) -> Result<Expr> {
         if let ExprKind::Binary(BinaryOp::Mul, x, c1) = &e.kind
             && let Some(c1) = c1.as_const_int()
             && let Some(product) = c1.checked_mul(c).filter(|p| i32::try_from(*p).is_ok())
@@ -469,13 +503,13 @@ impl<'a> Lower<'a> {
     }
 
     /// A fresh local array.
-    fn local(&mut self, base: &str, dtype: DType, len: i64) -> RegId {
+    pub(super) fn local(&mut self, base: &str, dtype: DType, len: i64) -> RegId {
         let name = self.fresh(base);
         self.add_reg(name, dtype, RegisterKind::Array { len: len as u32 })
     }
 
     /// A fresh scalar register assigned `value`, as an expression.
-    fn let_reg(&mut self, base: &str, value: Expr, out: &mut Vec<Stmt>) -> Expr {
+    pub(super) fn let_reg(&mut self, base: &str, value: Expr, out: &mut Vec<Stmt>) -> Expr {
         if value.as_const_int().is_some() {
             return value;
         }
@@ -514,7 +548,7 @@ impl<'a> Lower<'a> {
     }
 
     /// Sets every element of `arr` to zero.
-    fn zero(&mut self, arr: RegId, dtype: DType, len: i64, out: &mut Vec<Stmt>) {
+    pub(super) fn zero(&mut self, arr: RegId, dtype: DType, len: i64, out: &mut Vec<Stmt>) {
         let name = self.fresh("z");
         let var = self.add_reg(name, DType::I32, RegisterKind::Loop);
         let body = vec![self.stmt(StmtKind::Assign {
@@ -576,18 +610,10 @@ impl<'a> Lower<'a> {
         })
     }
 
-    fn emit_atoms(
-        &mut self,
-        plan: &AtomPlan<'_>,
-        [pa, pb, pc]: &[AtomOperand; 3],
-        clear_lit: Option<bool>,
-        clear_e: Option<Expr>,
-        out: &mut Vec<Stmt>,
-    ) -> Result<()> {
-        let (m, n, k) = (plan.m, plan.n, plan.k);
-        let (tm, tn, gm, gn) = (plan.tm, plan.tn, plan.gm, plan.gn);
-        let [ma, mb, mc] = &plan.maps;
-        // The group index and the lane in the group.
+    /// The lane in the issuing group, the group, and the group's row and
+    /// column in the `gm × gn` grid, as expressions of the thread index.
+    pub(super) fn group_coords(&self, plan: &AtomPlan<'_>) -> Result<(Expr, Expr, Expr, Expr)> {
+        let (gm, gn) = (plan.gm, plan.gn);
         let simt = self.target.simt_width().map(i64::from);
         let tid = Expr::special(Special::ThreadIdx);
         let lane = if simt == Some(plan.group) {
@@ -604,7 +630,6 @@ impl<'a> Lower<'a> {
         } else {
             self.bin(BinaryOp::FloorDiv, tid, lit_i32(plan.group))?
         };
-        // The group's position in the gm × gn grid.
         let gi = if gm == 1 {
             lit_i32(0)
         } else if gn == 1 {
@@ -617,6 +642,22 @@ impl<'a> Lower<'a> {
         } else {
             self.bin(BinaryOp::FloorDiv, grp.clone(), lit_i32(gm))?
         };
+        Ok((lane, grp, gi, gj))
+    }
+
+    fn emit_atoms(
+        &mut self,
+        plan: &AtomPlan<'_>,
+        [pa, pb, pc]: &[AtomOperand; 3],
+        clear_lit: Option<bool>,
+        clear_e: Option<Expr>,
+        resident_c: Option<RegId>,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let (m, n, k) = (plan.m, plan.n, plan.k);
+        let (tm, tn, gm, gn) = (plan.tm, plan.tn, plan.gm, plan.gn);
+        let [ma, mb, mc] = &plan.maps;
+        let (lane, grp, gi, gj) = self.group_coords(plan)?;
         // Address registers: region base + group offset + lane part.
         let (rows, cols) = (tm * m, tn * n);
         let mut body = Vec::new();
@@ -641,7 +682,11 @@ impl<'a> Lower<'a> {
         let c0 = self.sum(terms)?;
         let a_addr = self.let_reg("a_addr", a0, &mut body);
         let b_addr = self.let_reg("b_addr", b0, &mut body);
-        let c_addr = self.let_reg("c_addr", c0, &mut body);
+        let c_addr = if resident_c.is_some() {
+            c0
+        } else {
+            self.let_reg("c_addr", c0, &mut body)
+        };
         // What the runtime parts of the addresses are multiples of: the
         // lane parts, bases, and every offset a register or loop adds.
         let per_tile = !plan.resident;
@@ -684,7 +729,10 @@ impl<'a> Lower<'a> {
         let fc = Frag {
             op: pc,
             map: mc,
-            arr: self.local("c_frag", pc.dtype, fm * fn_ * mc.slots),
+            arr: match resident_c {
+                Some(arr) => arr,
+                None => self.local("c_frag", pc.dtype, fm * fn_ * mc.slots),
+            },
             align: aligns[2],
         };
         let c_len = fm * fn_ * mc.slots;
@@ -722,7 +770,22 @@ impl<'a> Lower<'a> {
                 Ok(())
             })
         };
-        if plan.resident {
+        if resident_c.is_some() {
+            // The accumulators live in the buffer's registers for the
+            // whole kernel (`resident.rs`): only a clear touches them.
+            if clear_lit == Some(true) {
+                self.zero(fc.arr, pc.dtype, c_len, &mut body);
+            } else if let Some(cond) = &clear_e {
+                let mut then = Vec::new();
+                self.zero(fc.arr, pc.dtype, c_len, &mut then);
+                body.push(self.stmt(StmtKind::If {
+                    cond: cond.clone(),
+                    then_body: then,
+                    else_body: None,
+                }));
+            }
+            k_loop(self, &a_addr, &b_addr, &mut body)?;
+        } else if plan.resident {
             self.init_accumulators(
                 clear_lit,
                 &clear_e,
@@ -853,7 +916,7 @@ impl<'a> Lower<'a> {
 
 /// The gcd of the lane steps of a fragment's addresses (what every lane
 /// part is a multiple of; 0 when all are 0).
-fn lane_align(map: &FragMap, op: &AtomOperand) -> i64 {
+pub(super) fn lane_align(map: &FragMap, op: &AtomOperand) -> i64 {
     map.lane
         .iter()
         .filter(|&&(extent, _, _)| extent > 1)

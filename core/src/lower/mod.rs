@@ -4,8 +4,9 @@
 //! point that later lowerings (layout inference, pipelining) replace piece
 //! by piece. `docs/lowering.md` describes it for users. The submodules
 //! hold the parts with their own algorithms, described at their tops:
-//! `gemm.rs` (matrix atoms, and the scalar fallback) and `copy.rs`
-//! (vector moves for `copy` and `fill`).
+//! `gemm.rs` (matrix atoms, and the scalar fallback), `resident.rs`
+//! (accumulator buffers in registers) and `copy.rs` (vector moves for
+//! `copy` and `fill`).
 //!
 //! # Algorithm
 //! [`to_thread`] turns every `kernel` statement of every function into one
@@ -17,7 +18,8 @@
 //!
 //! **Storage.** Every non-global buffer (shared, fragment, local, var)
 //! becomes a shared-memory buffer of the same element type and element
-//! count (row-major, alignment 16). A Tile IR kernel body describes what
+//! count (row-major, alignment 16), except the gemm accumulator buffers
+//! that `resident.rs` keeps in registers (with a layout: the atom plan's). A Tile IR kernel body describes what
 //! the block does as a whole (the reference interpreter runs it once per
 //! block), so block-level values stay block-level: the lowering never has
 //! to choose a layout. Non-global buffers must have constant shapes.
@@ -80,7 +82,8 @@
 //! uniform code, before the store part of a statement) that reads a buffer
 //! with pending writes, or writes a buffer with pending reads or writes, it
 //! emits a `barrier`. A `for` body starts with its own accesses counted as
-//! pending (the previous iteration's), an `if` joins its branches. Explicit
+//! pending (the previous iteration's), an `if` joins its branches.
+//! Buffers kept in registers are per-thread and never enter these sets. Explicit
 //! `barrier`s stay and clear the state. Element ownership inside one
 //! cooperative statement is by construction race-free for valid Tile IR
 //! (`parallel` iterations must be independent).
@@ -97,7 +100,8 @@
 //! reductions involving `u64`.
 //!
 //! A kernel whose buffers do not fit the target's shared memory is
-//! `Unsupported` too (fragments live in shared memory here).
+//! `Unsupported` too (fragments other than register-resident
+//! accumulators live in shared memory here).
 //!
 //! After lowering, [`to_thread`] runs [`thread::verify_module`]; a failure
 //! is an internal error ([`LowerError::Internal`]) naming the line of the
@@ -105,6 +109,7 @@
 
 mod copy;
 mod gemm;
+mod resident;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -178,7 +183,7 @@ pub fn to_thread(module: &ir::Module, target: &TargetDescription) -> Result<thre
                         format!("{}_{n}", func.name)
                     };
                     n += 1;
-                    let kernel = Lower::new(func, target).kernel(stmt, span, name)?;
+                    let kernel = lower_kernel(func, target, stmt, span, name)?;
                     out.kernels.push(kernel);
                 }
                 ir::Stmt::Alloc { .. } => {
@@ -196,6 +201,36 @@ pub fn to_thread(module: &ir::Module, target: &TargetDescription) -> Result<thre
     }
     check(&out, target)?;
     Ok(out)
+}
+
+/// Lowers one kernel, keeping the fragment buffers `resident.rs` picks in
+/// registers. When an attempt meets a use of such a buffer that the
+/// register path cannot take (or fails for any other reason while some
+/// buffer is in registers), the kernel is lowered again with that buffer
+/// (or every such buffer) in shared memory, so that everything the
+/// through-memory lowering accepts still lowers. Each retry removes at
+/// least one buffer, so this ends.
+fn lower_kernel(
+    func: &ir::Function,
+    target: &TargetDescription,
+    stmt: &ir::Stmt,
+    span: Span,
+    name: String,
+) -> Result<thread::Kernel> {
+    let mut excluded = HashSet::new();
+    loop {
+        let mut attempt = Lower::new(func, target);
+        attempt.excluded = excluded.clone();
+        let err = match attempt.kernel(stmt, span, name.clone()) {
+            Ok(kernel) => return Ok(kernel),
+            Err(e) => e,
+        };
+        match attempt.demoted {
+            Some(b) if excluded.insert(b) => {}
+            _ if !attempt.resident.is_empty() => excluded.extend(attempt.resident.keys()),
+            _ => return Err(err),
+        }
+    }
 }
 
 /// Verifies the lowered module; on failure, re-reads its text so that the
@@ -292,6 +327,14 @@ struct Lower<'a> {
     symbols: HashMap<Handle<ir::Var>, ParamId>,
     pending: Pending,
     span: Span,
+    /// Fragment buffers kept in registers (`resident.rs`), with their
+    /// accumulator plan and register array.
+    resident: HashMap<Handle<ir::Buffer>, resident::ResidentBuf<'a>>,
+    /// Buffers that must stay in shared memory (a previous attempt found
+    /// a use the register path cannot take).
+    excluded: HashSet<Handle<ir::Buffer>>,
+    /// The buffer the current attempt gave up keeping in registers.
+    demoted: Option<Handle<ir::Buffer>>,
 }
 
 fn lit_i32(v: i64) -> Expr {
@@ -347,6 +390,9 @@ impl<'a> Lower<'a> {
             symbols: HashMap::new(),
             pending: Pending::default(),
             span: Span::UNKNOWN,
+            resident: HashMap::new(),
+            excluded: HashSet::new(),
+            demoted: None,
         }
     }
 
@@ -447,7 +493,7 @@ impl<'a> Lower<'a> {
 
     // ----- kernel --------------------------------------------------------
 
-    fn kernel(mut self, stmt: &ir::Stmt, span: Span, name: String) -> Result<thread::Kernel> {
+    fn kernel(&mut self, stmt: &ir::Stmt, span: Span, name: String) -> Result<thread::Kernel> {
         let ir::Stmt::Kernel {
             grid,
             threads,
@@ -577,6 +623,7 @@ impl<'a> Lower<'a> {
             },
         );
         self.ranges.insert(*thread_var, (0, self.threads - 1));
+        self.find_resident(body);
         let mut out = Vec::new();
         self.uniform_block(body, &mut out)?;
         self.span = span;
@@ -601,11 +648,11 @@ impl<'a> Lower<'a> {
         }
         Ok(thread::Kernel {
             name,
-            params: self.params,
+            params: std::mem::take(&mut self.params),
             grid: grid_exprs,
             threads: *threads,
-            shared: self.shared,
-            registers: self.registers,
+            shared: std::mem::take(&mut self.shared),
+            registers: std::mem::take(&mut self.registers),
             body: out,
         })
     }
@@ -941,11 +988,14 @@ impl<'a> Lower<'a> {
 
     // ----- shared-memory access summaries ----------------------------------
 
+    /// Whether accesses to `b` are shared-memory accesses (on-chip and
+    /// not kept in registers).
     fn on_chip(&self, b: Handle<ir::Buffer>) -> bool {
         self.f
             .buffers
             .try_get(b)
-            .is_some_and(|b| b.scope != Scope::Global)
+            .is_some_and(|x| x.scope != Scope::Global)
+            && !self.resident.contains_key(&b)
     }
 
     fn expr_reads(&self, e: Handle<ir::Expr>, acc: &mut Pending) {
@@ -1262,7 +1312,7 @@ impl<'a> Lower<'a> {
                 b.name
             )));
         }
-        if self.mems.contains_key(&buffer) {
+        if self.mems.contains_key(&buffer) || self.resident.contains_key(&buffer) {
             return Ok(());
         }
         let dims = self.const_shape(buffer)?;
@@ -1493,7 +1543,14 @@ impl<'a> Lower<'a> {
                     s.thread_block(body, inner)
                 })
             }
+            ir::Stmt::Copy { src, dst } if self.resident.contains_key(&src.buffer) => {
+                self.resident_copy_out(src, dst, out)
+            }
             ir::Stmt::Copy { src, dst } => self.copy(src, dst, out),
+            ir::Stmt::Fill { dst, value } if self.resident.contains_key(&dst.buffer) => {
+                let v = self.expr(*value, out)?;
+                self.resident_fill(dst.buffer, v, out)
+            }
             ir::Stmt::Fill { dst, value } => {
                 let (starts, extents) = self.region(dst, out)?;
                 let v = self.expr(*value, out)?;
