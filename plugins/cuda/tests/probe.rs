@@ -1,0 +1,296 @@
+//! The layout probe: on an NVIDIA GPU, show which lane and register the
+//! hardware's `mma.sync` reads and writes for each matrix element, and
+//! require it to equal the fragment layouts of the target descriptions.
+//!
+//! A wrong layout in a description passes the SIMT interpreter (which runs
+//! whatever the description says) and fails on silicon, so this test checks
+//! the descriptions against the hardware itself. It runs wherever the CUDA
+//! runtime finds a device and passes vacuously elsewhere (it says so).
+//!
+//! # Method
+//! The probe kernel loads each lane's fragment registers straight from
+//! per-lane storage (`A[block][lane·8 + slot]`, `B[block][lane·4 + slot]`),
+//! with zero accumulators, issues one `mma`, and stores each lane's D
+//! registers the same way: no layout is assumed on the way in or out. Block
+//! `(a, b)` of the grid gets a one-hot A — a 1 in register slot `a` (one
+//! `(lane, slot)` pair) — and a one-hot B in slot `b`. The hardware then
+//! computes `D[r][n] = 1` exactly when A's 1 sits at `(r, k)` and B's at
+//! `(k, n)` for the same `k`, and 0 everywhere else. So for every pair of
+//! slots, the declared layouts predict the D storage completely: the one
+//! position whose declared accumulator element is `(row_A(a), col_B(b))`
+//! holds 1 iff `k_A(a) == k_B(b)`. Every (A slot, B slot) pair is checked,
+//! which pins the rows and columns of A, B and D and the shared `k` of A
+//! and B. A second kernel checks C: with zero A and B, D must equal C
+//! register for register (PTX gives C and D one layout).
+
+use std::collections::BTreeMap;
+
+use tilec_backend_cuda::{ptx, runtime, targets};
+use tilec_core::target::{MatrixAtom, OperandRole};
+use tilec_core::thread;
+use tilec_plugin_api::{Artifact, ArtifactKind, RuntimeRequest, RuntimeResponse};
+
+const LANES: usize = 32;
+const A_SLOTS: usize = 8;
+const B_SLOTS: usize = 4;
+const D_SLOTS: usize = 4;
+
+fn call(request: RuntimeRequest) -> RuntimeResponse {
+    match runtime::call(request) {
+        Ok(r) => r,
+        Err(e) => panic!("CUDA runtime: {}", e.message),
+    }
+}
+
+/// The first device, or `None` without a driver or device.
+fn device() -> Option<String> {
+    match runtime::call(RuntimeRequest::Devices) {
+        Ok(RuntimeResponse::Devices(d)) if !d.is_empty() => {
+            Some(format!("{} ({})", d[0].name, d[0].arch))
+        }
+        _ => None,
+    }
+}
+
+fn alloc(bytes: usize) -> u64 {
+    match call(RuntimeRequest::Alloc {
+        device: 0,
+        bytes: bytes as u64,
+    }) {
+        RuntimeResponse::Buffer(b) => b,
+        other => panic!("Alloc answered {other:?}"),
+    }
+}
+
+fn upload(buffer: u64, data: Vec<u8>) {
+    call(RuntimeRequest::CopyToDevice {
+        buffer,
+        offset: 0,
+        data,
+    });
+}
+
+fn download(buffer: u64, len: usize) -> Vec<u8> {
+    match call(RuntimeRequest::CopyToHost {
+        buffer,
+        offset: 0,
+        len: len as u64,
+    }) {
+        RuntimeResponse::Data(d) => d,
+        other => panic!("CopyToHost answered {other:?}"),
+    }
+}
+
+/// Compiles thread IR `text` for `arch` and runs its one kernel on `grid`
+/// blocks with `args` (buffer handles).
+fn launch(text: &str, arch: &str, grid: u32, args: Vec<u64>) {
+    let module = thread::parse_module(text).unwrap_or_else(|e| panic!("probe IR: {e}"));
+    let target = targets::describe(arch).unwrap_or_else(|e| panic!("{arch}: {}", e.message));
+    let emitted = ptx::emit_module(&module, &target, &ptx::PtxOptions::default())
+        .unwrap_or_else(|e| panic!("PTX: {e}"));
+    let loaded = match call(RuntimeRequest::Load {
+        device: 0,
+        artifact: Artifact {
+            name: "probe.ptx".into(),
+            kind: ArtifactKind::Text,
+            bytes: emitted.text.into_bytes(),
+        },
+    }) {
+        RuntimeResponse::Module(m) => m,
+        other => panic!("Load answered {other:?}"),
+    };
+    call(RuntimeRequest::Launch {
+        module: loaded,
+        entry: module.kernels[0].name.clone(),
+        grid: [grid, 1, 1],
+        threads: LANES as u32,
+        shared_bytes: emitted.kernels[0].shared_bytes,
+        args,
+    });
+    call(RuntimeRequest::Synchronize { device: 0 });
+}
+
+/// The probe kernel for an m16n8k16 atom with A/B element type `ab`
+/// (`f16` or `bf16`): per-lane storage in, per-lane storage out.
+fn probe_ir(ab: &str, blocks: usize) -> String {
+    format!(
+        "thread_ir 0.1\n\n\
+kernel @probe(%A: global {ab}[{an}], %B: global {ab}[{bn}], %C: global f32[{dn}], %D: global f32[{dn}]) grid({blocks}, 1, 1) threads(32) {{\n\
+  local %a: {ab}[8]\n  local %b: {ab}[4]\n  local %c: f32[4]\n  local %d: f32[4]\n\
+  for %i from 0 count 8 step 1 unroll {{\n    load global x1 %a[%i] <- %A[block_idx_x * 256 + lane_id * 8 + %i]\n  }}\n\
+  for %j from 0 count 4 step 1 unroll {{\n    load global x1 %b[%j] <- %B[block_idx_x * 128 + lane_id * 4 + %j]\n  }}\n\
+  for %k from 0 count 4 step 1 unroll {{\n    load global x1 %c[%k] <- %C[block_idx_x * 128 + lane_id * 4 + %k]\n  }}\n\
+  mma \"mma.m16n8k16\" %d[0] <- %a[0], %b[0], %c[0]\n\
+  for %m from 0 count 4 step 1 unroll {{\n    store global x1 %D[block_idx_x * 128 + lane_id * 4 + %m] <- %d[%m]\n  }}\n\
+}}\n",
+        an = blocks * LANES * A_SLOTS,
+        bn = blocks * LANES * B_SLOTS,
+        dn = blocks * LANES * D_SLOTS,
+    )
+}
+
+/// Tile coordinates `(row, col)` of every `(lane, slot)` of an operand, as
+/// the description declares them.
+fn declared(atom: &MatrixAtom, role: OperandRole, rows: u64) -> Vec<(u64, u64)> {
+    let f = atom
+        .fragment_for_n(role, 8)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| panic!("{}: no {} fragment", atom.name, role.name()));
+    let mut out = Vec::new();
+    for lane in 0..LANES as u64 {
+        for slot in 0..f.slots() {
+            let e = f
+                .element_index(lane, slot)
+                .unwrap_or_else(|e| panic!("fragment: {e}"));
+            // Element index `row + rows·col` names `(row, col)`.
+            out.push(((e as u64) % rows, (e as u64) / rows));
+        }
+    }
+    out
+}
+
+fn one_hot_bytes(ab_bf16: bool, slots: usize, blocks: &[usize]) -> Vec<u8> {
+    let one: u16 = if ab_bf16 { 0x3F80 } else { 0x3C00 };
+    let mut out = vec![0u8; blocks.len() * LANES * slots * 2];
+    for (block, &hot) in blocks.iter().enumerate() {
+        let at = (block * LANES * slots + hot) * 2;
+        out[at..at + 2].copy_from_slice(&one.to_le_bytes());
+    }
+    out
+}
+
+fn check_atom(arch: &str, bf16: bool) {
+    let target = targets::describe(arch).unwrap_or_else(|e| panic!("{}", e.message));
+    let atom = target
+        .matrix_atoms
+        .iter()
+        .find(|a| a.name == "mma.m16n8k16")
+        .unwrap_or_else(|| panic!("{arch} has no mma.m16n8k16"));
+    let a_decl = declared(atom, OperandRole::A, 16);
+    let b_decl = declared(atom, OperandRole::B, 16);
+    let d_decl = declared(atom, OperandRole::Accumulator, 16);
+    assert_eq!(a_decl.len(), LANES * A_SLOTS);
+    assert_eq!(b_decl.len(), LANES * B_SLOTS);
+    assert_eq!(d_decl.len(), LANES * D_SLOTS);
+    let d_at: BTreeMap<(u64, u64), usize> =
+        d_decl.iter().enumerate().map(|(i, &rc)| (rc, i)).collect();
+
+    // Every (A register slot, B register slot) pair: 256 × 128 blocks.
+    let pairs: Vec<(usize, usize)> = (0..LANES * A_SLOTS)
+        .flat_map(|a| (0..LANES * B_SLOTS).map(move |b| (a, b)))
+        .collect();
+    let blocks = pairs.len();
+    let ab = if bf16 { "bf16" } else { "f16" };
+    let a_buf = alloc(blocks * LANES * A_SLOTS * 2);
+    let b_buf = alloc(blocks * LANES * B_SLOTS * 2);
+    let c_buf = alloc(blocks * LANES * D_SLOTS * 4);
+    let d_buf = alloc(blocks * LANES * D_SLOTS * 4);
+    let a_hot: Vec<usize> = pairs.iter().map(|p| p.0).collect();
+    let b_hot: Vec<usize> = pairs.iter().map(|p| p.1).collect();
+    upload(a_buf, one_hot_bytes(bf16, A_SLOTS, &a_hot));
+    upload(b_buf, one_hot_bytes(bf16, B_SLOTS, &b_hot));
+    launch(
+        &probe_ir(ab, blocks),
+        arch,
+        blocks as u32,
+        vec![a_buf, b_buf, c_buf, d_buf],
+    );
+    let d = download(d_buf, blocks * LANES * D_SLOTS * 4);
+    let wrong = mismatches(&pairs, &d, &a_decl, &b_decl, &d_at);
+    assert!(
+        wrong.is_empty(),
+        "{arch} mma.m16n8k16 {ab}: the hardware disagrees with the description:\n{}",
+        wrong.join("\n")
+    );
+    // The probe can tell: the same data against a description with two A
+    // slots swapped (lane 0's slots 0 and 2: different rows) disagrees.
+    let mut swapped = a_decl.clone();
+    swapped.swap(0, 2);
+    assert_ne!(a_decl[0], a_decl[2]);
+    assert!(!mismatches(&pairs, &d, &swapped, &b_decl, &d_at).is_empty());
+
+    // C and D share one layout: with A = B = 0, D is C register for register.
+    let c_vals: Vec<f32> = (0..LANES * D_SLOTS).map(|i| i as f32 + 0.5).collect();
+    let mut c_bytes = vec![0u8; blocks * LANES * D_SLOTS * 4];
+    for (i, v) in c_vals.iter().enumerate() {
+        c_bytes[i * 4..i * 4 + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    upload(a_buf, vec![0u8; blocks * LANES * A_SLOTS * 2]);
+    upload(b_buf, vec![0u8; blocks * LANES * B_SLOTS * 2]);
+    upload(c_buf, c_bytes);
+    launch(
+        &probe_ir(ab, blocks),
+        arch,
+        blocks as u32,
+        vec![a_buf, b_buf, c_buf, d_buf],
+    );
+    let d = download(d_buf, LANES * D_SLOTS * 4);
+    for (i, want) in c_vals.iter().enumerate() {
+        let v = f32::from_le_bytes([d[i * 4], d[i * 4 + 1], d[i * 4 + 2], d[i * 4 + 3]]);
+        assert_eq!(v, *want, "{arch} {ab}: D slot {i} is not C's");
+    }
+    for buffer in [a_buf, b_buf, c_buf, d_buf] {
+        call(RuntimeRequest::Free { buffer });
+    }
+}
+
+/// Where the D storage of every probe block differs from what the declared
+/// layouts predict (the first few, described).
+fn mismatches(
+    pairs: &[(usize, usize)],
+    d: &[u8],
+    a_decl: &[(u64, u64)],
+    b_decl: &[(u64, u64)],
+    d_at: &BTreeMap<(u64, u64), usize>,
+) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for (block, &(a, b)) in pairs.iter().enumerate() {
+        let (row, ka) = a_decl[a];
+        let (kb, col) = b_decl[b];
+        let hot = d_at.get(&(row, col)).copied();
+        for slot in 0..LANES * D_SLOTS {
+            let at = (block * LANES * D_SLOTS + slot) * 4;
+            let v = f32::from_le_bytes([d[at], d[at + 1], d[at + 2], d[at + 3]]);
+            let want = if Some(slot) == hot && ka == kb {
+                1.0
+            } else {
+                0.0
+            };
+            if v != want && wrong.len() < 8 {
+                wrong.push(format!(
+                    "A (lane {}, slot {}) × B (lane {}, slot {}): D (lane {}, slot {}) = {v}, declared layouts predict {want}",
+                    a / A_SLOTS,
+                    a % A_SLOTS,
+                    b / B_SLOTS,
+                    b % B_SLOTS,
+                    slot / D_SLOTS,
+                    slot % D_SLOTS
+                ));
+            }
+        }
+    }
+    wrong
+}
+
+#[test]
+fn mma_fragment_layouts_match_the_hardware() {
+    let Some(device) = device() else {
+        // The probe needs a GPU; CI has none.
+        assert!(
+            std::env::var_os("TILEC_REQUIRE_GPU").is_none(),
+            "TILEC_REQUIRE_GPU is set but the CUDA runtime finds no device"
+        );
+        return;
+    };
+    for arch in ["sm_80", "sm_90a"] {
+        for bf16 in [false, true] {
+            check_atom(arch, bf16);
+        }
+    }
+    // Shown with `--nocapture`: what was probed, and where.
+    #[allow(clippy::print_stdout)]
+    {
+        println!("probed mma.m16n8k16 f16 and bf16 for sm_80 and sm_90a on {device}");
+    }
+}
