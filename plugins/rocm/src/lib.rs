@@ -47,9 +47,72 @@ pub const NAME: &str = "rocm";
 /// The `emit` values `compile` accepts.
 pub const EMITS: [&str; 3] = ["llvm-ir", "hsaco", "thread-ir"];
 
+/// With this variable set (and not `0`), every compile that emits LLVM IR
+/// also builds the code object and checks it as `--emit hsaco` does: how CI
+/// checks, without a GPU, that every conformance kernel assembles for every
+/// target within its limits.
+pub const VALIDATE_VAR: &str = "TILEC_ROCM_VALIDATE";
+
 /// The backend.
 #[derive(Debug)]
 pub struct Rocm;
+
+/// Builds the code object of `llvm_ir` with LLVM 19 and checks it against
+/// the target: every kernel described in its metadata note, wave64, static
+/// LDS within the target's capacity, no scratch (a spill). Records each
+/// kernel's VGPR count in `kernels`.
+fn code_object(
+    llvm_ir: &str,
+    target: &TargetDescription,
+    kernels: &mut [KernelMetadata],
+) -> Result<Vec<u8>, PluginError> {
+    let tools =
+        toolchain::find().map_err(|e| PluginError::new(ErrorCode::Unimplemented, e.to_string()))?;
+    let bytes = toolchain::build_code_object(&tools, llvm_ir, &target.arch)
+        .map_err(|e| PluginError::new(ErrorCode::Internal, e.to_string()))?;
+    let infos = codeobject::kernels(&bytes).map_err(|e| {
+        PluginError::new(
+            ErrorCode::Internal,
+            format!("the code object LLVM built is unreadable: {e}"),
+        )
+    })?;
+    let lds_limit = target
+        .memory_of_kind(tilec_core::target::MemoryKind::Shared)
+        .and_then(|m| m.capacity_bytes);
+    let width = target.simt_width().map(u64::from);
+    for k in kernels.iter_mut() {
+        let Some(info) = infos.iter().find(|i| i.name == k.entry) else {
+            return Err(PluginError::new(
+                ErrorCode::Internal,
+                format!("the code object has no metadata for kernel `{}`", k.entry),
+            ));
+        };
+        k.registers = info.vgprs.and_then(|v| u32::try_from(v).ok());
+        let problem = if let (Some(w), Some(width)) = (info.wavefront_size, width)
+            && w != width
+        {
+            Some(format!("wavefront size {w}, the target's is {width}"))
+        } else if let (Some(lds), Some(limit)) = (info.lds_bytes, lds_limit)
+            && lds > limit
+        {
+            Some(format!("{lds} bytes of LDS, the target has {limit}"))
+        } else if info.scratch_bytes.is_some_and(|s| s > 0) {
+            Some(format!(
+                "{} bytes of scratch per work-item (registers spilled)",
+                info.scratch_bytes.unwrap_or(0)
+            ))
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            return Err(PluginError::new(
+                ErrorCode::Internal,
+                format!("kernel `{}` on {}: {problem}", k.entry, target.arch),
+            ));
+        }
+    }
+    Ok(bytes)
+}
 
 fn plugin_info() -> PluginInfo {
     PluginInfo {
@@ -154,29 +217,21 @@ fn compile(request: CompileRequest) -> Result<CompileResult, PluginError> {
             kind: ArtifactKind::Text,
             bytes: thread::print_module(&compiled.thread).into_bytes(),
         },
-        "hsaco" => {
-            let tools = toolchain::find()
-                .map_err(|e| PluginError::new(ErrorCode::Unimplemented, e.to_string()))?;
-            let bytes = toolchain::build_code_object(&tools, &compiled.llvm_ir, &target.arch)
-                .map_err(|e| PluginError::new(ErrorCode::Internal, e.to_string()))?;
-            if let Ok(infos) = codeobject::kernels(&bytes) {
-                for k in &mut kernels {
-                    if let Some(info) = infos.iter().find(|i| i.name == k.entry) {
-                        k.registers = info.vgprs.and_then(|v| u32::try_from(v).ok());
-                    }
-                }
+        "hsaco" => Artifact {
+            name: "module.hsaco".to_string(),
+            kind: ArtifactKind::Binary,
+            bytes: code_object(&compiled.llvm_ir, &target, &mut kernels)?,
+        },
+        _ => {
+            if std::env::var_os(VALIDATE_VAR).is_some_and(|v| !v.is_empty() && v != "0") {
+                code_object(&compiled.llvm_ir, &target, &mut kernels)?;
             }
             Artifact {
-                name: "module.hsaco".to_string(),
-                kind: ArtifactKind::Binary,
-                bytes,
+                name: "module.ll".to_string(),
+                kind: ArtifactKind::Text,
+                bytes: compiled.llvm_ir.into_bytes(),
             }
         }
-        _ => Artifact {
-            name: "module.ll".to_string(),
-            kind: ArtifactKind::Text,
-            bytes: compiled.llvm_ir.into_bytes(),
-        },
     };
     Ok(CompileResult {
         artifacts: vec![artifact],
@@ -204,3 +259,52 @@ impl BackendPlugin for Rocm {
 }
 
 tilec_plugin_api::export_backend!(Rocm);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The code-object check refuses what the target cannot hold: the same
+    /// kernel passes against gfx942 and fails against a gfx942 with 64
+    /// bytes of LDS.
+    #[test]
+    fn code_objects_are_checked_against_the_target() {
+        if toolchain::find().is_err() {
+            assert!(
+                std::env::var_os("TILEC_REQUIRE_LLVM").is_none(),
+                "TILEC_REQUIRE_LLVM is set but LLVM 19 was not found"
+            );
+            return;
+        }
+        let source = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/softmax.py"
+        ))
+        .expect("examples/softmax.py");
+        let module = tilec_core::front::py::compile(&source, &Default::default())
+            .module
+            .expect("softmax compiles");
+        let target = targets::describe("gfx942").expect("gfx942");
+        let compiled = compile_module(&module, &target, &emit::EmitOptions::default())
+            .expect("softmax lowers for gfx942");
+        let mut kernels = compiled.kernels.clone();
+        let built = code_object(&compiled.llvm_ir, &target, &mut kernels);
+        assert!(built.is_ok(), "{:?}", built.err().map(|e| e.message));
+        assert!(kernels.iter().all(|k| k.registers.is_some()));
+
+        let mut tiny = target.clone();
+        for space in &mut tiny.memory_spaces {
+            if space.kind == tilec_core::target::MemoryKind::Shared {
+                space.capacity_bytes = Some(64);
+            }
+        }
+        let refused = code_object(&compiled.llvm_ir, &tiny, &mut kernels)
+            .err()
+            .map(|e| e.message)
+            .unwrap_or_default();
+        assert!(
+            refused.contains("bytes of LDS, the target has 64"),
+            "{refused}"
+        );
+    }
+}
