@@ -405,6 +405,23 @@ pub enum Expr {
     },
 }
 
+impl Expr {
+    /// The operands of the expression, in order (a load's are its indices).
+    pub fn operands(&self) -> Vec<Handle<Expr>> {
+        match self {
+            Expr::Literal(_) | Expr::Var(_) => Vec::new(),
+            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => vec![*arg],
+            Expr::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
+            Expr::Select {
+                cond,
+                then,
+                otherwise,
+            } => vec![*cond, *then, *otherwise],
+            Expr::Load { indices, .. } => indices.clone(),
+        }
+    }
+}
+
 /// A half-open box of a buffer: per dimension, a start and an extent.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Region {

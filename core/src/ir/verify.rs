@@ -446,21 +446,6 @@ pub fn verify_module(m: &Module) -> Result<(), Vec<(String, VerifyError)>> {
     }
 }
 
-/// Operands of an expression, in order.
-fn operands(e: &Expr) -> Vec<Handle<Expr>> {
-    match e {
-        Expr::Literal(_) | Expr::Var(_) => Vec::new(),
-        Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => vec![*arg],
-        Expr::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
-        Expr::Select {
-            cond,
-            then,
-            otherwise,
-        } => vec![*cond, *then, *otherwise],
-        Expr::Load { indices, .. } => indices.clone(),
-    }
-}
-
 fn literal_is_canonical(lit: Literal) -> bool {
     match lit {
         Literal::Bool(_) => true,
@@ -587,7 +572,7 @@ impl<'a> Checker<'a> {
         let mut sound = vec![false; f.exprs.len()];
         for (h, e) in f.exprs.iter() {
             let mut ok = true;
-            for o in operands(e) {
+            for o in e.operands() {
                 if !f.exprs.contains(o) {
                     self.error(VerifyError::DanglingHandle {
                         handle: HandleRef::Expr(o),
@@ -880,7 +865,7 @@ impl<'a> Checker<'a> {
                     }
                     stack.extend(indices.iter().copied());
                 }
-                other => stack.extend(operands(other)),
+                other => stack.extend(other.operands()),
             }
         }
     }
@@ -940,7 +925,7 @@ impl<'a> Checker<'a> {
                     return true;
                 }
                 Some(Expr::Var(_)) | None => {}
-                Some(e) => stack.extend(operands(e)),
+                Some(e) => stack.extend(e.operands()),
             }
         }
         false

@@ -269,6 +269,21 @@ fn malformed(detail: impl Into<String>, span: Span) -> LowerError {
     }
 }
 
+/// Calls `visit` with the buffer of every load in expression `e` (the
+/// expression tree walked with an explicit stack).
+fn for_each_load(f: &ir::Function, e: Handle<ir::Expr>, mut visit: impl FnMut(Handle<ir::Buffer>)) {
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        let Some(node) = f.exprs.try_get(e) else {
+            continue;
+        };
+        if let ir::Expr::Load { buffer, .. } = node {
+            visit(*buffer);
+        }
+        stack.extend(node.operands());
+    }
+}
+
 /// Where a Tile IR buffer lives after lowering.
 #[derive(Clone, Debug)]
 enum Mem {
@@ -999,28 +1014,11 @@ impl<'a> Lower<'a> {
     }
 
     fn expr_reads(&self, e: Handle<ir::Expr>, acc: &mut Pending) {
-        let mut stack = vec![e];
-        while let Some(e) = stack.pop() {
-            let Some(node) = self.f.exprs.try_get(e) else {
-                continue;
-            };
-            match node {
-                ir::Expr::Literal(_) | ir::Expr::Var(_) => {}
-                ir::Expr::Unary { arg, .. } | ir::Expr::Cast { arg, .. } => stack.push(*arg),
-                ir::Expr::Binary { lhs, rhs, .. } => stack.extend([*lhs, *rhs]),
-                ir::Expr::Select {
-                    cond,
-                    then,
-                    otherwise,
-                } => stack.extend([*cond, *then, *otherwise]),
-                ir::Expr::Load { buffer, indices } => {
-                    if self.on_chip(*buffer) {
-                        acc.reads.insert(buffer.index());
-                    }
-                    stack.extend(indices.iter().copied());
-                }
+        for_each_load(self.f, e, |b| {
+            if self.on_chip(b) {
+                acc.reads.insert(b.index());
             }
-        }
+        });
     }
 
     fn region_reads(&self, r: &Region, acc: &mut Pending) {

@@ -158,26 +158,9 @@ impl<'a> Lower<'a> {
 
     /// Marks every buffer an expression loads from.
     fn scan_expr(&self, e: Handle<ir::Expr>, uses: &mut Uses) {
-        let mut stack = vec![e];
-        while let Some(e) = stack.pop() {
-            let Some(node) = self.f.exprs.try_get(e) else {
-                continue;
-            };
-            match node {
-                ir::Expr::Literal(_) | ir::Expr::Var(_) => {}
-                ir::Expr::Unary { arg, .. } | ir::Expr::Cast { arg, .. } => stack.push(*arg),
-                ir::Expr::Binary { lhs, rhs, .. } => stack.extend([*lhs, *rhs]),
-                ir::Expr::Select {
-                    cond,
-                    then,
-                    otherwise,
-                } => stack.extend([*cond, *then, *otherwise]),
-                ir::Expr::Load { buffer, indices } => {
-                    uses.bad.insert(*buffer);
-                    stack.extend(indices.iter().copied());
-                }
-            }
-        }
+        super::for_each_load(self.f, e, |b| {
+            uses.bad.insert(b);
+        });
     }
 
     fn scan_region(&self, r: &Region, uses: &mut Uses) {
