@@ -1899,8 +1899,14 @@ impl<'f> Simplifier<'f> {
                 rest = rest.add(&t.scale(c));
             }
         }
-        // No shift here: `rest` must be exactly what remains of `la`.
-        let Some((_, r)) = self.fit(&rest, ty, false)? else {
+        // No shift here: `rest` must be exactly what remains of `la`. Its
+        // constant is taken unreduced (`Lin` keeps constants modulo 2^bits,
+        // where `254` in `u8` reads as `-2`).
+        let exact = Lin {
+            konst: la.konst.rem_euclid(d),
+            ..rest.clone()
+        };
+        let Some((_, r)) = self.fit(&exact, ty, false)? else {
             return keep(self);
         };
         let (q_lo, q_hi) = (floor_div(r.lo, d), floor_div(r.hi, d));
