@@ -109,6 +109,7 @@
 
 mod copy;
 mod gemm;
+mod reduce;
 mod resident;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -350,6 +351,9 @@ struct Lower<'a> {
     excluded: HashSet<Handle<ir::Buffer>>,
     /// The buffer the current attempt gave up keeping in registers.
     demoted: Option<Handle<ir::Buffer>>,
+    /// Cross-warp scratch arrays of cooperative reductions, one per
+    /// accumulator type (`reduce.rs`).
+    scratch: Vec<(DType, SharedId)>,
 }
 
 fn lit_i32(v: i64) -> Expr {
@@ -408,6 +412,7 @@ impl<'a> Lower<'a> {
             resident: HashMap::new(),
             excluded: HashSet::new(),
             demoted: None,
+            scratch: Vec::new(),
         }
     }
 
@@ -1112,7 +1117,18 @@ impl<'a> Lower<'a> {
                 self.expr_reads(*value, acc);
                 self.write(dst.buffer, acc);
             }
-            ir::Stmt::Reduce { src, dst, .. } | ir::Stmt::Cumsum { src, dst, .. } => {
+            ir::Stmt::Reduce { src, dst, dim, .. } => {
+                self.read(*src, acc);
+                self.read(*dst, acc);
+                self.write(*dst, acc);
+                // Partials crossing warps go through a scratch array
+                // (`reduce.rs`).
+                if self.reduce_uses_scratch(*src, *dim as usize) {
+                    acc.reads.insert(reduce::SCRATCH);
+                    acc.writes.insert(reduce::SCRATCH);
+                }
+            }
+            ir::Stmt::Cumsum { src, dst, .. } => {
                 self.read(*src, acc);
                 self.read(*dst, acc);
                 self.write(*dst, acc);
@@ -1666,131 +1682,6 @@ impl<'a> Lower<'a> {
             }),
         }));
         Ok(())
-    }
-
-    fn reduce(
-        &mut self,
-        kind: ReduceKind,
-        src: Handle<ir::Buffer>,
-        dst: Handle<ir::Buffer>,
-        dim: usize,
-        clear: bool,
-        out: &mut Vec<Stmt>,
-    ) -> Result<()> {
-        let sshape = self.const_shape(src)?;
-        let dshape = self.const_shape(dst)?;
-        if dim >= sshape.len() {
-            return Err(self.malformed("reduce dimension out of range"));
-        }
-        let mut expected = sshape.clone();
-        expected.remove(dim);
-        if non_unit(&expected) != non_unit(&dshape) {
-            return Err(self.malformed("reduce shapes disagree"));
-        }
-        let (sd, dd) = (self.f.buffers[src].dtype, self.f.buffers[dst].dtype);
-        let float = sd.is_float() || dd.is_float();
-        let acc_t = if float { DType::F64 } else { DType::I64 };
-        if !float
-            && matches!(kind, ReduceKind::Max | ReduceKind::Min | ReduceKind::AbsMax)
-            && (sd == DType::U64 || dd == DType::U64)
-        {
-            return Err(self.unsupported("an integer max/min reduction over u64"));
-        }
-        let outer: i64 = sshape[..dim].iter().product();
-        let len = sshape[dim];
-        let inner: i64 = sshape[dim + 1..].iter().product();
-        let identity = if float {
-            Expr::literal(Literal::Float(
-                match kind {
-                    ReduceKind::Max => f64::NEG_INFINITY,
-                    ReduceKind::Min => f64::INFINITY,
-                    _ => 0.0,
-                },
-                DType::F64,
-            ))
-        } else {
-            let (lo, hi) = dd.int_range().unwrap_or((0, 1));
-            let v = match kind {
-                ReduceKind::Max => lo,
-                ReduceKind::Min => hi,
-                _ => 0,
-            };
-            Expr::literal(Literal::Int(
-                i64::try_from(v).unwrap_or(i64::MAX),
-                DType::I64,
-            ))
-        };
-        let (sid, did) = (self.shared_of(src)?, self.shared_of(dst)?);
-        self.cyclic(outer * inner, out, |s, q, body| {
-            let acc = s.temp("acc", acc_t);
-            if clear {
-                s.assign(body, acc, identity);
-            } else {
-                let old = s.temp("v", dd);
-                body.push(s.stmt(StmtKind::Load {
-                    width: 1,
-                    dst: RegRef::Scalar(old),
-                    src: MemRef::Shared(did),
-                    index: q.clone(),
-                    guard: None,
-                }));
-                s.assign(body, acc, Expr::cast(acc_t, reg_expr(old, dd)));
-            }
-            // element (o, r, i) of src: (o * len + r) * inner + i, where
-            // q = o * inner + i.
-            let qd = q.clone();
-            let o = s.bin(BinaryOp::FloorDiv, q.clone(), lit_i32(inner))?;
-            let i = s.bin(BinaryOp::FloorMod, q, lit_i32(inner))?;
-            let base = s.bin(BinaryOp::Mul, o, lit_i32(len * inner))?;
-            let base = s.bin(BinaryOp::Add, base, i)?;
-            let rname = s.fresh("r");
-            let r = s.add_reg(rname, DType::I32, RegisterKind::Loop);
-            let mut rb = Vec::new();
-            let off = s.bin(BinaryOp::Mul, reg_expr(r, DType::I32), lit_i32(inner))?;
-            let index = s.bin(BinaryOp::Add, base, off)?;
-            let x = s.temp("v", sd);
-            rb.push(s.stmt(StmtKind::Load {
-                width: 1,
-                dst: RegRef::Scalar(x),
-                src: MemRef::Shared(sid),
-                index,
-                guard: None,
-            }));
-            let xv = Expr::cast(acc_t, reg_expr(x, sd));
-            let a = reg_expr(acc, acc_t);
-            let abs = |v: Expr| Expr::unary(UnaryOp::Abs, v);
-            let next = match kind {
-                ReduceKind::Sum => s.bin(BinaryOp::Add, a, xv)?,
-                ReduceKind::AbsSum => {
-                    let xa = abs(xv).map_err(|e| s.malformed(e.to_string()))?;
-                    s.bin(BinaryOp::Add, a, xa)?
-                }
-                ReduceKind::Max => s.bin(BinaryOp::Max, a, xv)?,
-                ReduceKind::Min => s.bin(BinaryOp::Min, a, xv)?,
-                ReduceKind::AbsMax => {
-                    let xa = abs(xv).map_err(|e| s.malformed(e.to_string()))?;
-                    s.bin(BinaryOp::Max, a, xa)?
-                }
-            };
-            s.assign(&mut rb, acc, next);
-            body.push(s.stmt(StmtKind::For {
-                var: r,
-                start: lit_i32(0),
-                count: lit_i32(len),
-                step: lit_i32(1),
-                unroll: Unroll::None,
-                body: rb,
-            }));
-            let res = s.in_register(Expr::cast(dd, reg_expr(acc, acc_t)), body);
-            body.push(s.stmt(StmtKind::Store {
-                width: 1,
-                dst: MemRef::Shared(did),
-                index: qd,
-                src: res,
-                guard: None,
-            }));
-            Ok(())
-        })
     }
 
     fn shared_of(&self, buffer: Handle<ir::Buffer>) -> Result<SharedId> {

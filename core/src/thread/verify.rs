@@ -47,8 +47,8 @@
 //! 10. `barrier` needs a block barrier in the target, and may not sit in an
 //!     `if` whose condition, or a `for` whose bounds, are thread-dependent
 //!     (see below).
-//! 11. Shuffles move a value of at most 32 bits into a destination of its
-//!     type; the width is a power of two no larger than the SIMT width; the
+//! 11. Shuffles move a value (of any type: at most 64 bits) into a
+//!     destination of its type; the width is a power of two no larger than the SIMT width; the
 //!     lane operand is an integer.
 //! 12. `atomic_add` adds a numeric value of the buffer's type; its guard
 //!     cannot zero-fill.
@@ -199,8 +199,6 @@ pub enum VerifyErrorKind {
     DivergentBarrier(&'static str),
     #[error("shuffle width {width} must be a power of two at most the SIMT width {simt}")]
     ShuffleWidth { width: u32, simt: u32 },
-    #[error("shuffle of a {0} value: only 32-bit or smaller values can be shuffled")]
-    ShuffleType(DType),
     #[error("atomic_add of {0} values is not supported")]
     AtomicType(DType),
     #[error("the target has no matrix atom `{0}`")]
@@ -933,9 +931,6 @@ impl Verifier<'_> {
                         dtype,
                         value: value.dtype,
                     }));
-                }
-                if value.dtype.bits() > 32 {
-                    return Err(self.err(VerifyErrorKind::ShuffleType(value.dtype)));
                 }
                 if !width.is_power_of_two() || *width > self.simt {
                     return Err(self.err(VerifyErrorKind::ShuffleWidth {

@@ -185,6 +185,39 @@ impl KernelEmitter<'_> {
         })
     }
 
+    /// A value of at most 64 bits as the `i32` words a lane exchange
+    /// moves: one word, or the low and high halves of a 64-bit value.
+    pub fn as_i32_words(&mut self, v: &str, d: DType) -> Result<Vec<String>, EmitError> {
+        let wide = match d {
+            DType::I64 | DType::U64 => v.to_string(),
+            DType::F64 => self.inst(format!("bitcast double {v} to i64")),
+            _ => return Ok(vec![self.as_i32_bits(v, d)?]),
+        };
+        let lo = self.inst(format!("trunc i64 {wide} to i32"));
+        let shifted = self.inst(format!("lshr i64 {wide}, 32"));
+        let hi = self.inst(format!("trunc i64 {shifted} to i32"));
+        Ok(vec![lo, hi])
+    }
+
+    /// The inverse of [`Self::as_i32_words`].
+    pub fn value_of_i32_words(&mut self, words: &[String], d: DType) -> Result<String, EmitError> {
+        match (words, d) {
+            ([lo, hi], DType::I64 | DType::U64 | DType::F64) => {
+                let lo = self.inst(format!("zext i32 {lo} to i64"));
+                let hi = self.inst(format!("zext i32 {hi} to i64"));
+                let hi = self.inst(format!("shl i64 {hi}, 32"));
+                let wide = self.inst(format!("or i64 {hi}, {lo}"));
+                Ok(if d == DType::F64 {
+                    self.inst(format!("bitcast i64 {wide} to double"))
+                } else {
+                    wide
+                })
+            }
+            ([w], _) => self.value_of_i32_bits(w, d),
+            _ => Err(self.internal(format!("a shuffle of a {d} value"))),
+        }
+    }
+
     /// The inverse of [`Self::as_i32_bits`].
     pub fn value_of_i32_bits(&mut self, v: &str, d: DType) -> Result<String, EmitError> {
         Ok(match d {

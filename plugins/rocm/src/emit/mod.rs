@@ -35,7 +35,8 @@
 //!   workgroup barrier needs so that LDS writes before it are visible after.
 //! - **Shuffles** are `llvm.amdgcn.ds.bpermute` (a pull by byte address);
 //!   the source lane is computed from the kind and width as the SIMT
-//!   interpreter does, a lane outside the group reading its own value.
+//!   interpreter does, a lane outside the group reading its own value;
+//!   64-bit values move as two 32-bit words.
 //! - **Atomic add** is `atomicrmw add`/`fadd` at agent scope, monotonic.
 //! - **Matrix atoms** call `llvm.amdgcn.mfma.f32.{32x32x8,16x16x16}f16`
 //!   or the `bf16.1k` forms (bf16 as `<4 x i16>`), fragment slot `s` being
@@ -936,7 +937,7 @@ impl<'a> KernelEmitter<'a> {
             "declare i32 @llvm.amdgcn.ds.bpermute(i32, i32)".into(),
         );
         let v = self.expr(value)?;
-        let bits = self.as_i32_bits(&v, value.dtype)?;
+        let words = self.as_i32_words(&v, value.dtype)?;
         let arg = self.expr(lane)?;
         let arg = self.int_to_i32(&arg, lane.dtype)?;
         let group = self.inst(format!("and i32 %lane, {}", !(width as i32 - 1)));
@@ -959,10 +960,15 @@ impl<'a> KernelEmitter<'a> {
             }
         };
         let addr = self.inst(format!("shl i32 {src}, 2"));
-        let r = self.inst(format!(
-            "call i32 @llvm.amdgcn.ds.bpermute(i32 {addr}, i32 {bits})"
-        ));
-        let out = self.value_of_i32_bits(&r, value.dtype)?;
+        let moved: Vec<String> = words
+            .iter()
+            .map(|w| {
+                self.inst(format!(
+                    "call i32 @llvm.amdgcn.ds.bpermute(i32 {addr}, i32 {w})"
+                ))
+            })
+            .collect();
+        let out = self.value_of_i32_words(&moved, value.dtype)?;
         self.write_reg_elem(dst, 0, &out)
     }
 

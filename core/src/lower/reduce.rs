@@ -1,0 +1,515 @@
+//! `reduce`: folding one dimension of an on-chip buffer.
+//!
+//! # Algorithm
+//! The source has shape `[outer…, len, inner…]` and the destination one
+//! element per (outer, inner) pair: `P = outer · inner` outputs. Values
+//! fold in an `f64` accumulator (floats) or an `i64` one (integers), start
+//! from the identity, fold the old destination value in unless the
+//! reduction clears, and round once into the destination's type — the
+//! reference interpreter's arithmetic.
+//!
+//! **Cooperative groups.** With `T` threads, a SIMT width `W`, and fewer
+//! outputs than threads, each output gets a group of `G` consecutive
+//! threads: `G` is the largest power of two with `P · G ≤ T`, `G ≤ len`
+//! and `G` dividing `T`. Thread `t` works for output `o = t / G` as member
+//! `g = t % G`:
+//! 1. it folds the elements `r = g, g + G, …` of its output's line into a
+//!    private partial (threads past the last group, `o ≥ P`, fold the last
+//!    output's line again, so that every thread runs the same code);
+//! 2. partials combine by butterfly shuffles (`shfl_xor` by `min(G, W)/2,
+//!    …, 1` within segments of `min(G, W)` lanes): afterwards every lane of
+//!    a segment holds the segment's fold;
+//! 3. when a group spans several warps (`G > W`), lane 0 of each warp
+//!    writes its fold to a shared scratch array of `T / W` accumulators
+//!    (one per kernel and accumulator type), a barrier follows, and every
+//!    thread folds its group's `G / W` entries in warp order;
+//! 4. member 0 of each group with `o < P` folds in the old value (unless
+//!    the reduction clears), rounds and stores.
+//!
+//! Sums therefore associate differently from the reference's left-to-right
+//! fold. In `f64` that changes the result by far less than one rounding of
+//! an `f32` destination, but it can differ in the last bit; maxima and
+//! minima (with NaN propagation and `+0 > −0`) and wrapping integer sums
+//! are associative and commutative, so they agree exactly. The scratch
+//! array is tracked by the barrier analysis as the pseudo-buffer
+//! [`SCRATCH`], which a `reduce` whose groups span several warps reads and
+//! writes.
+//!
+//! **One thread per output.** With at least as many outputs as threads
+//! (`G = 1`), with a target without a SIMT width, or when shuffles cannot
+//! be used, outputs are distributed cyclically and each thread folds a
+//! whole line alone, in the reference's order (bit-identical results).
+
+use super::{
+    BinaryOp, DType, Expr, Handle, Literal, Lower, MemRef, ReduceKind, RegRef, RegisterKind,
+    Result, SharedBuffer, SharedId, Special, Stmt, StmtKind, UnaryOp, Unroll, ir, lit_i32,
+    non_unit, reg_expr,
+};
+use crate::thread::ShuffleKind;
+
+/// The barrier analysis's name for the cross-warp scratch arrays of
+/// cooperative reductions (never a Tile IR buffer index).
+pub(super) const SCRATCH: usize = usize::MAX;
+
+/// What one reduction folds: the combination, its identity and types.
+#[derive(Clone, Copy)]
+struct Fold {
+    kind: ReduceKind,
+    /// The accumulator type: `f64` or `i64`.
+    acc: DType,
+    src: DType,
+    dst: DType,
+}
+
+/// Shape of a reduction: `outer · inner` outputs, lines of `len`.
+#[derive(Clone, Copy)]
+struct Lines {
+    outer: i64,
+    len: i64,
+    inner: i64,
+    src: SharedId,
+    dst: SharedId,
+    /// The destination's Tile IR buffer index, for the barrier analysis.
+    dst_buf: usize,
+}
+
+impl Lines {
+    fn outputs(&self) -> i64 {
+        self.outer * self.inner
+    }
+}
+
+impl Fold {
+    fn identity(&self) -> Expr {
+        if self.acc == DType::F64 {
+            return Expr::literal(Literal::Float(
+                match self.kind {
+                    ReduceKind::Max => f64::NEG_INFINITY,
+                    ReduceKind::Min => f64::INFINITY,
+                    _ => 0.0,
+                },
+                DType::F64,
+            ));
+        }
+        let (lo, hi) = self.dst.int_range().unwrap_or((0, 1));
+        let v = match self.kind {
+            ReduceKind::Max => lo,
+            ReduceKind::Min => hi,
+            _ => 0,
+        };
+        Expr::literal(Literal::Int(
+            i64::try_from(v).unwrap_or(i64::MAX),
+            DType::I64,
+        ))
+    }
+}
+
+impl Lower<'_> {
+    pub(super) fn reduce(
+        &mut self,
+        kind: ReduceKind,
+        src: Handle<ir::Buffer>,
+        dst: Handle<ir::Buffer>,
+        dim: usize,
+        clear: bool,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let sshape = self.const_shape(src)?;
+        let dshape = self.const_shape(dst)?;
+        if dim >= sshape.len() {
+            return Err(self.malformed("reduce dimension out of range"));
+        }
+        let mut expected = sshape.clone();
+        expected.remove(dim);
+        if non_unit(&expected) != non_unit(&dshape) {
+            return Err(self.malformed("reduce shapes disagree"));
+        }
+        let (sd, dd) = (self.f.buffers[src].dtype, self.f.buffers[dst].dtype);
+        let float = sd.is_float() || dd.is_float();
+        if !float
+            && matches!(kind, ReduceKind::Max | ReduceKind::Min | ReduceKind::AbsMax)
+            && (sd == DType::U64 || dd == DType::U64)
+        {
+            return Err(self.unsupported("an integer max/min reduction over u64"));
+        }
+        let fold = Fold {
+            kind,
+            acc: if float { DType::F64 } else { DType::I64 },
+            src: sd,
+            dst: dd,
+        };
+        let lines = Lines {
+            outer: sshape[..dim].iter().product(),
+            len: sshape[dim],
+            inner: sshape[dim + 1..].iter().product(),
+            src: self.shared_of(src)?,
+            dst: self.shared_of(dst)?,
+            dst_buf: dst.index(),
+        };
+        match self.group_size(&lines) {
+            Some((g, w)) => self.reduce_cooperative(fold, lines, clear, g, w, out),
+            None => self.reduce_per_output(fold, lines, clear, out),
+        }
+    }
+
+    /// Whether the `reduce` of `src` along `dim` exchanges partials
+    /// through the scratch array (groups spanning several warps).
+    pub(super) fn reduce_uses_scratch(&self, src: Handle<ir::Buffer>, dim: usize) -> bool {
+        let Some(shape) = self.f.const_shape(src) else {
+            return false;
+        };
+        if dim >= shape.len() {
+            return false;
+        }
+        let lines = Lines {
+            outer: shape[..dim].iter().product(),
+            len: shape[dim],
+            inner: shape[dim + 1..].iter().product(),
+            src: SharedId(0),
+            dst: SharedId(0),
+            dst_buf: 0,
+        };
+        self.group_size(&lines).is_some_and(|(g, w)| g > w)
+    }
+
+    /// `(G, W)` for a cooperative reduction, or `None` for one thread per
+    /// output (see the module documentation).
+    fn group_size(&self, lines: &Lines) -> Option<(i64, i64)> {
+        let w = i64::from(self.target.simt_width()?);
+        let (t, p) = (self.threads, lines.outputs());
+        if p < 1 || lines.len < 2 || !(w as u64).is_power_of_two() || i32::try_from(t).is_err() {
+            return None;
+        }
+        let limit = (t / p).min(lines.len);
+        if limit < 2 {
+            return None;
+        }
+        let mut g = 1i64 << (63 - limit.leading_zeros());
+        while g >= 2 && t % g != 0 {
+            g /= 2;
+        }
+        (g >= 2).then_some((g, w))
+    }
+
+    /// `acc ∘ x` for values already in the accumulator type.
+    fn combine(&self, kind: ReduceKind, acc: Expr, x: Expr) -> Result<Expr> {
+        let abs = |v: Expr| Expr::unary(UnaryOp::Abs, v).map_err(|e| self.malformed(e.to_string()));
+        match kind {
+            ReduceKind::Sum => self.bin(BinaryOp::Add, acc, x),
+            ReduceKind::AbsSum => self.bin(BinaryOp::Add, acc, abs(x)?),
+            ReduceKind::Max => self.bin(BinaryOp::Max, acc, x),
+            ReduceKind::Min => self.bin(BinaryOp::Min, acc, x),
+            ReduceKind::AbsMax => self.bin(BinaryOp::Max, acc, abs(x)?),
+        }
+    }
+
+    /// `acc = acc ∘ x` for partials (already folded: no `abs` again).
+    fn merge(&self, kind: ReduceKind, acc: Expr, x: Expr) -> Result<Expr> {
+        match kind {
+            ReduceKind::Sum | ReduceKind::AbsSum => self.bin(BinaryOp::Add, acc, x),
+            ReduceKind::Max | ReduceKind::AbsMax => self.bin(BinaryOp::Max, acc, x),
+            ReduceKind::Min => self.bin(BinaryOp::Min, acc, x),
+        }
+    }
+
+    /// Folds the elements `r = first, first + step, …` (`count` of them,
+    /// guarded by `r < len` when `guarded`) of the line starting at `base`
+    /// into `acc`.
+    #[allow(clippy::too_many_arguments)]
+    fn fold_line(
+        &mut self,
+        fold: Fold,
+        lines: &Lines,
+        acc: super::RegId,
+        base: Expr,
+        (first, count, step): (Expr, i64, i64),
+        guarded: bool,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let rname = self.fresh("r");
+        let r = self.add_reg(rname, DType::I32, RegisterKind::Loop);
+        let re = reg_expr(r, DType::I32);
+        let mut rb = Vec::new();
+        let off = self.bin(BinaryOp::Mul, re.clone(), lit_i32(lines.inner))?;
+        let index = self.bin(BinaryOp::Add, base, off)?;
+        let x = self.temp("v", fold.src);
+        rb.push(self.stmt(StmtKind::Load {
+            width: 1,
+            dst: RegRef::Scalar(x),
+            src: MemRef::Shared(lines.src),
+            index,
+            guard: None,
+        }));
+        let xv = Expr::cast(fold.acc, reg_expr(x, fold.src));
+        let next = self.combine(fold.kind, reg_expr(acc, fold.acc), xv)?;
+        self.assign(&mut rb, acc, next);
+        let rb = if guarded {
+            vec![self.stmt(StmtKind::If {
+                cond: self.bin(BinaryOp::Lt, re, lit_i32(lines.len))?,
+                then_body: rb,
+                else_body: None,
+            })]
+        } else {
+            rb
+        };
+        out.push(self.stmt(StmtKind::For {
+            var: r,
+            start: first,
+            count: lit_i32(count),
+            step: lit_i32(step),
+            unroll: Unroll::None,
+            body: rb,
+        }));
+        Ok(())
+    }
+
+    /// The flat index of element 0 of output `q`'s line in the source:
+    /// `(q / inner) · len · inner + q % inner`.
+    fn line_base(&self, lines: &Lines, q: Expr) -> Result<Expr> {
+        if lines.inner == 1 {
+            return self.bin(BinaryOp::Mul, q, lit_i32(lines.len));
+        }
+        let o = self.bin(BinaryOp::FloorDiv, q.clone(), lit_i32(lines.inner))?;
+        let i = self.bin(BinaryOp::FloorMod, q, lit_i32(lines.inner))?;
+        let base = self.bin(BinaryOp::Mul, o, lit_i32(lines.len * lines.inner))?;
+        self.bin(BinaryOp::Add, base, i)
+    }
+
+    /// Folds the old destination value in (unless `clear`), rounds and
+    /// stores output `q`.
+    fn finish_output(
+        &mut self,
+        fold: Fold,
+        lines: &Lines,
+        acc: super::RegId,
+        q: Expr,
+        clear: bool,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        if !clear {
+            let old = self.temp("v", fold.dst);
+            out.push(self.stmt(StmtKind::Load {
+                width: 1,
+                dst: RegRef::Scalar(old),
+                src: MemRef::Shared(lines.dst),
+                index: q.clone(),
+                guard: None,
+            }));
+            let merged = self.merge(
+                fold.kind,
+                Expr::cast(fold.acc, reg_expr(old, fold.dst)),
+                reg_expr(acc, fold.acc),
+            )?;
+            self.assign(out, acc, merged);
+        }
+        let res = self.in_register(Expr::cast(fold.dst, reg_expr(acc, fold.acc)), out);
+        out.push(self.stmt(StmtKind::Store {
+            width: 1,
+            dst: MemRef::Shared(lines.dst),
+            index: q,
+            src: res,
+            guard: None,
+        }));
+        Ok(())
+    }
+
+    /// One thread per output, folding in the reference's order.
+    fn reduce_per_output(
+        &mut self,
+        fold: Fold,
+        lines: Lines,
+        clear: bool,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        self.cyclic(lines.outputs(), out, |s, q, body| {
+            let acc = s.temp("acc", fold.acc);
+            if clear {
+                s.assign(body, acc, fold.identity());
+            } else {
+                let old = s.temp("v", fold.dst);
+                body.push(s.stmt(StmtKind::Load {
+                    width: 1,
+                    dst: RegRef::Scalar(old),
+                    src: MemRef::Shared(lines.dst),
+                    index: q.clone(),
+                    guard: None,
+                }));
+                s.assign(body, acc, Expr::cast(fold.acc, reg_expr(old, fold.dst)));
+            }
+            let base = s.line_base(&lines, q.clone())?;
+            s.fold_line(
+                fold,
+                &lines,
+                acc,
+                base,
+                (lit_i32(0), lines.len, 1),
+                false,
+                body,
+            )?;
+            let res = s.in_register(Expr::cast(fold.dst, reg_expr(acc, fold.acc)), body);
+            body.push(s.stmt(StmtKind::Store {
+                width: 1,
+                dst: MemRef::Shared(lines.dst),
+                index: q,
+                src: res,
+                guard: None,
+            }));
+            Ok(())
+        })
+    }
+
+    /// The cross-warp scratch array for accumulators of type `acc`.
+    fn reduce_scratch(&mut self, acc: DType, entries: i64) -> SharedId {
+        if let Some(&(_, id)) = self.scratch.iter().find(|(t, _)| *t == acc) {
+            return id;
+        }
+        let name = self.fresh("reduce_scratch");
+        let id = SharedId(self.shared.len() as u32);
+        self.shared.push(SharedBuffer {
+            name,
+            dtype: acc,
+            len: entries as u64,
+            align: super::SHARED_ALIGN,
+        });
+        self.scratch.push((acc, id));
+        id
+    }
+
+    /// Groups of `g` threads per output (see the module documentation).
+    fn reduce_cooperative(
+        &mut self,
+        fold: Fold,
+        lines: Lines,
+        clear: bool,
+        g: i64,
+        w: i64,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let t = self.threads;
+        let p = lines.outputs();
+        let tid = Expr::special(Special::ThreadIdx);
+        let name = self.fresh("o");
+        let o = self.add_reg(name, DType::I32, RegisterKind::Scalar);
+        let oe = self.bin(BinaryOp::FloorDiv, tid.clone(), lit_i32(g))?;
+        self.assign(out, o, oe);
+        let name = self.fresh("g");
+        let member = self.add_reg(name, DType::I32, RegisterKind::Scalar);
+        let ge = self.bin(BinaryOp::FloorMod, tid.clone(), lit_i32(g))?;
+        self.assign(out, member, ge);
+        let idle = p * g < t;
+        // Threads past the last group read the last output's line.
+        let line = if idle {
+            self.bin(BinaryOp::Min, reg_expr(o, DType::I32), lit_i32(p - 1))?
+        } else {
+            reg_expr(o, DType::I32)
+        };
+        let base = self.line_base(&lines, line.clone())?;
+        let base = self.in_register(base, out);
+        let base = match base {
+            RegRef::Scalar(r) | RegRef::Elem(r, _) => reg_expr(r, DType::I32),
+        };
+        let acc = self.temp("acc", fold.acc);
+        self.assign(out, acc, fold.identity());
+        let count = (lines.len + g - 1) / g;
+        self.fold_line(
+            fold,
+            &lines,
+            acc,
+            base,
+            (reg_expr(member, DType::I32), count, g),
+            lines.len % g != 0,
+            out,
+        )?;
+        // Butterflies within segments of min(G, W) lanes.
+        let seg = g.min(w);
+        let mut off = seg / 2;
+        while off >= 1 {
+            let other = self.temp("x", fold.acc);
+            out.push(self.stmt(StmtKind::Shuffle {
+                kind: ShuffleKind::Xor,
+                dst: RegRef::Scalar(other),
+                value: reg_expr(acc, fold.acc),
+                lane: lit_i32(off),
+                width: seg as u32,
+            }));
+            let m = self.merge(
+                fold.kind,
+                reg_expr(acc, fold.acc),
+                reg_expr(other, fold.acc),
+            )?;
+            self.assign(out, acc, m);
+            off /= 2;
+        }
+        if g > w {
+            let warps = t / w;
+            // The statement's barrier check counted the scratch write.
+            let scratch = self.reduce_scratch(fold.acc, warps);
+            let lane0 = self.bin(
+                BinaryOp::Eq,
+                self.bin(BinaryOp::FloorMod, tid.clone(), lit_i32(w))?,
+                lit_i32(0),
+            )?;
+            let slot = self.bin(BinaryOp::FloorDiv, tid, lit_i32(w))?;
+            let store = self.stmt(StmtKind::Store {
+                width: 1,
+                dst: MemRef::Shared(scratch),
+                index: slot,
+                src: RegRef::Scalar(acc),
+                guard: None,
+            });
+            out.push(self.stmt(StmtKind::If {
+                cond: lane0,
+                then_body: vec![store],
+                else_body: None,
+            }));
+            self.barrier(out);
+            // Fold the group's warps in order: first = line · (G / W).
+            let per = g / w;
+            let first = self.bin(BinaryOp::Mul, line, lit_i32(per))?;
+            let first = self.in_register(first, out);
+            let first = match first {
+                RegRef::Scalar(r) | RegRef::Elem(r, _) => reg_expr(r, DType::I32),
+            };
+            self.assign(out, acc, fold.identity());
+            let kname = self.fresh("k");
+            let k = self.add_reg(kname, DType::I32, RegisterKind::Loop);
+            let x = self.temp("x", fold.acc);
+            let mut kb = Vec::new();
+            kb.push(self.stmt(StmtKind::Load {
+                width: 1,
+                dst: RegRef::Scalar(x),
+                src: MemRef::Shared(scratch),
+                index: self.bin(BinaryOp::Add, first, reg_expr(k, DType::I32))?,
+                guard: None,
+            }));
+            let m = self.merge(fold.kind, reg_expr(acc, fold.acc), reg_expr(x, fold.acc))?;
+            self.assign(&mut kb, acc, m);
+            out.push(self.stmt(StmtKind::For {
+                var: k,
+                start: lit_i32(0),
+                count: lit_i32(per),
+                step: lit_i32(1),
+                unroll: Unroll::Full,
+                body: kb,
+            }));
+            // The barrier cleared what this statement had pending.
+            self.pending.reads.insert(SCRATCH);
+            self.pending.reads.insert(lines.dst_buf);
+            self.pending.writes.insert(lines.dst_buf);
+        }
+        // Member 0 of each real group stores.
+        let mut cond = self.bin(BinaryOp::Eq, reg_expr(member, DType::I32), lit_i32(0))?;
+        if idle {
+            let real = self.bin(BinaryOp::Lt, reg_expr(o, DType::I32), lit_i32(p))?;
+            cond = self.bin(BinaryOp::And, cond, real)?;
+        }
+        let mut body = Vec::new();
+        self.finish_output(fold, &lines, acc, reg_expr(o, DType::I32), clear, &mut body)?;
+        out.push(self.stmt(StmtKind::If {
+            cond,
+            then_body: body,
+            else_body: None,
+        }));
+        Ok(())
+    }
+}
