@@ -98,7 +98,7 @@ impl Lower<'_> {
 
     /// Digits of vector `p` over `extents` (last extent in vectors of `w`),
     /// with the last digit scaled back to elements.
-    fn vector_digits(&self, p: &Expr, extents: &[i64], w: i64) -> Result<Vec<Index>> {
+    pub(super) fn vector_digits(&self, p: &Expr, extents: &[i64], w: i64) -> Result<Vec<Index>> {
         let mut ext = extents.to_vec();
         let Some(last) = ext.last_mut() else {
             return Ok(Vec::new());
@@ -128,10 +128,23 @@ impl Lower<'_> {
         w: i64,
         out: &mut Vec<Stmt>,
     ) -> Result<()> {
+        self.vector_load_at(buffer, idx, arr, lit_i32(0), w, out)
+    }
+
+    /// `load xw arr[at] <- buffer[idx]`, guarded as the first element is.
+    pub(super) fn vector_load_at(
+        &mut self,
+        buffer: Handle<ir::Buffer>,
+        idx: &[Index],
+        arr: RegId,
+        at: Expr,
+        w: i64,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
         let (src, index, guard) = self.address(buffer, idx)?;
         out.push(self.stmt(StmtKind::Load {
             width: w as u32,
-            dst: RegRef::Elem(arr, lit_i32(0)),
+            dst: RegRef::Elem(arr, at),
             src,
             index,
             guard: guard.map(|cond| Guard {
@@ -151,12 +164,25 @@ impl Lower<'_> {
         w: i64,
         out: &mut Vec<Stmt>,
     ) -> Result<()> {
+        self.vector_store_at(buffer, idx, arr, lit_i32(0), w, out)
+    }
+
+    /// `store xw buffer[idx] <- arr[at]`, guarded as the first element is.
+    pub(super) fn vector_store_at(
+        &mut self,
+        buffer: Handle<ir::Buffer>,
+        idx: &[Index],
+        arr: RegId,
+        at: Expr,
+        w: i64,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
         let (dst, index, guard) = self.address(buffer, idx)?;
         out.push(self.stmt(StmtKind::Store {
             width: w as u32,
             dst,
             index,
-            src: RegRef::Elem(arr, lit_i32(0)),
+            src: RegRef::Elem(arr, at),
             guard: guard.map(|cond| Guard {
                 cond,
                 otherwise: GuardElse::Skip,

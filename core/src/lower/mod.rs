@@ -5,8 +5,9 @@
 //! by piece. `docs/lowering.md` describes it for users. The submodules
 //! hold the parts with their own algorithms, described at their tops:
 //! `gemm.rs` (matrix atoms, and the scalar fallback), `resident.rs`
-//! (accumulator buffers in registers) and `copy.rs` (vector moves for
-//! `copy` and `fill`).
+//! (accumulator buffers in registers), `spread.rs` (element-wise fragment
+//! buffers in registers), `reduce.rs` (reductions by thread groups) and
+//! `copy.rs` (vector moves for `copy` and `fill`).
 //!
 //! # Algorithm
 //! [`to_thread`] turns every `kernel` statement of every function into one
@@ -19,10 +20,12 @@
 //! **Storage.** Every non-global buffer (shared, fragment, local, var)
 //! becomes a shared-memory buffer of the same element type and element
 //! count (row-major, alignment 16), except the gemm accumulator buffers
-//! that `resident.rs` keeps in registers (with a layout: the atom plan's). A Tile IR kernel body describes what
-//! the block does as a whole (the reference interpreter runs it once per
-//! block), so block-level values stay block-level: the lowering never has
-//! to choose a layout. Non-global buffers must have constant shapes.
+//! that `resident.rs` keeps in registers (in the atom plan's layout) and
+//! the element-wise fragments that `spread.rs` keeps in registers (in the
+//! vector copies' layout). A Tile IR kernel body describes what the block
+//! does as a whole (the reference interpreter runs it once per block), so
+//! block-level values stay block-level. Non-global buffers must have
+//! constant shapes.
 //!
 //! **Uniform code.** Statements outside `parallel` nests (`let`, `for`,
 //! `if`, scalar stores) run on every thread with identical values: a `let`
@@ -111,6 +114,7 @@ mod copy;
 mod gemm;
 mod reduce;
 mod resident;
+mod spread;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -228,7 +232,10 @@ fn lower_kernel(
         };
         match attempt.demoted {
             Some(b) if excluded.insert(b) => {}
-            _ if !attempt.resident.is_empty() => excluded.extend(attempt.resident.keys()),
+            _ if !attempt.resident.is_empty() || !attempt.spread.is_empty() => {
+                excluded.extend(attempt.resident.keys());
+                excluded.extend(attempt.spread.keys());
+            }
             _ => return Err(err),
         }
     }
@@ -354,6 +361,10 @@ struct Lower<'a> {
     /// Cross-warp scratch arrays of cooperative reductions, one per
     /// accumulator type (`reduce.rs`).
     scratch: Vec<(DType, SharedId)>,
+    /// Element-wise fragment buffers spread over registers (`spread.rs`).
+    spread: HashMap<Handle<ir::Buffer>, spread::SpreadBuf>,
+    /// Inside a spread nest: the array slot of the current element.
+    spread_slot: Option<Expr>,
 }
 
 fn lit_i32(v: i64) -> Expr {
@@ -413,6 +424,8 @@ impl<'a> Lower<'a> {
             excluded: HashSet::new(),
             demoted: None,
             scratch: Vec::new(),
+            spread: HashMap::new(),
+            spread_slot: None,
         }
     }
 
@@ -644,6 +657,7 @@ impl<'a> Lower<'a> {
         );
         self.ranges.insert(*thread_var, (0, self.threads - 1));
         self.find_resident(body);
+        self.find_spread(body);
         let mut out = Vec::new();
         self.uniform_block(body, &mut out)?;
         self.span = span;
@@ -867,6 +881,16 @@ impl<'a> Lower<'a> {
                 let a = self.expr(*arg, out)?;
                 Ok(Expr::cast(*dtype, a))
             }
+            ir::Expr::Load { buffer, .. } if self.spread.contains_key(buffer) => {
+                let dtype = f.buffers[*buffer].dtype;
+                match self.spread_elem(*buffer)? {
+                    RegRef::Elem(arr, slot) => Ok(Expr {
+                        kind: ExprKind::Elem(arr, Box::new(slot)),
+                        dtype,
+                    }),
+                    RegRef::Scalar(r) => Ok(reg_expr(r, dtype)),
+                }
+            }
             ir::Expr::Load { buffer, indices } => {
                 let mut idx = Vec::with_capacity(indices.len());
                 for &i in indices {
@@ -1016,6 +1040,7 @@ impl<'a> Lower<'a> {
             .try_get(b)
             .is_some_and(|x| x.scope != Scope::Global)
             && !self.resident.contains_key(&b)
+            && !self.spread.contains_key(&b)
     }
 
     fn expr_reads(&self, e: Handle<ir::Expr>, acc: &mut Pending) {
@@ -1326,7 +1351,10 @@ impl<'a> Lower<'a> {
                 b.name
             )));
         }
-        if self.mems.contains_key(&buffer) || self.resident.contains_key(&buffer) {
+        if self.mems.contains_key(&buffer)
+            || self.resident.contains_key(&buffer)
+            || self.spread.contains_key(&buffer)
+        {
             return Ok(());
         }
         let dims = self.const_shape(buffer)?;
@@ -1547,6 +1575,9 @@ impl<'a> Lower<'a> {
                         .ok_or_else(|| self.malformed("parallel extents must be constants"))?;
                     ext.push(n);
                 }
+                if let Some(layout) = self.nest_spread(body) {
+                    return self.spread_nest(&layout, vars, &ext, body, out);
+                }
                 let count: i64 = ext.iter().product();
                 let vars = vars.clone();
                 self.cyclic(count, out, |s, p, inner| {
@@ -1560,7 +1591,17 @@ impl<'a> Lower<'a> {
             ir::Stmt::Copy { src, dst } if self.resident.contains_key(&src.buffer) => {
                 self.resident_copy_out(src, dst, out)
             }
+            ir::Stmt::Copy { src, dst }
+                if self.spread.contains_key(&src.buffer)
+                    || self.spread.contains_key(&dst.buffer) =>
+            {
+                self.spread_copy(src, dst, out)
+            }
             ir::Stmt::Copy { src, dst } => self.copy(src, dst, out),
+            ir::Stmt::Fill { dst, value } if self.spread.contains_key(&dst.buffer) => {
+                let v = self.expr(*value, out)?;
+                self.spread_fill(dst.buffer, v, out)
+            }
             ir::Stmt::Fill { dst, value } if self.resident.contains_key(&dst.buffer) => {
                 let v = self.expr(*value, out)?;
                 self.resident_fill(dst.buffer, v, out)
@@ -1781,6 +1822,18 @@ impl<'a> Lower<'a> {
 
     fn thread_stmt(&mut self, stmt: &ir::Stmt, out: &mut Vec<Stmt>) -> Result<()> {
         match stmt {
+            ir::Stmt::Store { buffer, value, .. } if self.spread.contains_key(buffer) => {
+                let dst = self.spread_elem(*buffer)?;
+                let v = self.expr(*value, out)?;
+                let dtype = self.f.buffers[*buffer].dtype;
+                let v = if v.dtype == dtype {
+                    v
+                } else {
+                    Expr::cast(dtype, v)
+                };
+                out.push(self.stmt(StmtKind::Assign { dst, value: v }));
+                Ok(())
+            }
             ir::Stmt::Let { var, value } => {
                 let v = self.expr(*value, out)?;
                 self.bind_let(*var, *value, v, out);

@@ -138,6 +138,24 @@ impl Lower<'_> {
             src: sd,
             dst: dd,
         };
+        if let Some(layout) = self.spread.get(&src).cloned() {
+            let plan = self.row_plan(&layout.shape, layout.v);
+            let w = self.target.simt_width();
+            let (Some(plan), Some(w), true) = (plan, w, dim + 1 == sshape.len()) else {
+                self.demoted = Some(src);
+                return Err(self.unsupported("this reduction of a register fragment"));
+            };
+            let dst_id = self.shared_of(dst)?;
+            return self.reduce_spread(
+                fold,
+                &layout,
+                plan,
+                i64::from(w),
+                (dst_id, dst.index()),
+                clear,
+                out,
+            );
+        }
         let lines = Lines {
             outer: sshape[..dim].iter().product(),
             len: sshape[dim],
@@ -155,6 +173,9 @@ impl Lower<'_> {
     /// Whether the `reduce` of `src` along `dim` exchanges partials
     /// through the scratch array (groups spanning several warps).
     pub(super) fn reduce_uses_scratch(&self, src: Handle<ir::Buffer>, dim: usize) -> bool {
+        if let Some(uses) = self.spread_reduce_uses_scratch(src) {
+            return uses;
+        }
         let Some(shape) = self.f.const_shape(src) else {
             return false;
         };
@@ -280,7 +301,7 @@ impl Lower<'_> {
     fn finish_output(
         &mut self,
         fold: Fold,
-        lines: &Lines,
+        dst: SharedId,
         acc: super::RegId,
         q: Expr,
         clear: bool,
@@ -291,7 +312,7 @@ impl Lower<'_> {
             out.push(self.stmt(StmtKind::Load {
                 width: 1,
                 dst: RegRef::Scalar(old),
-                src: MemRef::Shared(lines.dst),
+                src: MemRef::Shared(dst),
                 index: q.clone(),
                 guard: None,
             }));
@@ -305,7 +326,7 @@ impl Lower<'_> {
         let res = self.in_register(Expr::cast(fold.dst, reg_expr(acc, fold.acc)), out);
         out.push(self.stmt(StmtKind::Store {
             width: 1,
-            dst: MemRef::Shared(lines.dst),
+            dst: MemRef::Shared(dst),
             index: q,
             src: res,
             guard: None,
@@ -361,6 +382,9 @@ impl Lower<'_> {
     /// The cross-warp scratch array for accumulators of type `acc`.
     fn reduce_scratch(&mut self, acc: DType, entries: i64) -> SharedId {
         if let Some(&(_, id)) = self.scratch.iter().find(|(t, _)| *t == acc) {
+            if let Some(b) = self.shared.get_mut(id.0 as usize) {
+                b.len = b.len.max(entries as u64);
+            }
             return id;
         }
         let name = self.fresh("reduce_scratch");
@@ -504,12 +528,200 @@ impl Lower<'_> {
             cond = self.bin(BinaryOp::And, cond, real)?;
         }
         let mut body = Vec::new();
-        self.finish_output(fold, &lines, acc, reg_expr(o, DType::I32), clear, &mut body)?;
+        self.finish_output(
+            fold,
+            lines.dst,
+            acc,
+            reg_expr(o, DType::I32),
+            clear,
+            &mut body,
+        )?;
         out.push(self.stmt(StmtKind::If {
             cond,
             then_body: body,
             else_body: None,
         }));
+        Ok(())
+    }
+}
+
+impl Lower<'_> {
+    /// A reduction along the last dimension of a spread buffer (the
+    /// algorithm is in `spread.rs`).
+    #[allow(clippy::too_many_arguments)]
+    fn reduce_spread(
+        &mut self,
+        fold: Fold,
+        layout: &super::spread::SpreadBuf,
+        plan: super::spread::RowPlan,
+        w: i64,
+        (dst, dst_buf): (SharedId, usize),
+        clear: bool,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let t = self.threads;
+        let v = layout.v;
+        let rows_per_thread = layout.k / plan.r;
+        let seg = plan.g.min(w);
+        let warps = t / w;
+        let tid = Expr::special(Special::ThreadIdx);
+        let scratch = (plan.g > w).then(|| self.reduce_scratch(fold.acc, rows_per_thread * warps));
+        let acc = self.temp("acc", fold.acc);
+        let cname = self.fresh("c");
+        let c = self.add_reg(cname, DType::I32, RegisterKind::Loop);
+        let ce = reg_expr(c, DType::I32);
+        let mut cb = Vec::new();
+        self.assign(&mut cb, acc, fold.identity());
+        // The row's slots of this thread: c·R·v .. (c + 1)·R·v.
+        let qname = self.fresh("q");
+        let q = self.add_reg(qname, DType::I32, RegisterKind::Loop);
+        let slot = self.bin(
+            BinaryOp::Add,
+            self.bin(BinaryOp::Mul, ce.clone(), lit_i32(plan.r * v))?,
+            reg_expr(q, DType::I32),
+        )?;
+        let x = Expr {
+            kind: super::ExprKind::Elem(layout.arr, Box::new(slot)),
+            dtype: fold.src,
+        };
+        let next = self.combine(fold.kind, reg_expr(acc, fold.acc), Expr::cast(fold.acc, x))?;
+        let mut qb = Vec::new();
+        self.assign(&mut qb, acc, next);
+        cb.push(self.stmt(StmtKind::For {
+            var: q,
+            start: lit_i32(0),
+            count: lit_i32(plan.r * v),
+            step: lit_i32(1),
+            unroll: Unroll::Full,
+            body: qb,
+        }));
+        let mut off = seg / 2;
+        while off >= 1 {
+            let other = self.temp("x", fold.acc);
+            cb.push(self.stmt(StmtKind::Shuffle {
+                kind: ShuffleKind::Xor,
+                dst: RegRef::Scalar(other),
+                value: reg_expr(acc, fold.acc),
+                lane: lit_i32(off),
+                width: seg as u32,
+            }));
+            let m = self.merge(
+                fold.kind,
+                reg_expr(acc, fold.acc),
+                reg_expr(other, fold.acc),
+            )?;
+            self.assign(&mut cb, acc, m);
+            off /= 2;
+        }
+        match scratch {
+            None => {
+                // Row c·S + t / G, stored by member 0 of its group.
+                let row = self.bin(
+                    BinaryOp::Add,
+                    self.bin(BinaryOp::Mul, ce, lit_i32(plan.s))?,
+                    self.bin(BinaryOp::FloorDiv, tid.clone(), lit_i32(plan.g))?,
+                )?;
+                let rname = self.fresh("row");
+                let rr = self.add_reg(rname, DType::I32, RegisterKind::Scalar);
+                self.assign(&mut cb, rr, row);
+                let mut cond = self.bin(
+                    BinaryOp::Eq,
+                    self.bin(BinaryOp::FloorMod, tid, lit_i32(plan.g))?,
+                    lit_i32(0),
+                )?;
+                if rows_per_thread * plan.s > plan.rows {
+                    let real =
+                        self.bin(BinaryOp::Lt, reg_expr(rr, DType::I32), lit_i32(plan.rows))?;
+                    cond = self.bin(BinaryOp::And, cond, real)?;
+                }
+                let mut body = Vec::new();
+                self.finish_output(fold, dst, acc, reg_expr(rr, DType::I32), clear, &mut body)?;
+                cb.push(self.stmt(StmtKind::If {
+                    cond,
+                    then_body: body,
+                    else_body: None,
+                }));
+            }
+            Some(scratch) => {
+                let lane0 = self.bin(
+                    BinaryOp::Eq,
+                    self.bin(BinaryOp::FloorMod, tid.clone(), lit_i32(w))?,
+                    lit_i32(0),
+                )?;
+                let at = self.bin(
+                    BinaryOp::Add,
+                    self.bin(BinaryOp::Mul, ce, lit_i32(warps))?,
+                    self.bin(BinaryOp::FloorDiv, tid, lit_i32(w))?,
+                )?;
+                let store = self.stmt(StmtKind::Store {
+                    width: 1,
+                    dst: MemRef::Shared(scratch),
+                    index: at,
+                    src: RegRef::Scalar(acc),
+                    guard: None,
+                });
+                cb.push(self.stmt(StmtKind::If {
+                    cond: lane0,
+                    then_body: vec![store],
+                    else_body: None,
+                }));
+            }
+        }
+        out.push(self.stmt(StmtKind::For {
+            var: c,
+            start: lit_i32(0),
+            count: lit_i32(rows_per_thread),
+            step: lit_i32(1),
+            unroll: Unroll::Full,
+            body: cb,
+        }));
+        let Some(scratch) = scratch else {
+            return Ok(());
+        };
+        self.barrier(out);
+        // Row r: row-slot r / S, group r % S, whose warps are
+        // (r % S)·(G / W) ..; entry (r / S)·warps + that warp.
+        let per = plan.g / w;
+        self.cyclic(plan.rows, out, |s, r, body| {
+            let cidx = s.bin(BinaryOp::FloorDiv, r.clone(), lit_i32(plan.s))?;
+            let group = s.bin(BinaryOp::FloorMod, r.clone(), lit_i32(plan.s))?;
+            let first = s.bin(
+                BinaryOp::Add,
+                s.bin(BinaryOp::Mul, cidx, lit_i32(warps))?,
+                s.bin(BinaryOp::Mul, group, lit_i32(per))?,
+            )?;
+            let first = s.in_register(first, body).reg();
+            s.assign(body, acc, fold.identity());
+            let kname = s.fresh("k");
+            let k = s.add_reg(kname, DType::I32, RegisterKind::Loop);
+            let x = s.temp("x", fold.acc);
+            let mut kb = Vec::new();
+            kb.push(s.stmt(StmtKind::Load {
+                width: 1,
+                dst: RegRef::Scalar(x),
+                src: MemRef::Shared(scratch),
+                index: s.bin(
+                    BinaryOp::Add,
+                    reg_expr(first, DType::I32),
+                    reg_expr(k, DType::I32),
+                )?,
+                guard: None,
+            }));
+            let m = s.merge(fold.kind, reg_expr(acc, fold.acc), reg_expr(x, fold.acc))?;
+            s.assign(&mut kb, acc, m);
+            body.push(s.stmt(StmtKind::For {
+                var: k,
+                start: lit_i32(0),
+                count: lit_i32(per),
+                step: lit_i32(1),
+                unroll: Unroll::Full,
+                body: kb,
+            }));
+            s.finish_output(fold, dst, acc, r, clear, body)
+        })?;
+        self.pending.reads.insert(SCRATCH);
+        self.pending.reads.insert(dst_buf);
+        self.pending.writes.insert(dst_buf);
         Ok(())
     }
 }

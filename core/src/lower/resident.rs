@@ -172,7 +172,7 @@ impl<'a> Lower<'a> {
 
     /// Whether a region is the whole of its buffer (constant zero starts,
     /// extents equal to the constant shape).
-    fn whole(&self, r: &Region) -> bool {
+    pub(super) fn whole(&self, r: &Region) -> bool {
         let f = self.f;
         let Some(shape) = f.const_shape(r.buffer) else {
             return false;
