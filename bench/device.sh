@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything to run on a machine with an NVIDIA GPU, from a prebuilt tilec
-# and CUDA plugin (copy target/release/tilec and
-# target/release/libtilec_backend_cuda.so into one folder, DIST):
+# and CUDA plugin (copy target/release/tilec,
+# target/release/libtilec_backend_cuda.so and, when the GPU machine lacks
+# it, the libz3.so.4 that tilec links into one folder, DIST):
 #
 #   bench/device.sh DIST OUT [TARGET] [SUITE ARGS...]
 #
@@ -18,6 +19,7 @@ out=${2:?usage: bench/device.sh DIST OUT [TARGET]}
 target=${3:-sm_90}
 shift $(( $# < 3 ? $# : 3 ))
 tilec="$dist/tilec"
+export LD_LIBRARY_PATH="$dist${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 mkdir -p "$out"
 status=0
 step() { echo "== $*"; }

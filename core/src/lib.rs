@@ -17,3 +17,4 @@ pub mod simt;
 pub mod target;
 pub mod text;
 pub mod thread;
+pub mod verify;

@@ -97,6 +97,23 @@ pub enum Command {
     #[command(after_help = EXIT_CODES)]
     Bench(BenchArgs),
 
+    /// Prove a kernel's safety obligations with Z3, or show the values that
+    /// break one.
+    ///
+    /// Obligations: scalar loads and stores inside their buffers, tile-op
+    /// regions inside their buffers (advisory for global tensors, whose
+    /// out-of-bounds elements read as zero and are not written), index
+    /// arithmetic without overflow or division by zero, no two iterations
+    /// of a `T.Parallel` nest storing to one element, the block's shared
+    /// memory and thread count within the target's limits. Each is printed as `proved`,
+    /// `refuted` (with a counterexample: symbolic sizes, block and thread
+    /// indices, loop variables, and the source line), `guarded` (an
+    /// advisory one refuted) or `unknown` (the solver gave up). Exits 0
+    /// when every required obligation is proved, 1 otherwise.
+    /// `docs/verify.md` describes the obligations and their encoding.
+    #[command(after_help = EXIT_CODES)]
+    Verify(VerifyArgs),
+
     /// List the backends: the built-in `ref`, then every plugin found.
     ///
     /// For each plugin: its file, name, vendor, versions (plugin, plugin
@@ -318,6 +335,36 @@ pub struct CheckArgs {
     pub json: bool,
 }
 
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+
+    /// The built-in target description whose limits (shared memory,
+    /// threads per block) are checked: sm_80, sm_90a, gfx942, apple.
+    /// Default: sm_80.
+    #[arg(long, value_name = "ARCH")]
+    pub target: Option<String>,
+
+    /// Width in bits of the signed integers generated code indexes buffers
+    /// with: every global buffer's element count must fit.
+    #[arg(long, value_name = "BITS", default_value_t = 32, value_parser = clap::value_parser!(u32).range(8..=64))]
+    pub index_bits: u32,
+
+    /// Time the solver may spend on one obligation, in milliseconds, before
+    /// it is reported `unknown`.
+    #[arg(long, value_name = "MS", default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub timeout_ms: u32,
+
+    /// Print one JSON object on standard output: {ok, file, target,
+    /// seconds, functions: [{name, ok, proved, refuted, unknown,
+    /// obligations: [{kind, subject, required, kernel, status, line, col,
+    /// goal, counterexample: {values, shown, approximate}, reason}]}],
+    /// diagnostics: [...]}.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// What `compile --emit` names for the built-in backend.
 pub const EMIT_TILE_IR: &str = "tile-ir";
 
@@ -390,6 +437,13 @@ pub struct CompileArgs {
     /// the IR after it) to standard error, as a table.
     #[arg(long)]
     pub time_passes: bool,
+
+    /// Prove the kernel's safety obligations before the backend gets it
+    /// (`tilec verify`, `docs/verify.md`), for `--target` when it is a
+    /// built-in or plugin target, else sm_80. A refuted or undecided
+    /// obligation is an error (exit 1); nothing is written.
+    #[arg(long)]
+    pub verify: bool,
 }
 
 /// The registered passes `--passes` names, in order.

@@ -44,6 +44,7 @@ fn main() -> std::process::ExitCode {
         Command::Conformance(args) => commands::conformance::run(args, &cx),
         Command::ConformanceWorker => commands::conformance::worker(),
         Command::Inspect(args) => commands::inspect::run(args, &cx),
+        Command::Verify(args) => commands::verify::run(args, &cx),
     };
     std::process::ExitCode::from(exit as u8)
 }

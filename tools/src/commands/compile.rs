@@ -88,6 +88,18 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
     {
         frontend.reports.push(report);
     }
+    if args.verify
+        && frontend.succeeded()
+        && let Some(module) = &frontend.module
+    {
+        let reports = verify_reports(
+            module,
+            &backend,
+            target.as_deref(),
+            frontend.source.as_ref(),
+        );
+        frontend.reports.extend(reports);
+    }
     let mut produced = None;
     if frontend.succeeded()
         && let Some(module) = &frontend.module
@@ -151,6 +163,31 @@ fn pipeline(args: &CompileArgs) -> Result<Pipeline, Report> {
         }
     }
     Ok(pipeline)
+}
+
+/// `--verify`: the obligations of every kernel, for the compile's target
+/// (sm_80 when there is none); a refuted or undecided one is an error.
+fn verify_reports(
+    module: &Module,
+    backend: &Backend<'_>,
+    target: Option<&str>,
+    source: Option<&crate::diagnostics::SourceFile>,
+) -> Vec<Report> {
+    let description = match (backend, target) {
+        (Backend::Plugin(plugin), Some(t)) => match plugin.describe_target(t) {
+            Ok(description) => description,
+            Err(e) => {
+                return vec![Report::error(format!(
+                    "cannot describe target `{t}` for --verify: {e}"
+                ))];
+            }
+        },
+        (_, t) => match crate::commands::verify::target_of(t) {
+            Ok(description) => description,
+            Err(report) => return vec![report],
+        },
+    };
+    crate::commands::verify::compile_reports(module, &description, source)
 }
 
 /// Runs the pipeline on the module, printing the IR where asked and the

@@ -9,6 +9,7 @@ pub mod conformance;
 pub mod inspect;
 pub mod plugins;
 pub mod run;
+pub mod verify;
 
 use std::path::Path;
 

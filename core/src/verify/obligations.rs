@@ -1,0 +1,1101 @@
+//! Generation of obligations from a Tile IR function.
+//!
+//! One walk over the statements, in order, keeps the facts that hold at the
+//! current point: the ranges of the enclosing loops, parallel nests, block
+//! and thread indices, the conditions of enclosing `if`s, `let` bindings
+//! and the `T.assume` facts met earlier in an enclosing block. Every
+//! access met on the way becomes obligations under those facts. Loads are
+//! found inside expressions with the conditions of lazy operators
+//! (`select`, `and`, `or`), so a load in an arm that does not run is not
+//! required to be in bounds, as the interpreter defines.
+//!
+//! IR expressions translate into exact terms ([`super::Term`]); whatever
+//! has no exact encoding becomes an opaque variable bounded by its type.
+
+use std::collections::{HashMap, HashSet};
+
+use super::{
+    Formula, Obligation, ObligationKind, Obligations, Role, SymVar, Term, VerifyError,
+    VerifyOptions,
+};
+use crate::ir::{
+    AtomicValue, BinaryOp, Block, Buffer, DType, Expr, Function, Handle, Literal, Region, Scope,
+    Span, Stmt, UnaryOp, Var,
+};
+
+/// Alignment of each shared buffer in the block's arena, in bytes.
+const SHARED_ALIGN: i128 = 16;
+
+/// The obligations of `func` under `options`.
+pub fn generate(func: &Function, options: &VerifyOptions) -> Result<Obligations, VerifyError> {
+    let mut generator = Generator {
+        f: func,
+        options,
+        vars: Vec::new(),
+        names: HashMap::new(),
+        ir_vars: HashMap::new(),
+        hypotheses: Vec::new(),
+        scope: Vec::new(),
+        items: Vec::new(),
+        kernel: 0,
+        kernels: 0,
+        cache: HashMap::new(),
+        opaque: 0,
+        counted: HashSet::new(),
+        shared: Vec::new(),
+        frames: Vec::new(),
+    };
+    generator.symbols();
+    generator.block(&func.body)?;
+    Ok(Obligations {
+        function: func.name.clone(),
+        vars: generator.vars,
+        items: generator.items,
+    })
+}
+
+struct Generator<'f> {
+    f: &'f Function,
+    options: &'f VerifyOptions,
+    vars: Vec<SymVar>,
+    names: HashMap<String, usize>,
+    /// IR variable → its term.
+    ir_vars: HashMap<Handle<Var>, Term>,
+    hypotheses: Vec<Formula>,
+    scope: Vec<usize>,
+    items: Vec<Obligation>,
+    kernel: usize,
+    kernels: usize,
+    /// Translations of the current statement's expressions, so that a
+    /// shared subexpression (one load read twice) is one value.
+    cache: HashMap<Handle<Expr>, Term>,
+    opaque: usize,
+    /// Global buffers whose element count has an obligation already.
+    counted: HashSet<Handle<Buffer>>,
+    /// Shared buffers allocated by the current kernel.
+    shared: Vec<Handle<Buffer>>,
+    /// The `T.Parallel` nests around the current statement, innermost last.
+    frames: Vec<ParallelFrame>,
+}
+
+/// A `T.Parallel` nest being walked: what was declared inside it, so that
+/// two of its iterations can be compared.
+struct ParallelFrame {
+    /// Where the nest's facts start in `hypotheses`.
+    hyp_start: usize,
+    /// Opaque variables numbered above this were made inside the nest.
+    opaque_start: usize,
+    /// The nest's own variables.
+    vars: Vec<Handle<Var>>,
+    /// Every IR variable declared inside the nest, its own included.
+    inner: HashSet<Handle<Var>>,
+}
+
+fn int_range(dtype: DType) -> (i128, i128) {
+    dtype.int_range().unwrap_or((i128::MIN, i128::MAX))
+}
+
+impl<'f> Generator<'f> {
+    fn malformed(detail: impl Into<String>, span: Span) -> VerifyError {
+        VerifyError::Malformed {
+            detail: detail.into(),
+            span,
+        }
+    }
+
+    /// Adds a variable (or returns the one of that name) and puts it in
+    /// scope.
+    fn add_var(&mut self, name: String, role: Role, dtype: DType, boolean: bool) -> Term {
+        let index = match self.names.get(&name) {
+            Some(&index) => index,
+            None => {
+                let (lo, hi) = if boolean { (0, 1) } else { int_range(dtype) };
+                self.vars.push(SymVar {
+                    name: name.clone(),
+                    role,
+                    lo,
+                    hi,
+                    boolean,
+                });
+                self.names.insert(name.clone(), self.vars.len() - 1);
+                self.vars.len() - 1
+            }
+        };
+        if role != Role::Opaque {
+            self.scope.push(index);
+        }
+        Term::Var(name)
+    }
+
+    fn declare(&mut self, var: Handle<Var>, role: Role) -> Term {
+        let v = &self.f.vars[var];
+        let term = self.add_var(v.name.clone(), role, v.dtype, v.dtype == DType::Bool);
+        self.ir_vars.insert(var, term.clone());
+        for frame in &mut self.frames {
+            frame.inner.insert(var);
+        }
+        term
+    }
+
+    /// A fresh opaque integer in `lo ..= hi`.
+    fn opaque_int(&mut self, lo: i128, hi: i128) -> Term {
+        self.opaque += 1;
+        let name = format!("%{}", self.opaque);
+        self.vars.push(SymVar {
+            name: name.clone(),
+            role: Role::Opaque,
+            lo,
+            hi,
+            boolean: false,
+        });
+        self.names.insert(name.clone(), self.vars.len() - 1);
+        Term::Var(name)
+    }
+
+    fn opaque_bool(&mut self) -> Formula {
+        self.opaque += 1;
+        let name = format!("%{}", self.opaque);
+        self.vars.push(SymVar {
+            name: name.clone(),
+            role: Role::Opaque,
+            lo: 0,
+            hi: 1,
+            boolean: true,
+        });
+        self.names.insert(name.clone(), self.vars.len() - 1);
+        Formula::Var(name)
+    }
+
+    /// Symbolic sizes; one that is an extent of a parameter is a tensor
+    /// dimension, so not negative.
+    fn symbols(&mut self) {
+        let f = self.f;
+        for &symbol in &f.symbols {
+            let term = self.declare(symbol, Role::Size);
+            let is_extent = f.param_buffers().any(|b| {
+                f.buffers[b]
+                    .shape
+                    .iter()
+                    .any(|&e| matches!(f.exprs[e], Expr::Var(v) if v == symbol))
+            });
+            if is_extent {
+                self.hypotheses.push(term.ge(Term::Const(0)));
+            }
+        }
+    }
+
+    // ----- expressions -------------------------------------------------
+
+    fn term(&mut self, e: Handle<Expr>) -> Term {
+        if let Some(t) = self.cache.get(&e) {
+            return t.clone();
+        }
+        let f = self.f;
+        let dtype = f.ty(e);
+        let (lo, hi) = int_range(dtype);
+        let term = match &f.exprs[e] {
+            Expr::Literal(Literal::Int(v, DType::U64)) => Term::Const(i128::from(*v as u64)),
+            Expr::Literal(l) => match l.as_i64() {
+                Some(v) => Term::Const(i128::from(v)),
+                None => self.opaque_int(lo, hi),
+            },
+            Expr::Var(v) => match self.ir_vars.get(v) {
+                Some(t) => t.clone(),
+                None => self.opaque_int(lo, hi),
+            },
+            Expr::Unary { op, arg } if dtype.is_int() => {
+                let a = self.term(*arg);
+                match op {
+                    UnaryOp::Neg => Term::Const(0).minus(a),
+                    UnaryOp::BitNot => Term::Const(-1).minus(a),
+                    UnaryOp::Abs => Term::Ite(
+                        Box::new(a.clone().lt(Term::Const(0))),
+                        Box::new(Term::Const(0).minus(a.clone())),
+                        Box::new(a),
+                    ),
+                    _ => self.opaque_int(lo, hi),
+                }
+            }
+            Expr::Binary { op, lhs, rhs } if dtype.is_int() => self.binary(*op, *lhs, *rhs, dtype),
+            Expr::Select {
+                cond,
+                then,
+                otherwise,
+            } if dtype.is_int() => {
+                let c = self.formula(*cond);
+                let a = self.term(*then);
+                let b = self.term(*otherwise);
+                Term::Ite(Box::new(c), Box::new(a), Box::new(b))
+            }
+            Expr::Cast { dtype: to, arg } if to.is_int() => {
+                let from = f.ty(*arg);
+                if from.is_bool() {
+                    let c = self.formula(*arg);
+                    Term::Ite(
+                        Box::new(c),
+                        Box::new(Term::Const(1)),
+                        Box::new(Term::Const(0)),
+                    )
+                } else if from.is_int() {
+                    let (flo, fhi) = int_range(from);
+                    if flo >= lo && fhi <= hi {
+                        self.term(*arg)
+                    } else {
+                        // A narrowing cast wraps; exact only when the value
+                        // fits, which is not known here.
+                        self.opaque_int(lo, hi)
+                    }
+                } else {
+                    self.opaque_int(lo, hi)
+                }
+            }
+            _ => self.opaque_int(lo, hi),
+        };
+        self.cache.insert(e, term.clone());
+        term
+    }
+
+    fn binary(&mut self, op: BinaryOp, lhs: Handle<Expr>, rhs: Handle<Expr>, dtype: DType) -> Term {
+        let (lo, hi) = int_range(dtype);
+        let a = self.term(lhs);
+        let b = self.term(rhs);
+        let boxed = |a: Term, b: Term| (Box::new(a), Box::new(b));
+        match op {
+            BinaryOp::Add => a.plus(b),
+            BinaryOp::Sub => a.minus(b),
+            BinaryOp::Mul => a.times(b),
+            BinaryOp::Div => {
+                let (a, b) = boxed(a, b);
+                Term::TruncDiv(a, b)
+            }
+            BinaryOp::FloorDiv => {
+                let (a, b) = boxed(a, b);
+                Term::FloorDiv(a, b)
+            }
+            BinaryOp::FloorMod => {
+                let (a, b) = boxed(a, b);
+                Term::FloorMod(a, b)
+            }
+            BinaryOp::Min => {
+                let (a, b) = boxed(a, b);
+                Term::Min(a, b)
+            }
+            BinaryOp::Max => {
+                let (a, b) = boxed(a, b);
+                Term::Max(a, b)
+            }
+            BinaryOp::Shl => match b.as_const() {
+                Some(c) if (0..i128::from(dtype.bits())).contains(&c) => {
+                    a.times(Term::Const(1 << c))
+                }
+                _ => self.opaque_int(lo, hi),
+            },
+            BinaryOp::Shr => match b.as_const() {
+                Some(c) if (0..i128::from(dtype.bits())).contains(&c) => {
+                    Term::FloorDiv(Box::new(a), Box::new(Term::Const(1 << c)))
+                }
+                _ => self.opaque_int(lo, hi),
+            },
+            BinaryOp::BitAnd => {
+                // `x & m` with a constant `m >= 0` lies in `0 ..= m`.
+                match (a.as_const(), b.as_const()) {
+                    (Some(x), Some(y)) => Term::Const(x & y),
+                    (_, Some(m)) | (Some(m), _) if m >= 0 => self.opaque_int(0, m.min(hi)),
+                    _ => self.opaque_int(lo, hi),
+                }
+            }
+            _ => match (a.as_const(), b.as_const(), op) {
+                (Some(x), Some(y), BinaryOp::BitOr) => Term::Const(x | y),
+                (Some(x), Some(y), BinaryOp::BitXor) => Term::Const(x ^ y),
+                _ => self.opaque_int(lo, hi),
+            },
+        }
+    }
+
+    fn formula(&mut self, e: Handle<Expr>) -> Formula {
+        let f = self.f;
+        match &f.exprs[e] {
+            Expr::Literal(Literal::Bool(b)) => Formula::Bool(*b),
+            Expr::Var(v) if f.vars[*v].dtype == DType::Bool => match self.ir_vars.get(v) {
+                Some(Term::Var(name)) => Formula::Var(name.clone()),
+                _ => self.opaque_bool(),
+            },
+            Expr::Unary {
+                op: UnaryOp::Not,
+                arg,
+            } => self.formula(*arg).negate(),
+            Expr::Binary { op, lhs, rhs } => {
+                let operand = f.ty(*lhs);
+                match op {
+                    BinaryOp::And | BinaryOp::BitAnd if operand.is_bool() => {
+                        Formula::and(vec![self.formula(*lhs), self.formula(*rhs)])
+                    }
+                    BinaryOp::Or | BinaryOp::BitOr if operand.is_bool() => {
+                        Formula::or(vec![self.formula(*lhs), self.formula(*rhs)])
+                    }
+                    _ if op.is_comparison() && operand.is_int() => {
+                        let a = self.term(*lhs);
+                        let b = self.term(*rhs);
+                        let cmp = match op {
+                            BinaryOp::Eq => super::Cmp::Eq,
+                            BinaryOp::Ne => super::Cmp::Ne,
+                            BinaryOp::Lt => super::Cmp::Lt,
+                            BinaryOp::Le => super::Cmp::Le,
+                            BinaryOp::Gt => super::Cmp::Gt,
+                            _ => super::Cmp::Ge,
+                        };
+                        Formula::cmp(cmp, a, b)
+                    }
+                    BinaryOp::Eq | BinaryOp::Ne | BinaryOp::BitXor if operand.is_bool() => {
+                        let a = self.formula(*lhs);
+                        let b = self.formula(*rhs);
+                        let same = Formula::or(vec![
+                            Formula::and(vec![a.clone(), b.clone()]),
+                            Formula::and(vec![a.negate(), b.negate()]),
+                        ]);
+                        if *op == BinaryOp::Eq {
+                            same
+                        } else {
+                            same.negate()
+                        }
+                    }
+                    _ => self.opaque_bool(),
+                }
+            }
+            Expr::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let c = self.formula(*cond);
+                let a = self.formula(*then);
+                let b = self.formula(*otherwise);
+                Formula::or(vec![
+                    Formula::and(vec![c.clone(), a]),
+                    Formula::and(vec![c.negate(), b]),
+                ])
+            }
+            Expr::Cast { arg, .. } if f.ty(*arg).is_int() => {
+                let a = self.term(*arg);
+                Formula::cmp(super::Cmp::Ne, a, Term::Const(0))
+            }
+            Expr::Cast { arg, .. } if f.ty(*arg).is_bool() => self.formula(*arg),
+            _ => self.opaque_bool(),
+        }
+    }
+
+    // ----- obligations -------------------------------------------------
+
+    fn push(
+        &mut self,
+        kind: ObligationKind,
+        span: Span,
+        subject: String,
+        extra: &[Formula],
+        goal: Formula,
+        shown: Vec<(String, Term)>,
+    ) {
+        // Regions of global buffers are advisory (the out-of-bounds rule).
+        let required = !matches!(
+            kind,
+            ObligationKind::RegionInBounds {
+                scope: Scope::Global,
+                ..
+            }
+        );
+        let mut hypotheses = self.hypotheses.clone();
+        hypotheses.extend(extra.iter().cloned());
+        let mut approximate = false;
+        {
+            let vars = &self.vars;
+            let names = &self.names;
+            let mut visit = |name: &str| {
+                if names
+                    .get(name)
+                    .is_some_and(|&i| vars[i].role == Role::Opaque)
+                {
+                    approximate = true;
+                }
+            };
+            goal.visit_vars(&mut visit);
+            for h in &hypotheses {
+                h.visit_vars(&mut visit);
+            }
+        }
+        let mut scope = self.scope.clone();
+        let mut seen = HashSet::new();
+        scope.retain(|i| seen.insert(*i));
+        self.items.push(Obligation {
+            kind,
+            required,
+            kernel: self.kernel,
+            span,
+            subject,
+            hypotheses,
+            goal,
+            shown,
+            scope,
+            approximate,
+        });
+    }
+
+    fn shape(&mut self, buffer: Handle<Buffer>) -> Vec<Term> {
+        let shape = self.f.buffers[buffer].shape.clone();
+        shape.into_iter().map(|e| self.term(e)).collect()
+    }
+
+    /// Range facts of every integer arithmetic node of `e` that can
+    /// overflow its type, and non-zero facts of its variable divisors.
+    fn overflow_facts(
+        &mut self,
+        e: Handle<Expr>,
+        out: &mut Vec<Formula>,
+        seen: &mut HashSet<Handle<Expr>>,
+    ) {
+        if !seen.insert(e) {
+            return;
+        }
+        let f = self.f;
+        let expr = &f.exprs[e];
+        if matches!(expr, Expr::Load { .. }) {
+            // The indices of a nested load have their own obligation.
+            return;
+        }
+        for operand in expr.operands() {
+            self.overflow_facts(operand, out, seen);
+        }
+        let dtype = f.ty(e);
+        let can_overflow = match expr {
+            Expr::Binary { op, .. } => matches!(
+                op,
+                BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Shl
+            ),
+            Expr::Unary { op, .. } => matches!(op, UnaryOp::Neg | UnaryOp::Abs),
+            _ => false,
+        };
+        if let Expr::Binary {
+            op: BinaryOp::Div | BinaryOp::FloorDiv | BinaryOp::FloorMod,
+            rhs,
+            ..
+        } = expr
+            && dtype.is_int()
+        {
+            // Integer division by zero stops the interpreter.
+            let divisor = self.term(*rhs);
+            if divisor.as_const().is_none() {
+                out.push(Formula::cmp(super::Cmp::Ne, divisor, Term::Const(0)));
+            }
+        }
+        if can_overflow && dtype.is_int() {
+            let term = self.term(e);
+            if term.as_const().is_none() {
+                let (lo, hi) = int_range(dtype);
+                out.push(Formula::and(vec![
+                    term.clone().ge(Term::Const(lo)),
+                    term.le(Term::Const(hi)),
+                ]));
+            }
+        }
+    }
+
+    /// The facts that make the index arithmetic of `exprs` exact (see
+    /// [`Self::overflow_facts`]).
+    fn arithmetic_facts(&mut self, exprs: &[Handle<Expr>]) -> Vec<Formula> {
+        let mut facts = Vec::new();
+        let mut seen = HashSet::new();
+        for &e in exprs {
+            self.overflow_facts(e, &mut facts, &mut seen);
+        }
+        facts
+    }
+
+    /// The obligation that the index arithmetic of `exprs` is exact: the
+    /// `facts` of [`Self::arithmetic_facts`].
+    fn overflow(
+        &mut self,
+        exprs: &[Handle<Expr>],
+        facts: Vec<Formula>,
+        what: String,
+        span: Span,
+        extra: &[Formula],
+    ) {
+        if facts.is_empty() {
+            return;
+        }
+        let bits = exprs.first().map_or(32, |&e| self.f.ty(e).bits());
+        let what = format!("index arithmetic of {what}");
+        self.push(
+            ObligationKind::NoOverflow {
+                what: what.clone(),
+                bits,
+            },
+            span,
+            what,
+            extra,
+            Formula::and(facts),
+            Vec::new(),
+        );
+    }
+
+    /// The element count of a global buffer fits the index width.
+    fn element_count(&mut self, buffer: Handle<Buffer>, span: Span, extra: &[Formula]) {
+        if self.f.buffers[buffer].scope != Scope::Global || !self.counted.insert(buffer) {
+            return;
+        }
+        let shape = self.shape(buffer);
+        let count = shape
+            .into_iter()
+            .fold(Term::Const(1), |acc, extent| acc.times(extent));
+        let bits = self.options.index_bits.clamp(2, 127);
+        let limit = (1i128 << (bits - 1)) - 1;
+        let name = self.f.buffers[buffer].name.clone();
+        let what = format!("the element count of `{name}`");
+        self.push(
+            ObligationKind::NoOverflow {
+                what: what.clone(),
+                bits,
+            },
+            span,
+            format!("{what} fits {bits}-bit offsets"),
+            extra,
+            count.clone().le(Term::Const(limit)),
+            vec![(format!("elements of `{name}`"), count)],
+        );
+    }
+
+    fn access(
+        &mut self,
+        buffer: Handle<Buffer>,
+        indices: &[Handle<Expr>],
+        store: bool,
+        span: Span,
+        extra: &[Formula],
+    ) {
+        let b = &self.f.buffers[buffer];
+        let (name, scope) = (b.name.clone(), b.scope);
+        let terms: Vec<Term> = indices.iter().map(|&i| self.term(i)).collect();
+        let shape = self.shape(buffer);
+        let mut goal = Vec::new();
+        let mut shown = Vec::new();
+        for (d, (index, extent)) in terms.iter().zip(&shape).enumerate() {
+            goal.push(index.clone().ge(Term::Const(0)));
+            goal.push(index.clone().lt(extent.clone()));
+            if index.as_const().is_none() {
+                shown.push((format!("index {d} ({index})"), index.clone()));
+            }
+            if extent.as_const().is_none() {
+                shown.push((format!("extent {d} ({extent})"), extent.clone()));
+            }
+        }
+        let text = format!(
+            "{}[{}]",
+            name,
+            terms
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let verb = if store { "store" } else { "load" };
+        // The bounds are proved where the arithmetic is exact; that it is
+        // is the next obligation.
+        let facts = self.arithmetic_facts(indices);
+        let mut under = extra.to_vec();
+        under.extend(facts.iter().cloned());
+        self.push(
+            ObligationKind::InBounds {
+                buffer: name,
+                scope,
+                store,
+            },
+            span,
+            format!("{verb} {text}"),
+            &under,
+            Formula::and(goal),
+            shown,
+        );
+        self.overflow(indices, facts, format!("{verb} {text}"), span, extra);
+        self.element_count(buffer, span, extra);
+    }
+
+    /// Whether `e` reads a variable of `inner` (directly, or in the indices
+    /// of a load).
+    fn depends_on(&self, e: Handle<Expr>, inner: &HashSet<Handle<Var>>) -> bool {
+        let mut stack = vec![e];
+        let mut seen = HashSet::new();
+        while let Some(e) = stack.pop() {
+            if !seen.insert(e) {
+                continue;
+            }
+            match &self.f.exprs[e] {
+                Expr::Var(v) if inner.contains(v) => return true,
+                other => stack.extend(other.operands()),
+            }
+        }
+        false
+    }
+
+    /// The `no-race` obligation of a store inside a `T.Parallel` nest: two
+    /// different iterations of the nest store to different elements. The
+    /// iterations become threads, so a shared element would be written by
+    /// two threads at once. A store whose value does not depend on the
+    /// iteration writes one value from all of them (a replicated write)
+    /// and has no obligation. Local and var buffers are per thread.
+    fn race(
+        &mut self,
+        buffer: Handle<Buffer>,
+        indices: &[Handle<Expr>],
+        value: Handle<Expr>,
+        span: Span,
+    ) {
+        let Some(frame) = self.frames.last() else {
+            return;
+        };
+        let b = &self.f.buffers[buffer];
+        let (name, scope) = (b.name.clone(), b.scope);
+        if !matches!(scope, Scope::Global | Scope::Shared | Scope::Fragment) {
+            return;
+        }
+        let inner = frame.inner.clone();
+        let nest_vars = frame.vars.clone();
+        let (hyp_start, opaque_start) = (frame.hyp_start, frame.opaque_start);
+        if !self.depends_on(value, &inner) {
+            return;
+        }
+        let terms: Vec<Term> = indices.iter().map(|&i| self.term(i)).collect();
+        // The second iteration's copy of everything that varies with it.
+        // In declaration order, so that the solver sees the same input on
+        // every run (and gives the same counterexample).
+        let mut inner_vars: Vec<Handle<Var>> = inner.iter().copied().collect();
+        inner_vars.sort_by_key(|v| v.index());
+        let mut primed: Vec<(String, String)> = inner_vars
+            .iter()
+            .map(|&v| {
+                let n = &self.f.vars[v].name;
+                (n.clone(), format!("{n}'"))
+            })
+            .collect();
+        for n in opaque_start + 1..=self.opaque {
+            primed.push((format!("%{n}"), format!("%{n}'")));
+        }
+        for (original, copy) in &primed {
+            if let Some(&i) = self.names.get(original)
+                && !self.names.contains_key(copy)
+            {
+                let mut var = self.vars[i].clone();
+                var.name.clone_from(copy);
+                self.vars.push(var);
+                self.names.insert(copy.clone(), self.vars.len() - 1);
+            }
+        }
+        let lookup: HashMap<&str, &str> = primed
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        let rename = |n: &str| lookup.get(n).map(|copy| (*copy).to_string());
+        let mut extra: Vec<Formula> = self.hypotheses[hyp_start..]
+            .iter()
+            .map(|h| h.rename(&rename))
+            .collect();
+        let mut shown_vars = Vec::new();
+        let mut differ = Vec::new();
+        for &v in &nest_vars {
+            let n = self.f.vars[v].name.clone();
+            let copy = format!("{n}'");
+            if let Some(&i) = self.names.get(&copy) {
+                shown_vars.push(i);
+            }
+            differ.push(Formula::cmp(super::Cmp::Ne, Term::var(n), Term::var(copy)));
+        }
+        extra.push(Formula::or(differ));
+        let goal = Formula::or(
+            terms
+                .iter()
+                .map(|t| Formula::cmp(super::Cmp::Ne, t.clone(), t.rename(&rename)))
+                .collect(),
+        );
+        let text = terms
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        self.push(
+            ObligationKind::NoRace {
+                buffer: name.clone(),
+                scope,
+            },
+            span,
+            format!("iterations of T.Parallel store distinct elements {name}[{text}]"),
+            &extra,
+            goal,
+            Vec::new(),
+        );
+        if let Some(item) = self.items.last_mut() {
+            item.scope.extend(shown_vars);
+        }
+    }
+
+    /// In-bounds obligations of every load in `e`, under `conds`.
+    fn loads(
+        &mut self,
+        e: Handle<Expr>,
+        span: Span,
+        conds: &mut Vec<Formula>,
+        seen: &mut HashSet<Handle<Expr>>,
+    ) {
+        if !seen.insert(e) {
+            return;
+        }
+        let f = self.f;
+        match &f.exprs[e] {
+            Expr::Load { buffer, indices } => {
+                for &i in indices {
+                    self.loads(i, span, conds, seen);
+                }
+                let extra = conds.clone();
+                self.access(*buffer, indices, false, span, &extra);
+            }
+            Expr::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
+                self.loads(*cond, span, conds, seen);
+                let c = self.formula(*cond);
+                conds.push(c.clone());
+                self.loads(*then, span, conds, seen);
+                conds.pop();
+                conds.push(c.negate());
+                self.loads(*otherwise, span, conds, seen);
+                conds.pop();
+            }
+            Expr::Binary {
+                op: op @ (BinaryOp::And | BinaryOp::Or),
+                lhs,
+                rhs,
+            } => {
+                self.loads(*lhs, span, conds, seen);
+                let c = self.formula(*lhs);
+                conds.push(if *op == BinaryOp::And { c } else { c.negate() });
+                self.loads(*rhs, span, conds, seen);
+                conds.pop();
+            }
+            other => {
+                for operand in other.operands() {
+                    self.loads(operand, span, conds, seen);
+                }
+            }
+        }
+    }
+
+    fn stmt_loads(&mut self, exprs: &[Handle<Expr>], span: Span) {
+        let mut seen = HashSet::new();
+        for &e in exprs {
+            self.loads(e, span, &mut Vec::new(), &mut seen);
+        }
+    }
+
+    fn region(&mut self, region: &Region, op: &'static str, operand: &'static str, span: Span) {
+        let exprs: Vec<Handle<Expr>> = region
+            .ranges
+            .iter()
+            .flat_map(|r| [r.start, r.extent])
+            .collect();
+        self.stmt_loads(&exprs, span);
+        let b = &self.f.buffers[region.buffer];
+        let (name, scope) = (b.name.clone(), b.scope);
+        let shape = self.shape(region.buffer);
+        if shape.len() != region.ranges.len() {
+            // The IR verifier reports rank mismatches; nothing to prove.
+            return;
+        }
+        let mut goal = Vec::new();
+        let mut shown = Vec::new();
+        let mut text = Vec::new();
+        for (d, (range, extent)) in region.ranges.iter().zip(&shape).enumerate() {
+            let start = self.term(range.start);
+            let len = self.term(range.extent);
+            let end = start.clone().plus(len.clone());
+            goal.push(Formula::or(vec![
+                len.clone().le(Term::Const(0)),
+                Formula::and(vec![
+                    start.clone().ge(Term::Const(0)),
+                    end.clone().le(extent.clone()),
+                ]),
+            ]));
+            if start.as_const().is_none() {
+                shown.push((format!("start {d} ({start})"), start.clone()));
+            }
+            if end.as_const().is_none() {
+                shown.push((format!("end {d} ({end})"), end.clone()));
+            }
+            if extent.as_const().is_none() {
+                shown.push((format!("extent {d} ({extent})"), extent.clone()));
+            }
+            text.push(format!("{start}:{end}"));
+        }
+        let subject = format!("{op} {operand} {name}[{}]", text.join(", "));
+        let facts = self.arithmetic_facts(&exprs);
+        self.push(
+            ObligationKind::RegionInBounds {
+                buffer: name,
+                scope,
+                op,
+                operand,
+            },
+            span,
+            subject.clone(),
+            &facts,
+            Formula::and(goal),
+            shown,
+        );
+        self.overflow(&exprs, facts, subject, span, &[]);
+        self.element_count(region.buffer, span, &[]);
+    }
+
+    // ----- statements --------------------------------------------------
+
+    fn block(&mut self, block: &Block) -> Result<(), VerifyError> {
+        let (h, s) = (self.hypotheses.len(), self.scope.len());
+        for (stmt, span) in block.iter() {
+            self.cache.clear();
+            self.stmt(stmt, span)?;
+        }
+        self.hypotheses.truncate(h);
+        self.scope.truncate(s);
+        Ok(())
+    }
+
+    fn stmt(&mut self, stmt: &Stmt, span: Span) -> Result<(), VerifyError> {
+        match stmt {
+            Stmt::Kernel {
+                grid,
+                threads,
+                block_vars,
+                thread_var,
+                body,
+            } => self.kernel(grid, *threads, block_vars, *thread_var, body, span)?,
+            Stmt::Alloc { buffer, init } => {
+                let mut exprs = self.f.buffers[*buffer].shape.clone();
+                exprs.extend(init.iter().copied());
+                self.stmt_loads(&exprs, span);
+                if self.f.buffers[*buffer].scope == Scope::Shared && !self.shared.contains(buffer) {
+                    self.shared.push(*buffer);
+                }
+            }
+            Stmt::For {
+                var,
+                start,
+                extent,
+                body,
+                ..
+            } => {
+                self.stmt_loads(&[*start, *extent], span);
+                let s = self.term(*start);
+                let n = self.term(*extent);
+                let (h, sc) = (self.hypotheses.len(), self.scope.len());
+                let v = self.declare(*var, Role::Loop);
+                self.hypotheses.push(v.clone().ge(s.clone()));
+                self.hypotheses.push(v.lt(s.plus(n)));
+                self.block(body)?;
+                self.hypotheses.truncate(h);
+                self.scope.truncate(sc);
+            }
+            Stmt::Parallel {
+                vars,
+                extents,
+                body,
+            } => {
+                if vars.len() != extents.len() {
+                    return Err(Self::malformed(
+                        "parallel nest with unequal vars and extents",
+                        span,
+                    ));
+                }
+                self.stmt_loads(extents, span);
+                let ns: Vec<Term> = extents.iter().map(|&e| self.term(e)).collect();
+                let (h, sc) = (self.hypotheses.len(), self.scope.len());
+                self.frames.push(ParallelFrame {
+                    hyp_start: h,
+                    opaque_start: self.opaque,
+                    vars: vars.clone(),
+                    inner: HashSet::new(),
+                });
+                for (&var, n) in vars.iter().zip(ns) {
+                    let v = self.declare(var, Role::Loop);
+                    self.hypotheses.push(v.clone().ge(Term::Const(0)));
+                    self.hypotheses.push(v.lt(n));
+                }
+                let walked = self.block(body);
+                self.frames.pop();
+                walked?;
+                self.hypotheses.truncate(h);
+                self.scope.truncate(sc);
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                self.stmt_loads(&[*cond], span);
+                let c = self.formula(*cond);
+                self.hypotheses.push(c.clone());
+                self.block(then)?;
+                self.hypotheses.pop();
+                self.hypotheses.push(c.negate());
+                self.block(otherwise)?;
+                self.hypotheses.pop();
+            }
+            Stmt::Let { var, value } => {
+                self.stmt_loads(&[*value], span);
+                let dtype = self.f.vars[*var].dtype;
+                if dtype.is_int() {
+                    let value = self.term(*value);
+                    let v = self.declare(*var, Role::Let);
+                    self.hypotheses.push(v.eq(value));
+                } else if dtype.is_bool() {
+                    let value = self.formula(*value);
+                    self.declare(*var, Role::Let);
+                    let name = self.f.vars[*var].name.clone();
+                    let v = Formula::Var(name);
+                    self.hypotheses.push(Formula::or(vec![
+                        Formula::and(vec![v.clone(), value.clone()]),
+                        Formula::and(vec![v.negate(), value.negate()]),
+                    ]));
+                }
+            }
+            Stmt::Store {
+                buffer,
+                indices,
+                value,
+            } => {
+                let mut exprs = indices.clone();
+                exprs.push(*value);
+                self.stmt_loads(&exprs, span);
+                self.access(*buffer, indices, true, span, &[]);
+                self.race(*buffer, indices, *value, span);
+            }
+            Stmt::Copy { src, dst } => {
+                self.region(src, "copy", "src", span);
+                self.region(dst, "copy", "dst", span);
+            }
+            Stmt::Gemm {
+                a,
+                b,
+                c,
+                clear_accum,
+                ..
+            } => {
+                self.stmt_loads(&[*clear_accum], span);
+                self.region(a, "gemm", "A", span);
+                self.region(b, "gemm", "B", span);
+                self.region(c, "gemm", "C", span);
+            }
+            Stmt::Fill { dst, value } => {
+                self.stmt_loads(&[*value], span);
+                self.region(dst, "fill", "dst", span);
+            }
+            Stmt::AtomicAdd { dst, value } => {
+                match value {
+                    AtomicValue::Scalar(v) => self.stmt_loads(&[*v], span),
+                    AtomicValue::Region(r) => self.region(r, "atomic_add", "value", span),
+                }
+                self.region(dst, "atomic_add", "dst", span);
+            }
+            Stmt::Assume { cond } => {
+                self.stmt_loads(&[*cond], span);
+                let c = self.formula(*cond);
+                self.hypotheses.push(c);
+            }
+            Stmt::Reduce { .. } | Stmt::Cumsum { .. } | Stmt::Barrier => {}
+        }
+        Ok(())
+    }
+
+    fn kernel(
+        &mut self,
+        grid: &[Handle<Expr>],
+        threads: u32,
+        block_vars: &[Handle<Var>],
+        thread_var: Handle<Var>,
+        body: &Block,
+        span: Span,
+    ) -> Result<(), VerifyError> {
+        if grid.len() != block_vars.len() {
+            return Err(Self::malformed(
+                "kernel grid and block variables differ in count",
+                span,
+            ));
+        }
+        self.kernel = self.kernels;
+        self.kernels += 1;
+        self.shared.clear();
+        self.stmt_loads(grid, span);
+        let (h, s) = (self.hypotheses.len(), self.scope.len());
+        let extents: Vec<Term> = grid.iter().map(|&g| self.term(g)).collect();
+        for (axis, (&var, extent)) in block_vars.iter().zip(extents).enumerate() {
+            let v = self.declare(var, Role::Block(axis));
+            self.hypotheses.push(v.clone().ge(Term::Const(0)));
+            self.hypotheses.push(v.lt(extent));
+        }
+        let t = self.declare(thread_var, Role::Thread);
+        self.hypotheses.push(t.clone().ge(Term::Const(0)));
+        self.hypotheses.push(t.lt(Term::Const(i128::from(threads))));
+        if let Some(limit) = self.options.max_threads {
+            self.push(
+                ObligationKind::Threads { limit },
+                span,
+                format!("block of {threads} threads within the target's {limit}"),
+                &[],
+                Term::Const(i128::from(threads)).le(Term::Const(i128::from(limit))),
+                Vec::new(),
+            );
+        }
+        // The body's statements, with its `assume` facts kept for the
+        // shared-memory obligation at the end.
+        for (stmt, stmt_span) in body.iter() {
+            self.cache.clear();
+            self.stmt(stmt, stmt_span)?;
+        }
+        if let Some(limit) = self.options.shared_bytes {
+            self.cache.clear();
+            let mut total = Term::Const(0);
+            let mut names = Vec::new();
+            for buffer in std::mem::take(&mut self.shared) {
+                let bytes = i128::from(self.f.buffers[buffer].dtype.bytes());
+                let count = self
+                    .shape(buffer)
+                    .into_iter()
+                    .fold(Term::Const(bytes), |acc, extent| acc.times(extent));
+                let padded = match count.as_const() {
+                    Some(c) => {
+                        Term::Const((c + SHARED_ALIGN - 1).div_euclid(SHARED_ALIGN) * SHARED_ALIGN)
+                    }
+                    None => Term::FloorDiv(
+                        Box::new(count.plus(Term::Const(SHARED_ALIGN - 1))),
+                        Box::new(Term::Const(SHARED_ALIGN)),
+                    )
+                    .times(Term::Const(SHARED_ALIGN)),
+                };
+                total = total.plus(padded);
+                names.push(self.f.buffers[buffer].name.clone());
+            }
+            let subject = if names.is_empty() {
+                "no shared buffers".to_string()
+            } else {
+                format!("shared buffers {} fit {limit} bytes", names.join(", "))
+            };
+            self.push(
+                ObligationKind::SharedMemory { limit },
+                span,
+                subject,
+                &[],
+                total.clone().le(Term::Const(i128::from(limit))),
+                vec![("shared bytes".to_string(), total)],
+            );
+        }
+        self.hypotheses.truncate(h);
+        self.scope.truncate(s);
+        Ok(())
+    }
+}
