@@ -603,3 +603,43 @@ def main(A: T.Tensor((8,), "float32")):
         assert_eq!(r, &Outcome::Proved, "{}", o.subject);
     }
 }
+
+/// Guards of the lowered code, one line each (`when` clauses of loads and
+/// stores).
+fn guarded_lines(
+    module: &Module,
+    proved: Vec<std::collections::HashSet<verify::AccessSite>>,
+) -> Vec<String> {
+    let target = tilec_core::target::builtin("sm_80").expect("sm_80 is built in");
+    let options = tilec_core::lower::LowerOptions { proved };
+    let lowered = tilec_core::lower::to_thread_with(module, &target, &options)
+        .unwrap_or_else(|e| panic!("lowering: {e}"));
+    tilec_core::thread::print_module(&lowered)
+        .lines()
+        .filter(|l| l.contains(" when "))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Accesses proved in bounds lose their guards in the lowered code; a
+/// refuted access keeps its guard.
+#[test]
+fn proved_accesses_are_lowered_without_guards() {
+    let dir = root().join("core/tests/verify");
+    let (_, good) = compile(&dir.join("good/dynamic_store_assumed.py"));
+    let (obligations, outcomes) = verify_function(&good.functions[0]);
+    let proved = verify::proved_sites(&obligations, &outcomes);
+    assert_eq!(proved.len(), 4, "two loads and two stores: {proved:?}");
+    assert_eq!(guarded_lines(&good, Vec::new()).len(), 4);
+    let left = guarded_lines(&good, vec![proved]);
+    assert!(left.is_empty(), "{left:?}");
+
+    // Without the assumption, the accesses of `S` are refuted: they keep
+    // their guards, while the proved accesses of `A` and `B` lose theirs.
+    let (_, bad) = compile(&dir.join("dynamic_store_no_assume.py"));
+    let (obligations, outcomes) = verify_function(&bad.functions[0]);
+    let proved = verify::proved_sites(&obligations, &outcomes);
+    let left = guarded_lines(&bad, vec![proved]);
+    assert_eq!(left.len(), 2, "{left:?}");
+    assert!(left.iter().all(|l| l.contains("%S[")), "{left:?}");
+}

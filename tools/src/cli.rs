@@ -441,7 +441,8 @@ pub struct CompileArgs {
     /// Prove the kernel's safety obligations before the backend gets it
     /// (`tilec verify`, `docs/verify.md`), for `--target` when it is a
     /// built-in or plugin target, else sm_80. A refuted or undecided
-    /// obligation is an error (exit 1); nothing is written.
+    /// obligation is an error (exit 1); nothing is written. With `--backend
+    /// sim`, accesses proved in bounds are lowered without bounds guards.
     #[arg(long)]
     pub verify: bool,
 }

@@ -204,3 +204,24 @@ fn compile_verify_makes_a_refutation_an_error() {
     let out = tilec(&["compile", "core/tests/verify/parallel_off_by_one.py"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
 }
+
+#[test]
+fn compile_verify_drops_the_guards_of_proved_accesses() {
+    let file = "core/tests/verify/good/dynamic_store_assumed.py";
+    let guards = |args: &[&str]| {
+        let out = tilec(args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .matches(" when ")
+            .count()
+    };
+    assert_eq!(guards(&["compile", file, "--backend", "sim"]), 4);
+    assert_eq!(
+        guards(&["compile", file, "--backend", "sim", "--verify"]),
+        0
+    );
+}

@@ -127,6 +127,7 @@ use crate::thread::{
     self, Dim, Expr, ExprKind, GlobalBuffer, Guard, GuardElse, MemRef, Param, ParamId, RegId,
     RegRef, Register, RegisterKind, SharedBuffer, SharedId, Special, Stmt, StmtKind, Unroll,
 };
+use crate::verify::AccessSite;
 
 /// Alignment in bytes of every shared buffer the lowering creates.
 pub const SHARED_ALIGN: u32 = 16;
@@ -167,11 +168,30 @@ impl LowerError {
 
 type Result<T> = std::result::Result<T, LowerError>;
 
+/// What the lowering may rely on beyond the Tile IR itself.
+#[derive(Clone, Debug, Default)]
+pub struct LowerOptions {
+    /// Per function of the module (by position): the accesses proved in
+    /// bounds ([`crate::verify::proved_sites`]). Their bounds guards are
+    /// left out.
+    pub proved: Vec<HashSet<AccessSite>>,
+}
+
 /// Lowers every kernel of `module` to thread-level IR for `target`, and
 /// verifies the result.
 pub fn to_thread(module: &ir::Module, target: &TargetDescription) -> Result<thread::Module> {
+    to_thread_with(module, target, &LowerOptions::default())
+}
+
+/// [`to_thread`], with facts from [`LowerOptions`].
+pub fn to_thread_with(
+    module: &ir::Module,
+    target: &TargetDescription,
+    options: &LowerOptions,
+) -> Result<thread::Module> {
     let mut out = thread::Module::default();
-    for func in &module.functions {
+    for (index, func) in module.functions.iter().enumerate() {
+        let proved = options.proved.get(index);
         let kernels = func
             .body
             .stmts
@@ -188,7 +208,7 @@ pub fn to_thread(module: &ir::Module, target: &TargetDescription) -> Result<thre
                         format!("{}_{n}", func.name)
                     };
                     n += 1;
-                    let kernel = lower_kernel(func, target, stmt, span, name)?;
+                    let kernel = lower_kernel(func, target, proved, stmt, span, name)?;
                     out.kernels.push(kernel);
                 }
                 ir::Stmt::Alloc { .. } => {
@@ -218,6 +238,7 @@ pub fn to_thread(module: &ir::Module, target: &TargetDescription) -> Result<thre
 fn lower_kernel(
     func: &ir::Function,
     target: &TargetDescription,
+    proved: Option<&HashSet<AccessSite>>,
     stmt: &ir::Stmt,
     span: Span,
     name: String,
@@ -225,6 +246,7 @@ fn lower_kernel(
     let mut excluded = HashSet::new();
     loop {
         let mut attempt = Lower::new(func, target);
+        attempt.proved = proved;
         attempt.excluded = excluded.clone();
         let err = match attempt.kernel(stmt, span, name.clone()) {
             Ok(kernel) => return Ok(kernel),
@@ -365,6 +387,10 @@ struct Lower<'a> {
     spread: HashMap<Handle<ir::Buffer>, spread::SpreadBuf>,
     /// Inside a spread nest: the array slot of the current element.
     spread_slot: Option<Expr>,
+    /// Accesses the verifier proved in bounds ([`LowerOptions`]).
+    proved: Option<&'a HashSet<AccessSite>>,
+    /// Buffers whose accesses are being lowered without guards.
+    trusted: HashSet<Handle<ir::Buffer>>,
 }
 
 fn lit_i32(v: i64) -> Expr {
@@ -426,6 +452,8 @@ impl<'a> Lower<'a> {
             scratch: Vec::new(),
             spread: HashMap::new(),
             spread_slot: None,
+            proved: None,
+            trusted: HashSet::new(),
         }
     }
 
@@ -896,7 +924,11 @@ impl<'a> Lower<'a> {
                 for &i in indices {
                     idx.push(self.index(i, out)?);
                 }
-                self.load(*buffer, &idx, out)
+                let site = AccessSite::Load {
+                    span: self.span,
+                    expr: e,
+                };
+                self.trusting(&[(site, *buffer)], |s| s.load(*buffer, &idx, out))
             }
         }
     }
@@ -963,7 +995,31 @@ impl<'a> Lower<'a> {
                 guard = Some(self.and(guard, c)?);
             }
         }
+        if self.trusted.contains(&buffer) {
+            // Proved in bounds by the verifier for this access.
+            guard = None;
+        }
         Ok((memref, linear, guard))
+    }
+
+    /// Runs `f` with `buffers`' accesses trusted to be in bounds (no
+    /// guards), for the sites among `sites` the verifier proved.
+    fn trusting<T>(
+        &mut self,
+        sites: &[(AccessSite, Handle<ir::Buffer>)],
+        f: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        let mut added = Vec::new();
+        for &(site, buffer) in sites {
+            if self.proved.is_some_and(|p| p.contains(&site)) && self.trusted.insert(buffer) {
+                added.push(buffer);
+            }
+        }
+        let r = f(self);
+        for b in added {
+            self.trusted.remove(&b);
+        }
+        r
     }
 
     fn load(
@@ -1317,7 +1373,13 @@ impl<'a> Lower<'a> {
                 self.sync_touch(&acc, out);
                 let mut body = Vec::new();
                 let dtype = f.buffers[*buffer].dtype;
-                self.store(*buffer, &idx, reg_expr(v.reg(), dtype), &mut body)?;
+                let site = AccessSite::Store {
+                    span: self.span,
+                    buffer: *buffer,
+                };
+                self.trusting(&[(site, *buffer)], |s| {
+                    s.store(*buffer, &idx, reg_expr(v.reg(), dtype), &mut body)
+                })?;
                 out.push(self.stmt(StmtKind::If {
                     cond: self.bin(BinaryOp::Eq, Expr::special(Special::ThreadIdx), lit_i32(0))?,
                     then_body: body,
@@ -1561,6 +1623,31 @@ impl<'a> Lower<'a> {
     }
 
     fn cooperative(&mut self, stmt: &ir::Stmt, out: &mut Vec<Stmt>) -> Result<()> {
+        // Tile-op regions the verifier proved inside their buffers.
+        let span = self.span;
+        let region = |r: &Region| {
+            (
+                AccessSite::Region {
+                    span,
+                    buffer: r.buffer,
+                },
+                r.buffer,
+            )
+        };
+        let regions: Vec<(AccessSite, Handle<ir::Buffer>)> = match stmt {
+            ir::Stmt::Copy { src, dst } => vec![region(src), region(dst)],
+            ir::Stmt::Gemm { a, b, c, .. } => vec![region(a), region(b), region(c)],
+            ir::Stmt::Fill { dst, .. } => vec![region(dst)],
+            ir::Stmt::AtomicAdd { dst, value } => match value {
+                AtomicValue::Region(r) => vec![region(dst), region(r)],
+                AtomicValue::Scalar(_) => vec![region(dst)],
+            },
+            _ => Vec::new(),
+        };
+        self.trusting(&regions, |s| s.cooperative_stmt(stmt, out))
+    }
+
+    fn cooperative_stmt(&mut self, stmt: &ir::Stmt, out: &mut Vec<Stmt>) -> Result<()> {
         let f = self.f;
         match stmt {
             ir::Stmt::Parallel {
@@ -1849,7 +1936,11 @@ impl<'a> Lower<'a> {
                     idx.push(self.index(i, out)?);
                 }
                 let v = self.expr(*value, out)?;
-                self.store(*buffer, &idx, v, out)
+                let site = AccessSite::Store {
+                    span: self.span,
+                    buffer: *buffer,
+                };
+                self.trusting(&[(site, *buffer)], |s| s.store(*buffer, &idx, v, out))
             }
             ir::Stmt::If {
                 cond,

@@ -197,6 +197,55 @@ pub struct Obligation {
     pub scope: Vec<usize>,
     /// Whether an opaque value occurs (a counterexample may be spurious).
     pub approximate: bool,
+    /// The access whose guard this obligation (with the others of the
+    /// same site) can remove: set for the bounds and index-arithmetic
+    /// obligations of loads, stores and tile-op regions that are reached
+    /// unconditionally within their statement.
+    pub site: Option<AccessSite>,
+}
+
+/// An access of a statement, as the lowering meets it: a bounds guard the
+/// lowering would emit for it is redundant when every obligation of the
+/// site is proved ([`proved_sites`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AccessSite {
+    /// The load expression `expr`, in the statement at `span`.
+    Load {
+        span: Span,
+        expr: crate::ir::Handle<crate::ir::Expr>,
+    },
+    /// The scalar store to `buffer` by the statement at `span`.
+    Store {
+        span: Span,
+        buffer: crate::ir::Handle<crate::ir::Buffer>,
+    },
+    /// The region of `buffer` in the tile op at `span`.
+    Region {
+        span: Span,
+        buffer: crate::ir::Handle<crate::ir::Buffer>,
+    },
+}
+
+/// The sites all of whose obligations are proved, given the outcome of
+/// every obligation (in order).
+pub fn proved_sites(
+    obligations: &Obligations,
+    outcomes: &[Outcome],
+) -> std::collections::HashSet<AccessSite> {
+    let mut proved = std::collections::HashSet::new();
+    let mut failed = std::collections::HashSet::new();
+    for (obligation, outcome) in obligations.items.iter().zip(outcomes) {
+        let Some(site) = obligation.site else {
+            continue;
+        };
+        if matches!(outcome, Outcome::Proved) {
+            proved.insert(site);
+        } else {
+            failed.insert(site);
+        }
+    }
+    proved.retain(|site| !failed.contains(site));
+    proved
 }
 
 impl Obligation {

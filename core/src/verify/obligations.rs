@@ -15,7 +15,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::{
-    Formula, Obligation, ObligationKind, Obligations, Role, SymVar, Term, VerifyError,
+    AccessSite, Formula, Obligation, ObligationKind, Obligations, Role, SymVar, Term, VerifyError,
     VerifyOptions,
 };
 use crate::ir::{
@@ -44,6 +44,7 @@ pub fn generate(func: &Function, options: &VerifyOptions) -> Result<Obligations,
         counted: HashSet::new(),
         shared: Vec::new(),
         frames: Vec::new(),
+        site: None,
     };
     generator.symbols();
     generator.block(&func.body)?;
@@ -76,6 +77,8 @@ struct Generator<'f> {
     shared: Vec<Handle<Buffer>>,
     /// The `T.Parallel` nests around the current statement, innermost last.
     frames: Vec<ParallelFrame>,
+    /// The access the obligations being stated belong to.
+    site: Option<AccessSite>,
 }
 
 /// A `T.Parallel` nest being walked: what was declared inside it, so that
@@ -436,6 +439,7 @@ impl<'f> Generator<'f> {
             shown,
             scope,
             approximate,
+            site: self.site,
         });
     }
 
@@ -753,7 +757,13 @@ impl<'f> Generator<'f> {
                     self.loads(i, span, conds, seen);
                 }
                 let extra = conds.clone();
+                // A load under a condition of its expression runs
+                // unconditionally once lowered: only its guard makes it safe.
+                self.site = extra
+                    .is_empty()
+                    .then_some(AccessSite::Load { span, expr: e });
                 self.access(*buffer, indices, false, span, &extra);
+                self.site = None;
             }
             Expr::Select {
                 cond,
@@ -836,6 +846,10 @@ impl<'f> Generator<'f> {
         }
         let subject = format!("{op} {operand} {name}[{}]", text.join(", "));
         let facts = self.arithmetic_facts(&exprs);
+        self.site = Some(AccessSite::Region {
+            span,
+            buffer: region.buffer,
+        });
         self.push(
             ObligationKind::RegionInBounds {
                 buffer: name,
@@ -851,6 +865,7 @@ impl<'f> Generator<'f> {
         );
         self.overflow(&exprs, facts, subject, span, &[]);
         self.element_count(region.buffer, span, &[]);
+        self.site = None;
     }
 
     // ----- statements --------------------------------------------------
@@ -972,7 +987,12 @@ impl<'f> Generator<'f> {
                 let mut exprs = indices.clone();
                 exprs.push(*value);
                 self.stmt_loads(&exprs, span);
+                self.site = Some(AccessSite::Store {
+                    span,
+                    buffer: *buffer,
+                });
                 self.access(*buffer, indices, true, span, &[]);
+                self.site = None;
                 self.race(*buffer, indices, *value, span);
             }
             Stmt::Copy { src, dst } => {

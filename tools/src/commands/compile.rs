@@ -13,7 +13,7 @@
 //! `--print-after` and `--time-passes` print what the pipeline collected
 //! to standard error.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -21,6 +21,7 @@ use tilec_core::front::{Label, Severity};
 use tilec_core::ir::Module;
 use tilec_core::passes::{PassContext, PassError, PassTiming, Pipeline};
 use tilec_core::text::print_module;
+use tilec_core::verify::AccessSite;
 use tilec_plugin_api::host::{CallError, LoadedPlugin};
 use tilec_plugin_api::{
     Artifact, ArtifactKind, CompileOptions, ErrorCode, KernelMetadata, PluginDiagnostic,
@@ -88,17 +89,19 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
     {
         frontend.reports.push(report);
     }
+    let mut lower_options = tilec_core::lower::LowerOptions::default();
     if args.verify
         && frontend.succeeded()
         && let Some(module) = &frontend.module
     {
-        let reports = verify_reports(
+        let (reports, proved) = verify_reports(
             module,
             &backend,
             target.as_deref(),
             frontend.source.as_ref(),
         );
         frontend.reports.extend(reports);
+        lower_options.proved = proved;
     }
     let mut produced = None;
     if frontend.succeeded()
@@ -106,7 +109,7 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
     {
         let (result, reports) = match backend {
             Backend::Ref if sim && args.emit.as_deref() != Some(EMIT_TILE_IR) => {
-                thread_ir(module, target.as_deref(), &frontend.stem())
+                thread_ir(module, target.as_deref(), &frontend.stem(), &lower_options)
             }
             Backend::Ref => (Some(tile_ir(module, &frontend.stem())), Vec::new()),
             Backend::Plugin(plugin) => {
@@ -172,19 +175,22 @@ fn verify_reports(
     backend: &Backend<'_>,
     target: Option<&str>,
     source: Option<&crate::diagnostics::SourceFile>,
-) -> Vec<Report> {
+) -> (Vec<Report>, Vec<HashSet<AccessSite>>) {
     let description = match (backend, target) {
         (Backend::Plugin(plugin), Some(t)) => match plugin.describe_target(t) {
             Ok(description) => description,
             Err(e) => {
-                return vec![Report::error(format!(
-                    "cannot describe target `{t}` for --verify: {e}"
-                ))];
+                return (
+                    vec![Report::error(format!(
+                        "cannot describe target `{t}` for --verify: {e}"
+                    ))],
+                    Vec::new(),
+                );
             }
         },
         (_, t) => match crate::commands::verify::target_of(t) {
             Ok(description) => description,
-            Err(report) => return vec![report],
+            Err(report) => return (vec![report], Vec::new()),
         },
     };
     crate::commands::verify::compile_reports(module, &description, source)
@@ -374,12 +380,17 @@ fn select_sim<'a>(
 /// The built-in backend `sim`'s artifact: the thread-level IR of the
 /// baseline lowering, or the reports of why the module could not be
 /// lowered.
-fn thread_ir(module: &Module, target: Option<&str>, stem: &str) -> (Option<Produced>, Vec<Report>) {
+fn thread_ir(
+    module: &Module,
+    target: Option<&str>,
+    stem: &str,
+    options: &tilec_core::lower::LowerOptions,
+) -> (Option<Produced>, Vec<Report>) {
     let target = match crate::backends::sim_target(target) {
         Ok(t) => t,
         Err(report) => return (None, vec![report]),
     };
-    match tilec_core::lower::to_thread(module, &target) {
+    match tilec_core::lower::to_thread_with(module, &target, options) {
         Ok(lowered) => (
             Some(Produced {
                 artifacts: vec![Artifact {

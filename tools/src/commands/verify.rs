@@ -7,13 +7,16 @@
 //! counterexample in its label and notes. `--json` prints one document
 //! instead.
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value, json};
 use tilec_core::front::line_col;
 use tilec_core::front::{Label, Severity};
 use tilec_core::ir::Span;
 use tilec_core::target::{self, TargetDescription};
 use tilec_core::verify::{
-    self, Counterexample, Obligation, ObligationKind, Obligations, Outcome, VerifyOptions,
+    self, AccessSite, Counterexample, Obligation, ObligationKind, Obligations, Outcome,
+    VerifyOptions,
 };
 
 use crate::cli::VerifyArgs;
@@ -90,27 +93,37 @@ pub fn target_of(name: Option<&str>) -> Result<TargetDescription, Report> {
 
 /// The diagnostics of `compile --verify`: every obligation not proved, with
 /// refuted required ones and undecided ones as errors.
+///
+/// Also returns, per function, the accesses proved in bounds, which the
+/// lowering then leaves unguarded.
 pub fn compile_reports(
     module: &tilec_core::ir::Module,
     target: &TargetDescription,
     source: Option<&SourceFile>,
-) -> Vec<Report> {
+) -> (Vec<Report>, Vec<HashSet<AccessSite>>) {
     let options = VerifyOptions::for_target(target);
     match verify_module(module, &options) {
-        Ok(verified) => verified
-            .iter()
-            .flat_map(|v| reports(v, source))
-            .map(|mut report| {
-                if report.message.starts_with("cannot decide") {
-                    report.severity = Severity::Error;
+        Ok(verified) => {
+            let proved = verified
+                .iter()
+                .map(|v| verify::proved_sites(&v.obligations, &v.outcomes))
+                .collect();
+            let reports = verified
+                .iter()
+                .flat_map(|v| reports(v, source))
+                .map(|mut report| {
+                    if report.message.starts_with("cannot decide") {
+                        report.severity = Severity::Error;
+                        report
+                            .notes
+                            .push("`compile --verify` needs every obligation proved".to_string());
+                    }
                     report
-                        .notes
-                        .push("`compile --verify` needs every obligation proved".to_string());
-                }
-                report
-            })
-            .collect(),
-        Err(report) => vec![report],
+                })
+                .collect();
+            (reports, proved)
+        }
+        Err(report) => (vec![report], Vec::new()),
     }
 }
 
