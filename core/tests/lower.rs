@@ -595,3 +595,67 @@ fn file_cases() {
         failures.join("\n")
     );
 }
+
+/// Element-wise fragments in registers (`spread.rs`) and reductions by
+/// thread groups (`reduce.rs`) over a sweep of shapes and thread counts, on
+/// a warp-32 and a wave-64 target: copy in (f16 → f32), row maximum, an
+/// element-wise nest, row sum, copy out. Every case must compute what the
+/// reference computes (sums within the accumulation bound of the row
+/// length), and the sweep must include cases taken in registers with and
+/// without cross-warp exchanges.
+#[test]
+fn spread_fragments_and_group_reductions_over_shapes() {
+    let mut failures = Vec::new();
+    let (mut spread, mut scratch) = (0, 0);
+    for target_name in ["sm_80", "gfx942"] {
+        let target = target::builtin(target_name).unwrap_or_else(|e| panic!("{e}"));
+        for threads in [64, 128, 256] {
+            for (rows, n) in [
+                (1, 4096),
+                (2, 2048),
+                (3, 96),
+                (4, 64),
+                (8, 256),
+                (5, 24),
+                (1, 7),
+                (16, 16),
+            ] {
+                let text = format!(
+                    "tile_ir 0.1\n\nfunc @main(%X: global f16[{rows}, {n}], %Y: global f32[{rows}, {n}], %M: global f32[{rows}], %S: global f32[{rows}]) {{\n  kernel grid(1) threads({threads}) block(%bx) thread(%tx) {{\n    alloc %x: fragment f32[{rows}, {n}]\n    alloc %m: fragment f32[{rows}]\n    alloc %s: fragment f32[{rows}]\n    copy %X[0 +: {rows}, 0 +: {n}] -> %x[0 +: {rows}, 0 +: {n}]\n    reduce max %x -> %m, dim=1, clear=true\n    parallel (%i < {rows}, %j < {n}) {{\n      %x[%i, %j] = %x[%i, %j] - %m[%i]\n    }}\n    reduce sum %x -> %s, dim=1, clear=true\n    copy %x[0 +: {rows}, 0 +: {n}] -> %Y[0 +: {rows}, 0 +: {n}]\n    copy %m[0 +: {rows}] -> %M[0 +: {rows}]\n    copy %s[0 +: {rows}] -> %S[0 +: {rows}]\n  }}\n}}\n"
+                );
+                let module =
+                    tilec_core::text::parse_module(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+                let what = format!("rows {rows}, n {n}, {threads} threads on {target_name}");
+                let lowered = match lower::to_thread(&module, &target) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        failures.push(format!("{what}: {e}"));
+                        continue;
+                    }
+                };
+                let printed = thread::print_module(&lowered);
+                if printed.contains("local %x:") {
+                    spread += 1;
+                    if printed.contains("reduce_scratch") {
+                        scratch += 1;
+                    }
+                }
+                let class = Class::Accumulation { len: n as u64 };
+                if let Err(e) =
+                    run_and_compare(&module.functions[0], &lowered, &target, class, &what)
+                {
+                    failures.push(e);
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        spread >= 20,
+        "only {spread} cases kept the fragment in registers"
+    );
+    assert!(
+        scratch >= 5,
+        "only {scratch} spread cases exchanged partials across warps"
+    );
+}
