@@ -308,6 +308,7 @@ fn run_and_compare(
         total.mma += stats.mma;
         total.shared_loads += stats.shared_loads;
         total.shared_stores += stats.shared_stores;
+        total.async_copies += stats.async_copies;
         total.global_loads += stats.global_loads;
         total.global_stores += stats.global_stores;
         total.blocks += stats.blocks;
@@ -400,7 +401,9 @@ fn examples_match_the_interpreter_on_every_target() {
 /// with its 32 accumulator fragments resident. `C_local` is only cleared,
 /// accumulated into by the one gemm and copied out, so it lives in
 /// registers for the whole kernel (`core/src/lower/resident.rs`): no
-/// shared buffer, no C loads or stores. One block, two k iterations.
+/// shared buffer, no C loads or stores. The `T.Pipelined` loop keeps three
+/// stages of A and B tiles in flight with 16-byte async copies
+/// (`pipeline.rs`). One block, two k iterations.
 #[test]
 fn default_gemm_tiles_use_m16n8k16_atoms_on_sm_80() {
     let call = "matmul(M=128, N=128, K=64, num_stages=3)";
@@ -441,10 +444,15 @@ fn default_gemm_tiles_use_m16n8k16_atoms_on_sm_80() {
     let per_thread_per_iter = 2 * 4 * 4 + 2 * 8 * 4;
     assert_eq!(stats.shared_loads, 128 * 2 * per_thread_per_iter);
     assert_eq!(stats.shared_loads, 24_576);
-    // Shared stores: only the A and B tiles, 4 + 4 vectors of 8 f16 per
-    // thread and iteration (before: also 64 C-fragment stores per
-    // iteration and 32 for the clear, 22,528 in all).
-    assert_eq!(stats.shared_stores, 128 * 2 * (4 + 4));
+    // The A and B tiles arrive by async copies, 4 + 4 vectors of 8 f16 per
+    // thread and iteration, into three stages; no shared stores are left
+    // (before pipelining, these 2,048 were shared stores after global
+    // loads; before resident accumulators, 22,528 stores in all).
+    assert_eq!(stats.shared_stores, 0);
+    assert_eq!(stats.async_copies, 128 * 2 * (4 + 4));
+    assert!(text.contains("shared %A_shared: f16[12288]"), "{text}");
+    assert!(text.contains("cp_async 16 "), "{text}");
+    assert!(text.contains("wait_group 1"), "{text}");
     // The copy out: each thread stores its 128 elements as 64 pairs (x2),
     // converted to f16, straight to C.
     assert_eq!(stats.global_stores, 128 * 64);

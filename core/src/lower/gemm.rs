@@ -307,6 +307,10 @@ impl<'a> Lower<'a> {
             let mult = self.multiple(r.region.ranges[d].start);
             base_mult = gcd(base_mult, mult.saturating_mul(strides[d]));
         }
+        if let Some((offset, size)) = self.stage_offset(r.region.buffer) {
+            base = self.bin(BinaryOp::Add, offset, base)?;
+            base_mult = gcd(base_mult, size);
+        }
         let (sr, sc) = (strides[r.dims.0], strides[r.dims.1]);
         let (sr, sc) = if swap { (sc, sr) } else { (sr, sc) };
         Ok(Some(AtomOperand {

@@ -6,8 +6,9 @@
 //! hold the parts with their own algorithms, described at their tops:
 //! `gemm.rs` (matrix atoms, and the scalar fallback), `resident.rs`
 //! (accumulator buffers in registers), `spread.rs` (element-wise fragment
-//! buffers in registers), `reduce.rs` (reductions by thread groups) and
-//! `copy.rs` (vector moves for `copy` and `fill`).
+//! buffers in registers), `reduce.rs` (reductions by thread groups),
+//! `pipeline.rs` (`T.Pipelined` loops with async copies) and `copy.rs`
+//! (vector moves for `copy` and `fill`).
 //!
 //! # Algorithm
 //! [`to_thread`] turns every `kernel` statement of every function into one
@@ -32,7 +33,7 @@
 //! becomes a register assigned by every thread, loads are done by every
 //! thread. A scalar *store* from uniform code is done by thread 0 only
 //! (`if thread_idx == 0`). Every `for` kind becomes a plain `for` (step
-//! 1); `assume` emits nothing, but `assume x % c == 0` (and conjunctions
+//! 1), except `T.Pipelined` loops that `pipeline.rs` pipelines; `assume` emits nothing, but `assume x % c == 0` (and conjunctions
 //! of such) at the top level of the function or kernel body is a fact
 //! that vector alignment proofs use. Reading the thread variable outside a
 //! `parallel` nest is not supported (it would make uniform code diverge).
@@ -112,6 +113,7 @@
 
 mod copy;
 mod gemm;
+mod pipeline;
 mod reduce;
 mod resident;
 mod spread;
@@ -391,6 +393,14 @@ struct Lower<'a> {
     proved: Option<&'a HashSet<AccessSite>>,
     /// Buffers whose accesses are being lowered without guards.
     trusted: HashSet<Handle<ir::Buffer>>,
+    /// `T.Pipelined` loops lowered with async copies (`pipeline.rs`), by
+    /// loop variable.
+    pipelines: HashMap<Handle<ir::Var>, pipeline::PipePlan>,
+    /// Multi-buffered shared buffers: elements per stage, stages.
+    staged: HashMap<Handle<ir::Buffer>, (i64, i64)>,
+    /// The element offset of the stage being accessed, and a number it is
+    /// a multiple of.
+    stage_base: HashMap<Handle<ir::Buffer>, (Expr, i64)>,
 }
 
 fn lit_i32(v: i64) -> Expr {
@@ -454,6 +464,9 @@ impl<'a> Lower<'a> {
             spread_slot: None,
             proved: None,
             trusted: HashSet::new(),
+            pipelines: HashMap::new(),
+            staged: HashMap::new(),
+            stage_base: HashMap::new(),
         }
     }
 
@@ -686,6 +699,7 @@ impl<'a> Lower<'a> {
         self.ranges.insert(*thread_var, (0, self.threads - 1));
         self.find_resident(body);
         self.find_spread(body);
+        self.find_pipelines(body);
         let mut out = Vec::new();
         self.uniform_block(body, &mut out)?;
         self.span = span;
@@ -999,6 +1013,9 @@ impl<'a> Lower<'a> {
             // Proved in bounds by the verifier for this access.
             guard = None;
         }
+        if let Some((base, _)) = self.stage_base.get(&buffer) {
+            linear = self.bin(BinaryOp::Add, base.clone(), linear)?;
+        }
         Ok((memref, linear, guard))
     }
 
@@ -1305,6 +1322,16 @@ impl<'a> Lower<'a> {
                 extent,
                 body,
                 ..
+            } if self.pipelines.contains_key(var) => {
+                let plan = self.pipelines[var].clone();
+                self.pipelined_for(*var, *start, *extent, body, &plan, out)
+            }
+            ir::Stmt::For {
+                var,
+                start,
+                extent,
+                body,
+                ..
             } => {
                 self.uniform_reads(&[*start, *extent], out);
                 let s = to_i32(self.expr(*start, out)?);
@@ -1426,10 +1453,11 @@ impl<'a> Lower<'a> {
         }
         let name = self.claim(&b.name);
         let id = SharedId(self.shared.len() as u32);
+        let stages = self.staged.get(&buffer).map_or(1, |&(_, s)| s);
         self.shared.push(SharedBuffer {
             name,
             dtype: b.dtype,
-            len: len as u64,
+            len: (len * stages) as u64,
             align: SHARED_ALIGN.max(b.dtype.bytes() as u32),
         });
         self.mems.insert(buffer, Mem::Shared { id, dims });

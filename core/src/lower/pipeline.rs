@@ -1,0 +1,542 @@
+//! Software pipelining of `T.Pipelined` loops with per-thread asynchronous
+//! copies (cp.async and its kin).
+//!
+//! # Which loops
+//! A `for` of the kernel's uniform code with `T.Pipelined(num_stages =
+//! s)`, `s ≥ 2`, and no explicit `order`/`stage` lists, is pipelined when
+//! the target has per-thread asynchronous copies from global to shared
+//! memory with commit groups, and:
+//! - its body starts with one or more *producers*: `copy` statements from a
+//!   region of a global buffer to the whole of a shared buffer of the same
+//!   element type, which a vector copy moves in chunks whose byte size the
+//!   target's async copies take (the width rule of `copy.rs`);
+//! - the rest of the body (the *consumers*) reads those shared buffers
+//!   (loads, `copy` sources, `gemm` operands) but never writes them, and
+//!   does not `reduce` or `cumsum` them;
+//! - the shared buffers are used nowhere else in the kernel.
+//!
+//! # Code
+//! Each such buffer gets `s` stages in shared memory; stage `j` starts at
+//! element `j · size`. With the loop running `i = a .. a + n`:
+//! - prologue: for `j < s − 1`, the producers of iteration `a + j` are
+//!   issued as async copies into stage `j` (under `if j < n`), then one
+//!   `commit_group` (always, so that group counts stay uniform);
+//! - iteration `i`: `wait_group s − 2` (the copies of iteration `i` have
+//!   landed: `i − a + s − 1` groups were committed, at most `s − 2` may be
+//!   pending), a `barrier` (every thread's copies are visible, and every
+//!   thread has finished the consumers of iteration `i − 1`, whose stage
+//!   the next copies overwrite), the producers of iteration `i + s − 1`
+//!   into stage `(i − a + s − 1) mod s` (under `if i − a + s − 1 < n`), one
+//!   `commit_group`, then the consumers reading stage `(i − a) mod s`;
+//! - after the loop, `wait_group 0`.
+//!
+//! Elements of a producer's source region outside its buffer are filled
+//! with zeros by the copy itself (`else zero`), as the reference does for
+//! tile ops. The async writes are ordered by the barriers above, so the
+//! barrier analysis does not track them; the barrier at the top of every
+//! iteration also orders everything the consumers of one iteration leave
+//! pending against the next.
+//!
+//! A loop that does not qualify is lowered as a serial loop, as before.
+
+use std::collections::HashSet;
+
+use super::{
+    BinaryOp, DType, Expr, ExprKind, Guard, GuardElse, Handle, Index, Lower, MemRef, Pending,
+    Result, Stmt, StmtKind, Unroll, ir, lit_i32, non_unit, reg_expr, to_i32,
+};
+use crate::ir::{LoopKind, Region, Scope};
+use crate::target::AsyncCopy;
+
+/// A `T.Pipelined` loop chosen for pipelining.
+#[derive(Clone, Debug)]
+pub(super) struct PipePlan {
+    pub(super) stages: i64,
+    /// The leading producer copies of the body, with their vector widths.
+    pub(super) producers: Vec<(usize, i64)>,
+}
+
+impl Lower<'_> {
+    /// The async copy chunk sizes (bytes) of the target's per-thread
+    /// global → shared copies with commit groups.
+    fn async_sizes(&self) -> Vec<u32> {
+        self.target
+            .async_copies
+            .iter()
+            .filter_map(|c| match c {
+                AsyncCopy::PerThread(p)
+                    if p.commit_groups && p.from == "global" && p.to == "shared" =>
+                {
+                    Some(p.sizes_bytes.clone())
+                }
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    }
+
+    /// Picks the loops of the kernel body to pipeline (module
+    /// documentation) and marks their staged buffers.
+    pub(super) fn find_pipelines(&mut self, body: &ir::Block) {
+        let sizes = self.async_sizes();
+        if sizes.is_empty() {
+            return;
+        }
+        let mut loops = Vec::new();
+        collect_pipelined(body, &mut loops);
+        for (var, stmt) in loops {
+            if let Some((plan, staged)) = self.pipeline_plan(body, stmt, &sizes) {
+                for b in staged {
+                    let size: i64 = self.f.const_shape(b).map_or(0, |s| s.iter().product());
+                    self.staged.insert(b, (size, plan.stages));
+                }
+                self.pipelines.insert(var, plan);
+            }
+        }
+    }
+
+    fn pipeline_plan(
+        &self,
+        kernel_body: &ir::Block,
+        stmt: &ir::Stmt,
+        sizes: &[u32],
+    ) -> Option<(PipePlan, Vec<Handle<ir::Buffer>>)> {
+        let f = self.f;
+        let ir::Stmt::For {
+            kind:
+                LoopKind::Pipelined {
+                    num_stages,
+                    order: None,
+                    stage: None,
+                },
+            body,
+            ..
+        } = stmt
+        else {
+            return None;
+        };
+        let stages = i64::from(*num_stages);
+        if stages < 2 {
+            return None;
+        }
+        // Buffers used anywhere else in the kernel cannot be staged.
+        let mut outside = HashSet::new();
+        buffers_outside(kernel_body, stmt, &mut outside, f);
+        let mut producers = Vec::new();
+        let mut staged = Vec::new();
+        for (i, s) in body.stmts.iter().enumerate() {
+            let ir::Stmt::Copy { src, dst } = s else {
+                break;
+            };
+            let (sb, db) = (&f.buffers[src.buffer], &f.buffers[dst.buffer]);
+            if sb.scope != Scope::Global
+                || db.scope != Scope::Shared
+                || sb.dtype != db.dtype
+                || !self.whole(dst)
+                || staged.contains(&dst.buffer)
+                || outside.contains(&dst.buffer)
+            {
+                break;
+            }
+            let Some(w) = self.async_width(src, dst) else {
+                break;
+            };
+            let bytes = w * db.dtype.bytes() as i64;
+            if !sizes.iter().any(|&s| i64::from(s) == bytes) {
+                break;
+            }
+            producers.push((i, w));
+            staged.push(dst.buffer);
+        }
+        if producers.is_empty() {
+            return None;
+        }
+        let staged_set: HashSet<Handle<ir::Buffer>> = staged.iter().copied().collect();
+        // Consumers only read the staged buffers, in ways whose addresses
+        // go through the stage base.
+        let consumers = ir::Block {
+            stmts: body.stmts[producers.len()..].to_vec(),
+            spans: body
+                .spans
+                .get(producers.len()..)
+                .map(<[_]>::to_vec)
+                .unwrap_or_default(),
+        };
+        if !consumers_only_read(&consumers, &staged_set) {
+            return None;
+        }
+        Some((PipePlan { stages, producers }, staged))
+    }
+
+    /// The vector width of a producer copy, from the width rule of
+    /// `copy.rs` (the shared buffer is not allocated yet: its dimensions
+    /// come from its shape).
+    fn async_width(&self, src: &Region, dst: &Region) -> Option<i64> {
+        let f = self.f;
+        let sext: Vec<i64> = src
+            .ranges
+            .iter()
+            .map(|r| f.as_const_int(r.extent))
+            .collect::<Option<_>>()?;
+        let dshape = f.const_shape(dst.buffer)?;
+        if non_unit(&sext) != non_unit(&dshape) || sext.last() != dshape.last() {
+            return None;
+        }
+        let smults: Vec<i64> = src.ranges.iter().map(|r| self.multiple(r.start)).collect();
+        let ws = self.region_width(src.buffer, &smults, &sext);
+        let last = *dshape.last()?;
+        let mut wd = self.vector_limit(true, f.buffers[dst.buffer].dtype);
+        while wd > 1 && last % wd != 0 {
+            wd /= 2;
+        }
+        Some(ws.min(wd))
+    }
+
+    /// A pipelined loop (module documentation).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn pipelined_for(
+        &mut self,
+        var: Handle<ir::Var>,
+        start: Handle<ir::Expr>,
+        extent: Handle<ir::Expr>,
+        body: &ir::Block,
+        plan: &PipePlan,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        self.uniform_reads(&[start, extent], out);
+        let s0 = to_i32(self.expr(start, out)?);
+        let n = to_i32(self.expr(extent, out)?);
+        let s0 = self.kept(s0, out);
+        let n = self.kept(n, out);
+        let st = plan.stages;
+        let vdtype = self.f.vars[var].dtype;
+        let as_var = |e: Expr| {
+            if vdtype == DType::I32 {
+                e
+            } else {
+                Expr::cast(vdtype, e)
+            }
+        };
+        let mut acc = Pending::default();
+        self.block_accesses(body, &mut acc);
+        let (loop_reg, prologue) = self.loop_var(var, start, extent)?;
+        let loop_binding = self.vars[&var].clone();
+        // Prologue: iterations s0 .. s0 + st - 1 into stages 0 .. st - 1.
+        for j in 0..st - 1 {
+            let it = self.bin(BinaryOp::Add, s0.clone(), lit_i32(j))?;
+            self.vars.insert(var, as_var(it));
+            let mut issue = Vec::new();
+            self.issue_producers(body, plan, lit_i32(j), &mut issue)?;
+            out.push(self.stmt(StmtKind::If {
+                cond: self.bin(BinaryOp::Lt, lit_i32(j), n.clone())?,
+                then_body: issue,
+                else_body: None,
+            }));
+            out.push(self.stmt(StmtKind::CommitGroup));
+        }
+        self.vars.insert(var, loop_binding.clone());
+        let mut inner = prologue;
+        inner.push(self.stmt(StmtKind::WaitGroup {
+            pending: (st - 2) as u32,
+        }));
+        self.barrier(&mut inner);
+        // Prefetch iteration i + st - 1.
+        let rel = self.bin(BinaryOp::Sub, reg_expr(loop_reg, DType::I32), s0.clone())?;
+        let ahead = self.bin(BinaryOp::Add, rel.clone(), lit_i32(st - 1))?;
+        let it = self.bin(
+            BinaryOp::Add,
+            reg_expr(loop_reg, DType::I32),
+            lit_i32(st - 1),
+        )?;
+        self.vars.insert(var, as_var(it));
+        let stage = self.bin(BinaryOp::FloorMod, ahead.clone(), lit_i32(st))?;
+        let mut issue = Vec::new();
+        self.issue_producers(body, plan, stage, &mut issue)?;
+        inner.push(self.stmt(StmtKind::If {
+            cond: self.bin(BinaryOp::Lt, ahead, n.clone())?,
+            then_body: issue,
+            else_body: None,
+        }));
+        inner.push(self.stmt(StmtKind::CommitGroup));
+        self.vars.insert(var, loop_binding);
+        // Consumers on stage (i - s0) mod st.
+        let stage = self.bin(BinaryOp::FloorMod, rel, lit_i32(st))?;
+        let stage = self.in_register(stage, &mut inner).reg();
+        let staged: Vec<(Handle<ir::Buffer>, i64)> = plan
+            .producers
+            .iter()
+            .filter_map(|&(i, _)| match &body.stmts[i] {
+                ir::Stmt::Copy { dst, .. } => self
+                    .staged
+                    .get(&dst.buffer)
+                    .map(|&(size, _)| (dst.buffer, size)),
+                _ => None,
+            })
+            .collect();
+        for &(b, size) in &staged {
+            let base = self.bin(BinaryOp::Mul, reg_expr(stage, DType::I32), lit_i32(size))?;
+            self.stage_base.insert(b, (base, size));
+        }
+        let consumers = ir::Block {
+            stmts: body.stmts[plan.producers.len()..].to_vec(),
+            spans: body
+                .spans
+                .get(plan.producers.len()..)
+                .map(<[_]>::to_vec)
+                .unwrap_or_default(),
+        };
+        let r = self.uniform_block(&consumers, &mut inner);
+        for (b, _) in &staged {
+            self.stage_base.remove(b);
+        }
+        r?;
+        out.push(self.stmt(StmtKind::For {
+            var: loop_reg,
+            start: s0,
+            count: n,
+            step: lit_i32(1),
+            unroll: Unroll::None,
+            body: inner,
+        }));
+        out.push(self.stmt(StmtKind::WaitGroup { pending: 0 }));
+        self.pending.union(&acc);
+        Ok(())
+    }
+
+    /// `e` itself when it is a literal, else a register holding it.
+    fn kept(&mut self, e: Expr, out: &mut Vec<Stmt>) -> Expr {
+        if matches!(e.kind, ExprKind::Literal(_)) {
+            return e;
+        }
+        let dtype = e.dtype;
+        reg_expr(self.in_register(e, out).reg(), dtype)
+    }
+
+    /// The producers of the iteration the loop variable is bound to, as
+    /// async copies into `stage`.
+    fn issue_producers(
+        &mut self,
+        body: &ir::Block,
+        plan: &PipePlan,
+        stage: Expr,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        for &(i, w) in &plan.producers {
+            let ir::Stmt::Copy { src, dst } = &body.stmts[i] else {
+                return Err(self.malformed("a pipeline producer is not a copy"));
+            };
+            let span = body.spans.get(i).copied().unwrap_or(self.span);
+            let saved = std::mem::replace(&mut self.span, span);
+            let size = self.staged.get(&dst.buffer).map_or(0, |&(s, _)| s);
+            let base = self.bin(BinaryOp::Mul, stage.clone(), lit_i32(size))?;
+            self.stage_base.insert(dst.buffer, (base, size));
+            let r = self.async_copy(src, dst.buffer, w, out);
+            self.stage_base.remove(&dst.buffer);
+            self.span = saved;
+            r?;
+        }
+        Ok(())
+    }
+
+    /// `copy src -> dst` (whole) as async copies of `w` elements.
+    fn async_copy(
+        &mut self,
+        src: &Region,
+        dst: Handle<ir::Buffer>,
+        w: i64,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let (sstarts, sext) = self.region(src, out)?;
+        let dims = self.const_shape(dst)?;
+        let count: i64 = sext.iter().product();
+        let bytes = (w * self.f.buffers[dst].dtype.bytes() as i64) as u32;
+        let zeros = vec![
+            Index {
+                expr: lit_i32(0),
+                range: Some((0, 0)),
+            };
+            dims.len()
+        ];
+        let src_buffer = src.buffer;
+        self.cyclic(count / w, out, |s, p, body| {
+            let sd = s.vector_digits(&p, &sext, w)?;
+            let sidx = s.offset(&sstarts, &sd)?;
+            let dd = s.vector_digits(&p, &dims, w)?;
+            let didx = s.offset(&zeros, &dd)?;
+            let (from, src_index, guard) = s.address(src_buffer, &sidx)?;
+            let (to, dst_index, _) = s.address(dst, &didx)?;
+            let (MemRef::Global(src), MemRef::Shared(dst)) = (from, to) else {
+                return Err(s.malformed("a pipeline producer is not global to shared"));
+            };
+            body.push(s.stmt(StmtKind::AsyncCopy {
+                bytes,
+                dst,
+                dst_index,
+                src,
+                src_index,
+                guard: guard.map(|cond| Guard {
+                    cond,
+                    otherwise: GuardElse::Zero,
+                }),
+            }));
+            Ok(())
+        })
+    }
+
+    /// The offset of the current stage of a staged buffer, with a number it
+    /// is a multiple of.
+    pub(super) fn stage_offset(&self, b: Handle<ir::Buffer>) -> Option<(Expr, i64)> {
+        self.stage_base.get(&b).cloned()
+    }
+}
+
+/// `T.Pipelined` loops of the kernel's uniform code (not inside `parallel`).
+fn collect_pipelined<'b>(block: &'b ir::Block, out: &mut Vec<(Handle<ir::Var>, &'b ir::Stmt)>) {
+    for stmt in &block.stmts {
+        match stmt {
+            ir::Stmt::For {
+                var, kind, body, ..
+            } => {
+                if matches!(kind, LoopKind::Pipelined { .. }) {
+                    out.push((*var, stmt));
+                }
+                collect_pipelined(body, out);
+            }
+            ir::Stmt::If {
+                then, otherwise, ..
+            } => {
+                collect_pipelined(then, out);
+                collect_pipelined(otherwise, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether `block` only reads `staged` buffers, through loads, copy
+/// sources and gemm operands.
+fn consumers_only_read(block: &ir::Block, staged: &HashSet<Handle<ir::Buffer>>) -> bool {
+    block.stmts.iter().all(|stmt| match stmt {
+        ir::Stmt::Kernel { .. } => false,
+        ir::Stmt::Alloc { buffer, .. } => !staged.contains(buffer),
+        ir::Stmt::Store { buffer, .. } => !staged.contains(buffer),
+        ir::Stmt::Copy { dst, .. } | ir::Stmt::Fill { dst, .. } => !staged.contains(&dst.buffer),
+        ir::Stmt::Gemm { c, .. } => !staged.contains(&c.buffer),
+        ir::Stmt::Reduce { src, dst, .. } | ir::Stmt::Cumsum { src, dst, .. } => {
+            !staged.contains(src) && !staged.contains(dst)
+        }
+        ir::Stmt::AtomicAdd { dst, .. } => !staged.contains(&dst.buffer),
+        ir::Stmt::For { body, .. } | ir::Stmt::Parallel { body, .. } => {
+            consumers_only_read(body, staged)
+        }
+        ir::Stmt::If {
+            then, otherwise, ..
+        } => consumers_only_read(then, staged) && consumers_only_read(otherwise, staged),
+        ir::Stmt::Let { .. } | ir::Stmt::Barrier | ir::Stmt::Assume { .. } => true,
+    })
+}
+
+/// Every buffer `block` touches outside the statement `skip` (compared by
+/// address).
+fn buffers_outside(
+    block: &ir::Block,
+    skip: &ir::Stmt,
+    out: &mut HashSet<Handle<ir::Buffer>>,
+    f: &ir::Function,
+) {
+    for stmt in &block.stmts {
+        if std::ptr::eq(stmt, skip) {
+            continue;
+        }
+        let mut exprs: Vec<Handle<ir::Expr>> = Vec::new();
+        let region = |r: &Region,
+                      out: &mut HashSet<Handle<ir::Buffer>>,
+                      exprs: &mut Vec<Handle<ir::Expr>>| {
+            out.insert(r.buffer);
+            for range in &r.ranges {
+                exprs.push(range.start);
+                exprs.push(range.extent);
+            }
+        };
+        match stmt {
+            ir::Stmt::Kernel { body, .. } => buffers_outside(body, skip, out, f),
+            ir::Stmt::Alloc { buffer, init } => {
+                if init.is_some() {
+                    out.insert(*buffer);
+                }
+                exprs.extend(init.iter().copied());
+            }
+            ir::Stmt::For {
+                start,
+                extent,
+                body,
+                ..
+            } => {
+                exprs.push(*start);
+                exprs.push(*extent);
+                buffers_outside(body, skip, out, f);
+            }
+            ir::Stmt::Parallel { extents, body, .. } => {
+                exprs.extend(extents.iter().copied());
+                buffers_outside(body, skip, out, f);
+            }
+            ir::Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                exprs.push(*cond);
+                buffers_outside(then, skip, out, f);
+                buffers_outside(otherwise, skip, out, f);
+            }
+            ir::Stmt::Let { value, .. } => exprs.push(*value),
+            ir::Stmt::Store {
+                buffer,
+                indices,
+                value,
+            } => {
+                out.insert(*buffer);
+                exprs.extend(indices.iter().copied());
+                exprs.push(*value);
+            }
+            ir::Stmt::Copy { src, dst } => {
+                region(src, out, &mut exprs);
+                region(dst, out, &mut exprs);
+            }
+            ir::Stmt::Gemm {
+                a,
+                b,
+                c,
+                clear_accum,
+                ..
+            } => {
+                region(a, out, &mut exprs);
+                region(b, out, &mut exprs);
+                region(c, out, &mut exprs);
+                exprs.push(*clear_accum);
+            }
+            ir::Stmt::Fill { dst, value } => {
+                region(dst, out, &mut exprs);
+                exprs.push(*value);
+            }
+            ir::Stmt::Reduce { src, dst, .. } | ir::Stmt::Cumsum { src, dst, .. } => {
+                out.insert(*src);
+                out.insert(*dst);
+            }
+            ir::Stmt::AtomicAdd { dst, value } => {
+                region(dst, out, &mut exprs);
+                match value {
+                    ir::AtomicValue::Scalar(e) => exprs.push(*e),
+                    ir::AtomicValue::Region(r) => region(r, out, &mut exprs),
+                }
+            }
+            ir::Stmt::Assume { cond } => exprs.push(*cond),
+            ir::Stmt::Barrier => {}
+        }
+        for e in exprs {
+            super::for_each_load(f, e, |b| {
+                out.insert(b);
+            });
+        }
+    }
+}
