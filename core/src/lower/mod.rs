@@ -230,13 +230,16 @@ pub fn to_thread_with(
     Ok(out)
 }
 
-/// Lowers one kernel, keeping the fragment buffers `resident.rs` picks in
-/// registers. When an attempt meets a use of such a buffer that the
+/// Lowers one kernel, keeping the fragment buffers `resident.rs` and
+/// `spread.rs` pick in registers and pipelining the loops `pipeline.rs`
+/// picks. When an attempt fails while some loop is pipelined (its stages
+/// may not fit the shared memory), the kernel is lowered again without
+/// pipelining. When an attempt meets a use of a register buffer that the
 /// register path cannot take (or fails for any other reason while some
 /// buffer is in registers), the kernel is lowered again with that buffer
 /// (or every such buffer) in shared memory, so that everything the
-/// through-memory lowering accepts still lowers. Each retry removes at
-/// least one buffer, so this ends.
+/// through-memory lowering accepts still lowers. Each retry removes
+/// pipelining or at least one buffer, so this ends.
 fn lower_kernel(
     func: &ir::Function,
     target: &TargetDescription,
@@ -246,14 +249,21 @@ fn lower_kernel(
     name: String,
 ) -> Result<thread::Kernel> {
     let mut excluded = HashSet::new();
+    let mut pipelining = true;
     loop {
         let mut attempt = Lower::new(func, target);
         attempt.proved = proved;
         attempt.excluded = excluded.clone();
+        attempt.pipelining = pipelining;
         let err = match attempt.kernel(stmt, span, name.clone()) {
             Ok(kernel) => return Ok(kernel),
             Err(e) => e,
         };
+        // Stages take shared memory: without them the kernel may fit.
+        if pipelining && !attempt.pipelines.is_empty() {
+            pipelining = false;
+            continue;
+        }
         match attempt.demoted {
             Some(b) if excluded.insert(b) => {}
             _ if !attempt.resident.is_empty() || !attempt.spread.is_empty() => {
@@ -401,6 +411,8 @@ struct Lower<'a> {
     /// The element offset of the stage being accessed, and a number it is
     /// a multiple of.
     stage_base: HashMap<Handle<ir::Buffer>, (Expr, i64)>,
+    /// Whether `T.Pipelined` loops may be pipelined in this attempt.
+    pipelining: bool,
 }
 
 fn lit_i32(v: i64) -> Expr {
@@ -467,6 +479,7 @@ impl<'a> Lower<'a> {
             pipelines: HashMap::new(),
             staged: HashMap::new(),
             stage_base: HashMap::new(),
+            pipelining: true,
         }
     }
 
@@ -699,7 +712,9 @@ impl<'a> Lower<'a> {
         self.ranges.insert(*thread_var, (0, self.threads - 1));
         self.find_resident(body);
         self.find_spread(body);
-        self.find_pipelines(body);
+        if self.pipelining {
+            self.find_pipelines(body);
+        }
         let mut out = Vec::new();
         self.uniform_block(body, &mut out)?;
         self.span = span;

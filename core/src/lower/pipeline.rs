@@ -1,21 +1,22 @@
-//! Software pipelining of `T.Pipelined` loops with per-thread asynchronous
-//! copies (cp.async and its kin).
+//! Software pipelining of `T.Pipelined` loops: with per-thread
+//! asynchronous copies (cp.async and its kin) where the target has them,
+//! through registers otherwise.
 //!
 //! # Which loops
 //! A `for` of the kernel's uniform code with `T.Pipelined(num_stages =
-//! s)`, `s ≥ 2`, and no explicit `order`/`stage` lists, is pipelined when
-//! the target has per-thread asynchronous copies from global to shared
-//! memory with commit groups, and:
+//! s)`, `s ≥ 2`, and no explicit `order`/`stage` lists, is pipelined
+//! when:
 //! - its body starts with one or more *producers*: `copy` statements from a
 //!   region of a global buffer to the whole of a shared buffer of the same
-//!   element type, which a vector copy moves in chunks whose byte size the
-//!   target's async copies take (the width rule of `copy.rs`);
+//!   element type, which a vector copy moves in chunks (the width rule of
+//!   `copy.rs`) whose byte size the target's per-thread global → shared
+//!   async copies with commit groups take, when it has them;
 //! - the rest of the body (the *consumers*) reads those shared buffers
 //!   (loads, `copy` sources, `gemm` operands) but never writes them, and
 //!   does not `reduce` or `cumsum` them;
 //! - the shared buffers are used nowhere else in the kernel.
 //!
-//! # Code
+//! # Code with async copies
 //! Each such buffer gets `s` stages in shared memory; stage `j` starts at
 //! element `j · size`. With the loop running `i = a .. a + n`:
 //! - prologue: for `j < s − 1`, the producers of iteration `a + j` are
@@ -37,6 +38,19 @@
 //! iteration also orders everything the consumers of one iteration leave
 //! pending against the next.
 //!
+//! # Without async copies
+//! On a target without them (gfx942, Apple GPUs) the same loops are
+//! pipelined through registers, with two shared stages whatever
+//! `num_stages` says: the prologue loads iteration `a`'s tiles into
+//! registers and stores them into stage 0; iteration `i` passes a barrier,
+//! loads the tiles of iteration `i + 1` from global memory into registers
+//! (their latency overlaps the consumers), runs the consumers on stage
+//! `(i − a) mod 2`, and stores the registers into the other stage (all
+//! under `if i − a + 1 < n`). The barrier at the top of the next iteration
+//! orders those stores before their readers, and every reader of the
+//! overwritten stage finished before this iteration's barrier. A producer
+//! whose registers would exceed 64 per thread stops the producer list.
+//!
 //! A loop that does not qualify is lowered as a serial loop, as before.
 
 use std::collections::HashSet;
@@ -48,10 +62,16 @@ use super::{
 use crate::ir::{LoopKind, Region, Scope};
 use crate::target::AsyncCopy;
 
+/// Most registers per thread one producer's prefetch may take.
+const MAX_PREFETCH_SLOTS: i64 = 64;
+
 /// A `T.Pipelined` loop chosen for pipelining.
 #[derive(Clone, Debug)]
 pub(super) struct PipePlan {
+    /// Shared-memory stages per staged buffer.
     pub(super) stages: i64,
+    /// Async copies (`true`), or prefetching through registers.
+    pub(super) asynchronous: bool,
     /// The leading producer copies of the body, with their vector widths.
     pub(super) producers: Vec<(usize, i64)>,
 }
@@ -79,9 +99,6 @@ impl Lower<'_> {
     /// documentation) and marks their staged buffers.
     pub(super) fn find_pipelines(&mut self, body: &ir::Block) {
         let sizes = self.async_sizes();
-        if sizes.is_empty() {
-            return;
-        }
         let mut loops = Vec::new();
         collect_pipelined(body, &mut loops);
         for (var, stmt) in loops {
@@ -142,7 +159,10 @@ impl Lower<'_> {
                 break;
             };
             let bytes = w * db.dtype.bytes() as i64;
-            if !sizes.iter().any(|&s| i64::from(s) == bytes) {
+            if !sizes.is_empty() && !sizes.iter().any(|&s| i64::from(s) == bytes) {
+                break;
+            }
+            if sizes.is_empty() && self.prefetch_slots(dst.buffer, w) > MAX_PREFETCH_SLOTS {
                 break;
             }
             producers.push((i, w));
@@ -165,7 +185,16 @@ impl Lower<'_> {
         if !consumers_only_read(&consumers, &staged_set) {
             return None;
         }
-        Some((PipePlan { stages, producers }, staged))
+        let asynchronous = !sizes.is_empty();
+        let stages = if asynchronous { stages } else { 2 };
+        Some((
+            PipePlan {
+                stages,
+                asynchronous,
+                producers,
+            },
+            staged,
+        ))
     }
 
     /// The vector width of a producer copy, from the width rule of
@@ -192,6 +221,14 @@ impl Lower<'_> {
         Some(ws.min(wd))
     }
 
+    /// Registers per thread that prefetching a tile of `b` in vectors of
+    /// `w` takes.
+    fn prefetch_slots(&self, b: Handle<ir::Buffer>, w: i64) -> i64 {
+        let count: i64 = self.f.const_shape(b).map_or(0, |s| s.iter().product());
+        let vectors = count / w.max(1);
+        (vectors + self.threads - 1) / self.threads * w
+    }
+
     /// A pipelined loop (module documentation).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn pipelined_for(
@@ -203,6 +240,9 @@ impl Lower<'_> {
         plan: &PipePlan,
         out: &mut Vec<Stmt>,
     ) -> Result<()> {
+        if !plan.asynchronous {
+            return self.prefetched_for(var, start, extent, body, plan, out);
+        }
         self.uniform_reads(&[start, extent], out);
         let s0 = to_i32(self.expr(start, out)?);
         let n = to_i32(self.expr(extent, out)?);
@@ -262,17 +302,7 @@ impl Lower<'_> {
         // Consumers on stage (i - s0) mod st.
         let stage = self.bin(BinaryOp::FloorMod, rel, lit_i32(st))?;
         let stage = self.in_register(stage, &mut inner).reg();
-        let staged: Vec<(Handle<ir::Buffer>, i64)> = plan
-            .producers
-            .iter()
-            .filter_map(|&(i, _)| match &body.stmts[i] {
-                ir::Stmt::Copy { dst, .. } => self
-                    .staged
-                    .get(&dst.buffer)
-                    .map(|&(size, _)| (dst.buffer, size)),
-                _ => None,
-            })
-            .collect();
+        let staged = self.staged_of(body, plan);
         for &(b, size) in &staged {
             let base = self.bin(BinaryOp::Mul, reg_expr(stage, DType::I32), lit_i32(size))?;
             self.stage_base.insert(b, (base, size));
@@ -387,6 +417,237 @@ impl Lower<'_> {
     /// is a multiple of.
     pub(super) fn stage_offset(&self, b: Handle<ir::Buffer>) -> Option<(Expr, i64)> {
         self.stage_base.get(&b).cloned()
+    }
+}
+
+impl Lower<'_> {
+    /// A pipelined loop on a target without async copies: two shared
+    /// stages, the next iteration's tiles loaded into registers before the
+    /// consumers run and stored into the other stage after them.
+    fn prefetched_for(
+        &mut self,
+        var: Handle<ir::Var>,
+        start: Handle<ir::Expr>,
+        extent: Handle<ir::Expr>,
+        body: &ir::Block,
+        plan: &PipePlan,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        self.uniform_reads(&[start, extent], out);
+        let s0 = to_i32(self.expr(start, out)?);
+        let n = to_i32(self.expr(extent, out)?);
+        let s0 = self.kept(s0, out);
+        let n = self.kept(n, out);
+        let vdtype = self.f.vars[var].dtype;
+        let as_var = |e: Expr| {
+            if vdtype == DType::I32 {
+                e
+            } else {
+                Expr::cast(vdtype, e)
+            }
+        };
+        let mut acc = Pending::default();
+        self.block_accesses(body, &mut acc);
+        // One register array per producer.
+        let mut arrays = Vec::new();
+        for &(i, w) in &plan.producers {
+            let ir::Stmt::Copy { dst, .. } = &body.stmts[i] else {
+                return Err(self.malformed("a pipeline producer is not a copy"));
+            };
+            let dtype = self.f.buffers[dst.buffer].dtype;
+            let len = self.prefetch_slots(dst.buffer, w);
+            let name = self.fresh("pre");
+            arrays.push(self.add_reg(name, dtype, super::RegisterKind::Array { len: len as u32 }));
+        }
+        let (loop_reg, prologue) = self.loop_var(var, start, extent)?;
+        let loop_binding = self.vars[&var].clone();
+        // Prologue: iteration s0 through registers into stage 0.
+        self.vars.insert(var, as_var(s0.clone()));
+        let mut first = Vec::new();
+        self.prefetch_loads(body, plan, &arrays, &mut first)?;
+        self.prefetch_stores(body, plan, &arrays, lit_i32(0), &mut first)?;
+        out.push(self.stmt(StmtKind::If {
+            cond: self.bin(BinaryOp::Lt, lit_i32(0), n.clone())?,
+            then_body: first,
+            else_body: None,
+        }));
+        let mut inner = prologue;
+        self.barrier(&mut inner);
+        let rel = self.bin(BinaryOp::Sub, reg_expr(loop_reg, DType::I32), s0.clone())?;
+        let next = self.bin(BinaryOp::Add, rel.clone(), lit_i32(1))?;
+        let more = self.bin(BinaryOp::Lt, next.clone(), n.clone())?;
+        let more = self.in_register(more, &mut inner).reg();
+        // Loads of iteration i + 1, before the consumers of i.
+        let it = self.bin(BinaryOp::Add, reg_expr(loop_reg, DType::I32), lit_i32(1))?;
+        self.vars.insert(var, as_var(it));
+        let mut loads = Vec::new();
+        self.prefetch_loads(body, plan, &arrays, &mut loads)?;
+        inner.push(self.stmt(StmtKind::If {
+            cond: reg_expr(more, DType::Bool),
+            then_body: loads,
+            else_body: None,
+        }));
+        self.vars.insert(var, loop_binding);
+        let stage = self.bin(BinaryOp::FloorMod, rel, lit_i32(2))?;
+        let stage = self.in_register(stage, &mut inner).reg();
+        let staged = self.staged_of(body, plan);
+        for &(b, size) in &staged {
+            let base = self.bin(BinaryOp::Mul, reg_expr(stage, DType::I32), lit_i32(size))?;
+            self.stage_base.insert(b, (base, size));
+        }
+        let consumers = ir::Block {
+            stmts: body.stmts[plan.producers.len()..].to_vec(),
+            spans: body
+                .spans
+                .get(plan.producers.len()..)
+                .map(<[_]>::to_vec)
+                .unwrap_or_default(),
+        };
+        let r = self.uniform_block(&consumers, &mut inner);
+        for (b, _) in &staged {
+            self.stage_base.remove(b);
+        }
+        r?;
+        // The registers into the other stage, read after the next barrier.
+        let other = self.bin(BinaryOp::FloorMod, next, lit_i32(2))?;
+        let mut stores = Vec::new();
+        self.prefetch_stores(body, plan, &arrays, other, &mut stores)?;
+        inner.push(self.stmt(StmtKind::If {
+            cond: reg_expr(more, DType::Bool),
+            then_body: stores,
+            else_body: None,
+        }));
+        out.push(self.stmt(StmtKind::For {
+            var: loop_reg,
+            start: s0,
+            count: n,
+            step: lit_i32(1),
+            unroll: Unroll::None,
+            body: inner,
+        }));
+        self.pending.union(&acc);
+        Ok(())
+    }
+
+    /// The staged buffers of a plan with their stage sizes.
+    fn staged_of(&self, body: &ir::Block, plan: &PipePlan) -> Vec<(Handle<ir::Buffer>, i64)> {
+        plan.producers
+            .iter()
+            .filter_map(|&(i, _)| match &body.stmts[i] {
+                ir::Stmt::Copy { dst, .. } => self
+                    .staged
+                    .get(&dst.buffer)
+                    .map(|&(size, _)| (dst.buffer, size)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Thread `t`'s vectors `r·T + t` of a tile: `each(r, p, body)` for the
+    /// unrolled `r`, under `p < vectors` where needed.
+    fn per_vector(
+        &mut self,
+        vectors: i64,
+        out: &mut Vec<Stmt>,
+        each: impl FnOnce(&mut Self, Expr, Expr, &mut Vec<Stmt>) -> Result<()>,
+    ) -> Result<()> {
+        let t = self.threads;
+        let rounds = (vectors + t - 1) / t;
+        let name = self.fresh("r");
+        let r = self.add_reg(name, DType::I32, super::RegisterKind::Loop);
+        let re = reg_expr(r, DType::I32);
+        let p = self.bin(
+            BinaryOp::Add,
+            self.bin(BinaryOp::Mul, re.clone(), lit_i32(t))?,
+            Expr::special(super::Special::ThreadIdx),
+        )?;
+        let mut body = Vec::new();
+        each(self, re, p.clone(), &mut body)?;
+        let body = if vectors % t == 0 {
+            body
+        } else {
+            vec![self.stmt(StmtKind::If {
+                cond: self.bin(BinaryOp::Lt, p, lit_i32(vectors))?,
+                then_body: body,
+                else_body: None,
+            })]
+        };
+        out.push(self.stmt(StmtKind::For {
+            var: r,
+            start: lit_i32(0),
+            count: lit_i32(rounds),
+            step: lit_i32(1),
+            unroll: Unroll::Full,
+            body,
+        }));
+        Ok(())
+    }
+
+    /// The producers' source tiles (for the iteration the loop variable is
+    /// bound to) into their register arrays.
+    fn prefetch_loads(
+        &mut self,
+        body: &ir::Block,
+        plan: &PipePlan,
+        arrays: &[super::RegId],
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        for (&(i, w), &arr) in plan.producers.iter().zip(arrays) {
+            let ir::Stmt::Copy { src, .. } = &body.stmts[i] else {
+                return Err(self.malformed("a pipeline producer is not a copy"));
+            };
+            let span = body.spans.get(i).copied().unwrap_or(self.span);
+            let saved = std::mem::replace(&mut self.span, span);
+            let (sstarts, sext) = self.region(src, out)?;
+            let vectors = sext.iter().product::<i64>() / w;
+            let buffer = src.buffer;
+            let r = self.per_vector(vectors, out, |s, r, p, b| {
+                let sd = s.vector_digits(&p, &sext, w)?;
+                let sidx = s.offset(&sstarts, &sd)?;
+                let at = s.bin(BinaryOp::Mul, r, lit_i32(w))?;
+                s.vector_load_at(buffer, &sidx, arr, at, w, b)
+            });
+            self.span = saved;
+            r?;
+        }
+        Ok(())
+    }
+
+    /// The register arrays into stage `stage` of the staged buffers.
+    fn prefetch_stores(
+        &mut self,
+        body: &ir::Block,
+        plan: &PipePlan,
+        arrays: &[super::RegId],
+        stage: Expr,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        for (&(i, w), &arr) in plan.producers.iter().zip(arrays) {
+            let ir::Stmt::Copy { dst, .. } = &body.stmts[i] else {
+                return Err(self.malformed("a pipeline producer is not a copy"));
+            };
+            let dims = self.const_shape(dst.buffer)?;
+            let size: i64 = dims.iter().product();
+            let base = self.bin(BinaryOp::Mul, stage.clone(), lit_i32(size))?;
+            self.stage_base.insert(dst.buffer, (base, size));
+            let zeros = vec![
+                Index {
+                    expr: lit_i32(0),
+                    range: Some((0, 0)),
+                };
+                dims.len()
+            ];
+            let buffer = dst.buffer;
+            let r = self.per_vector(size / w, out, |s, r, p, b| {
+                let dd = s.vector_digits(&p, &dims, w)?;
+                let didx = s.offset(&zeros, &dd)?;
+                let at = s.bin(BinaryOp::Mul, r, lit_i32(w))?;
+                s.vector_store_at(buffer, &didx, arr, at, w, b)
+            });
+            self.stage_base.remove(&dst.buffer);
+            r?;
+        }
+        Ok(())
     }
 }
 
