@@ -296,7 +296,22 @@ pub struct DeviceInfo {
     /// The target name the device runs (`sm_90a`).
     pub arch: String,
     pub memory_bytes: u64,
+    /// The vendor driver or runtime and its version. A device that is a
+    /// software model of the hardware running on the host CPU says so with
+    /// the prefix [`CPU_MODEL_DRIVER`] (`cpu-model: …`).
     pub driver: String,
+}
+
+/// The `driver` prefix of a device that is a CPU execution model of the
+/// hardware, not the hardware: it runs kernels (conformance L2 goes
+/// through it, labelled), but `tilec run --backend auto` passes over it.
+pub const CPU_MODEL_DRIVER: &str = "cpu-model";
+
+impl DeviceInfo {
+    /// Whether the device is a CPU execution model ([`CPU_MODEL_DRIVER`]).
+    pub fn is_cpu_model(&self) -> bool {
+        self.driver.starts_with(CPU_MODEL_DRIVER)
+    }
 }
 
 /// The answer to a [`RuntimeRequest`].

@@ -33,8 +33,8 @@ pub use matrix::{
 };
 pub use provenance::{Provenance, Source, Status, Unknown};
 pub use resources::{
-    BankPhase, Banks, EngineUnit, ExecutionModel, MemoryKind, MemorySpace, RegisterBudget,
-    RegisterReallocation, ThreadLimits, UnitRole, VectorWidths,
+    BankPhase, Banks, DataPath, EngineEvents, EngineUnit, ExecutionModel, MatrixTile, MemoryKind,
+    MemorySpace, RegisterBudget, RegisterReallocation, ThreadLimits, UnitRole, VectorWidths,
 };
 pub use sync::{
     AsyncCopy, Barrier, BlockBarrier, BulkTensorCopy, PerThreadCopy, PhasedBarrier,

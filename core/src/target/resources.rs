@@ -14,10 +14,64 @@ pub enum ExecutionModel {
     Simt { width: u32, provenance: Provenance },
     /// A core of named units that each take whole tiles (a matrix unit, a
     /// vector unit, copy engines), synchronised by flags between them.
+    /// Every field after `units` is optional, so descriptions written
+    /// before they existed still load.
     TileEngine {
         units: Vec<EngineUnit>,
+        /// How many cores one launch spreads its blocks over.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cores: Option<u32>,
+        /// The routes data takes between memory spaces, each owned by a unit.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        paths: Vec<DataPath>,
+        /// The tile shapes the matrix unit multiplies, per element types.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        matrix_tiles: Vec<MatrixTile>,
+        /// Flags that order two units: how many ids each (source,
+        /// destination) pair of units has, and which pairs exist.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        events: Option<EngineEvents>,
         provenance: Provenance,
     },
+}
+
+/// A data path of a tile engine: `unit` moves data from memory space `from`
+/// to memory space `to` (for a matrix unit, `from` lists its operands),
+/// optionally changing its layout (`nd`, `nz`, `zz`, `zn`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DataPath {
+    pub from: Vec<String>,
+    pub to: String,
+    /// The unit (pipe) that carries the path; an entry of `units`.
+    pub unit: String,
+    /// Layout conversions the path can make, `source->destination`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conversions: Vec<String>,
+}
+
+/// One shape of a tile engine's matrix unit: `m`×`k` times `k`×`n` into an
+/// `m`×`n` accumulator, for the listed element types (TileLang spellings).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MatrixTile {
+    pub a: String,
+    pub b: String,
+    pub accumulator: String,
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+}
+
+/// The flags that order the units of one core.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineEvents {
+    /// Event ids per (source, destination) pair: `0 .. ids`.
+    pub ids: u32,
+    /// The ordered pairs a flag exists for, as `SOURCE_DESTINATION` with
+    /// unit names (`MTE2_V`).
+    pub pairs: Vec<String>,
 }
 
 /// One unit of a tile engine.
@@ -92,6 +146,10 @@ pub struct MemorySpace {
     /// The name other parts of the description refer to (`shared`).
     pub name: String,
     pub kind: MemoryKind,
+    /// Data layouts a tile buffer holds for the matrix unit (`nd`, `nz`,
+    /// `zz`, `zn`); empty for plain row-major memory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub formats: Vec<String>,
     /// The most bytes one block may use; `None` when unknown or unbounded.
     pub capacity_bytes: Option<u64>,
     /// The bytes available without an explicit opt-in, when smaller than

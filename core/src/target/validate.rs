@@ -297,12 +297,66 @@ impl Checker<'_> {
                 }
                 self.provenance("execution", provenance)
             }
-            ExecutionModel::TileEngine { units, provenance } => {
+            ExecutionModel::TileEngine {
+                units,
+                cores,
+                paths,
+                matrix_tiles,
+                events,
+                provenance,
+            } => {
                 if units.is_empty() {
                     return Err(self
                         .inconsistent("execution.units", "a tile engine needs at least one unit"));
                 }
                 self.unique("engine units", units.iter().map(|u| u.name.as_str()))?;
+                let unit = |name: &str| units.iter().any(|u| u.name == name);
+                if let Some(cores) = cores {
+                    self.nonzero("execution.cores", u64::from(*cores))?;
+                }
+                for (i, path) in paths.iter().enumerate() {
+                    let at = format!("execution.paths[{i}]");
+                    if path.from.is_empty() {
+                        return Err(self.inconsistent(&at, "a path needs a source space"));
+                    }
+                    for space in path.from.iter().chain(std::iter::once(&path.to)) {
+                        self.space(&at, space)?;
+                    }
+                    if !unit(&path.unit) {
+                        return Err(self.inconsistent(
+                            &at,
+                            format!("unit `{}` is not one of the engine's units", path.unit),
+                        ));
+                    }
+                    for conversion in &path.conversions {
+                        if conversion.split_once("->").is_none() {
+                            return Err(self.inconsistent(
+                                &at,
+                                format!("conversion `{conversion}` is not `source->destination`"),
+                            ));
+                        }
+                    }
+                }
+                for (i, tile) in matrix_tiles.iter().enumerate() {
+                    let at = format!("execution.matrix_tiles[{i}]");
+                    for (name, value) in [("m", tile.m), ("n", tile.n), ("k", tile.k)] {
+                        self.nonzero(format!("{at}.{name}"), u64::from(value))?;
+                    }
+                }
+                if let Some(events) = events {
+                    self.nonzero("execution.events.ids", u64::from(events.ids))?;
+                    for pair in &events.pairs {
+                        let known = pair
+                            .split_once('_')
+                            .is_some_and(|(src, dst)| unit(src) && unit(dst) && src != dst);
+                        if !known {
+                            return Err(self.inconsistent(
+                                "execution.events.pairs",
+                                format!("`{pair}` is not SOURCE_DESTINATION of two engine units"),
+                            ));
+                        }
+                    }
+                }
                 self.provenance("execution", provenance)
             }
         }
@@ -719,5 +773,77 @@ impl Checker<'_> {
                 self.provenance(&at, &b.provenance)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{ExecutionModel, TargetDescription};
+
+    const ASCEND: &str = include_str!("../../targets/ascend910b.json");
+
+    fn edited(edit: impl Fn(&mut serde_json::Value)) -> Result<TargetDescription, String> {
+        let mut v: serde_json::Value = serde_json::from_str(ASCEND).map_err(|e| e.to_string())?;
+        edit(&mut v);
+        TargetDescription::from_json(&v.to_string()).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_tile_engine_description_loads() {
+        let t = edited(|_| {}).unwrap_or_else(|e| panic!("{e}"));
+        let ExecutionModel::TileEngine {
+            cores,
+            paths,
+            events,
+            ..
+        } = &t.execution
+        else {
+            panic!("not a tile engine");
+        };
+        assert_eq!(*cores, Some(24));
+        assert!(paths.iter().any(|p| p.unit == "MTE2" && p.to == "L1"));
+        assert_eq!(events.as_ref().map(|e| e.ids), Some(8));
+        assert_eq!(
+            t.memory_space("L0A").and_then(|s| s.alignment_bytes),
+            Some(512)
+        );
+    }
+
+    #[test]
+    fn a_tile_engine_with_units_only_still_loads() {
+        let t = edited(|v| {
+            for key in ["cores", "paths", "matrix_tiles", "events"] {
+                v["execution"].as_object_mut().map(|o| o.remove(key));
+            }
+        });
+        assert!(t.is_ok(), "{t:?}");
+    }
+
+    #[test]
+    fn tile_engine_references_are_checked() {
+        let bad_space = edited(|v| v["execution"]["paths"][0]["to"] = "L2".into());
+        assert!(
+            bad_space
+                .as_ref()
+                .err()
+                .is_some_and(|e| e.contains("memory space `L2`")),
+            "{bad_space:?}"
+        );
+        let bad_pair = edited(|v| v["execution"]["events"]["pairs"][0] = "MTE2_DMA".into());
+        assert!(
+            bad_pair
+                .as_ref()
+                .err()
+                .is_some_and(|e| e.contains("MTE2_DMA")),
+            "{bad_pair:?}"
+        );
+        let no_cores = edited(|v| v["execution"]["cores"] = 0.into());
+        assert!(
+            no_cores
+                .as_ref()
+                .err()
+                .is_some_and(|e| e.contains("execution.cores")),
+            "{no_cores:?}"
+        );
     }
 }

@@ -214,6 +214,12 @@ fn best_available(args: &RunArgs, plugins: &Plugins) -> Runner {
         let name = plugin.name().to_string();
         match tilec_conformance::backend::Plugin::load(&plugin.path, args.target.as_deref()) {
             Ok(backend) => match backend.device() {
+                // A CPU execution model of the hardware (the ascend
+                // backend's) runs kernels but is no device: `auto` keeps
+                // looking, and falls back to the reference interpreter.
+                Ok(device) if device.is_cpu_model() => {
+                    passed_over.push(format!("`{name}`: {} is not a device", device.name));
+                }
                 Ok(device) => {
                     if !args.json {
                         eprintln!(
