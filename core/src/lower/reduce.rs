@@ -379,6 +379,70 @@ impl Lower<'_> {
         })
     }
 
+    /// `shfl_xor` butterflies by `seg / 2, …, 1` within segments of `seg`
+    /// lanes: afterwards every lane of a segment holds the segment's fold.
+    fn butterflies(
+        &mut self,
+        fold: Fold,
+        acc: super::RegId,
+        seg: i64,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let mut off = seg / 2;
+        while off >= 1 {
+            let other = self.temp("x", fold.acc);
+            out.push(self.stmt(StmtKind::Shuffle {
+                kind: ShuffleKind::Xor,
+                dst: RegRef::Scalar(other),
+                value: reg_expr(acc, fold.acc),
+                lane: lit_i32(off),
+                width: seg as u32,
+            }));
+            let m = self.merge(
+                fold.kind,
+                reg_expr(acc, fold.acc),
+                reg_expr(other, fold.acc),
+            )?;
+            self.assign(out, acc, m);
+            off /= 2;
+        }
+        Ok(())
+    }
+
+    /// `acc` = the fold of the `per` warp partials at `first ..` of the
+    /// scratch array, in warp order.
+    fn fold_scratch(
+        &mut self,
+        fold: Fold,
+        acc: super::RegId,
+        (scratch, first, per): (SharedId, Expr, i64),
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        self.assign(out, acc, fold.identity());
+        let kname = self.fresh("k");
+        let k = self.add_reg(kname, DType::I32, RegisterKind::Loop);
+        let x = self.temp("x", fold.acc);
+        let mut kb = Vec::new();
+        kb.push(self.stmt(StmtKind::Load {
+            width: 1,
+            dst: RegRef::Scalar(x),
+            src: MemRef::Shared(scratch),
+            index: self.bin(BinaryOp::Add, first, reg_expr(k, DType::I32))?,
+            guard: None,
+        }));
+        let m = self.merge(fold.kind, reg_expr(acc, fold.acc), reg_expr(x, fold.acc))?;
+        self.assign(&mut kb, acc, m);
+        out.push(self.stmt(StmtKind::For {
+            var: k,
+            start: lit_i32(0),
+            count: lit_i32(per),
+            step: lit_i32(1),
+            unroll: Unroll::Full,
+            body: kb,
+        }));
+        Ok(())
+    }
+
     /// The cross-warp scratch array for accumulators of type `acc`.
     fn reduce_scratch(&mut self, acc: DType, entries: i64) -> SharedId {
         if let Some(&(_, id)) = self.scratch.iter().find(|(t, _)| *t == acc) {
@@ -446,24 +510,7 @@ impl Lower<'_> {
         )?;
         // Butterflies within segments of min(G, W) lanes.
         let seg = g.min(w);
-        let mut off = seg / 2;
-        while off >= 1 {
-            let other = self.temp("x", fold.acc);
-            out.push(self.stmt(StmtKind::Shuffle {
-                kind: ShuffleKind::Xor,
-                dst: RegRef::Scalar(other),
-                value: reg_expr(acc, fold.acc),
-                lane: lit_i32(off),
-                width: seg as u32,
-            }));
-            let m = self.merge(
-                fold.kind,
-                reg_expr(acc, fold.acc),
-                reg_expr(other, fold.acc),
-            )?;
-            self.assign(out, acc, m);
-            off /= 2;
-        }
+        self.butterflies(fold, acc, seg, out)?;
         if g > w {
             let warps = t / w;
             // The statement's barrier check counted the scratch write.
@@ -494,28 +541,7 @@ impl Lower<'_> {
             let first = match first {
                 RegRef::Scalar(r) | RegRef::Elem(r, _) => reg_expr(r, DType::I32),
             };
-            self.assign(out, acc, fold.identity());
-            let kname = self.fresh("k");
-            let k = self.add_reg(kname, DType::I32, RegisterKind::Loop);
-            let x = self.temp("x", fold.acc);
-            let mut kb = Vec::new();
-            kb.push(self.stmt(StmtKind::Load {
-                width: 1,
-                dst: RegRef::Scalar(x),
-                src: MemRef::Shared(scratch),
-                index: self.bin(BinaryOp::Add, first, reg_expr(k, DType::I32))?,
-                guard: None,
-            }));
-            let m = self.merge(fold.kind, reg_expr(acc, fold.acc), reg_expr(x, fold.acc))?;
-            self.assign(&mut kb, acc, m);
-            out.push(self.stmt(StmtKind::For {
-                var: k,
-                start: lit_i32(0),
-                count: lit_i32(per),
-                step: lit_i32(1),
-                unroll: Unroll::Full,
-                body: kb,
-            }));
+            self.fold_scratch(fold, acc, (scratch, first, per), out)?;
             // The barrier cleared what this statement had pending.
             self.pending.reads.insert(SCRATCH);
             self.pending.reads.insert(lines.dst_buf);
@@ -595,24 +621,7 @@ impl Lower<'_> {
             unroll: Unroll::Full,
             body: qb,
         }));
-        let mut off = seg / 2;
-        while off >= 1 {
-            let other = self.temp("x", fold.acc);
-            cb.push(self.stmt(StmtKind::Shuffle {
-                kind: ShuffleKind::Xor,
-                dst: RegRef::Scalar(other),
-                value: reg_expr(acc, fold.acc),
-                lane: lit_i32(off),
-                width: seg as u32,
-            }));
-            let m = self.merge(
-                fold.kind,
-                reg_expr(acc, fold.acc),
-                reg_expr(other, fold.acc),
-            )?;
-            self.assign(&mut cb, acc, m);
-            off /= 2;
-        }
+        self.butterflies(fold, acc, seg, &mut cb)?;
         match scratch {
             None => {
                 // Row c·S + t / G, stored by member 0 of its group.
@@ -690,33 +699,8 @@ impl Lower<'_> {
                 s.bin(BinaryOp::Mul, cidx, lit_i32(warps))?,
                 s.bin(BinaryOp::Mul, group, lit_i32(per))?,
             )?;
-            let first = s.in_register(first, body).reg();
-            s.assign(body, acc, fold.identity());
-            let kname = s.fresh("k");
-            let k = s.add_reg(kname, DType::I32, RegisterKind::Loop);
-            let x = s.temp("x", fold.acc);
-            let mut kb = Vec::new();
-            kb.push(s.stmt(StmtKind::Load {
-                width: 1,
-                dst: RegRef::Scalar(x),
-                src: MemRef::Shared(scratch),
-                index: s.bin(
-                    BinaryOp::Add,
-                    reg_expr(first, DType::I32),
-                    reg_expr(k, DType::I32),
-                )?,
-                guard: None,
-            }));
-            let m = s.merge(fold.kind, reg_expr(acc, fold.acc), reg_expr(x, fold.acc))?;
-            s.assign(&mut kb, acc, m);
-            body.push(s.stmt(StmtKind::For {
-                var: k,
-                start: lit_i32(0),
-                count: lit_i32(per),
-                step: lit_i32(1),
-                unroll: Unroll::Full,
-                body: kb,
-            }));
+            let first = reg_expr(s.in_register(first, body).reg(), DType::I32);
+            s.fold_scratch(fold, acc, (scratch, first, per), body)?;
             s.finish_output(fold, dst, acc, r, clear, body)
         })?;
         self.pending.reads.insert(SCRATCH);
