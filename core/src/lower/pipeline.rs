@@ -300,26 +300,7 @@ impl Lower<'_> {
         inner.push(self.stmt(StmtKind::CommitGroup));
         self.vars.insert(var, loop_binding);
         // Consumers on stage (i - s0) mod st.
-        let stage = self.bin(BinaryOp::FloorMod, rel, lit_i32(st))?;
-        let stage = self.in_register(stage, &mut inner).reg();
-        let staged = self.staged_of(body, plan);
-        for &(b, size) in &staged {
-            let base = self.bin(BinaryOp::Mul, reg_expr(stage, DType::I32), lit_i32(size))?;
-            self.stage_base.insert(b, (base, size));
-        }
-        let consumers = ir::Block {
-            stmts: body.stmts[plan.producers.len()..].to_vec(),
-            spans: body
-                .spans
-                .get(plan.producers.len()..)
-                .map(<[_]>::to_vec)
-                .unwrap_or_default(),
-        };
-        let r = self.uniform_block(&consumers, &mut inner);
-        for (b, _) in &staged {
-            self.stage_base.remove(b);
-        }
-        r?;
+        self.consumers_on_stage(body, plan, rel, st, &mut inner)?;
         out.push(self.stmt(StmtKind::For {
             var: loop_reg,
             start: s0,
@@ -488,26 +469,7 @@ impl Lower<'_> {
             else_body: None,
         }));
         self.vars.insert(var, loop_binding);
-        let stage = self.bin(BinaryOp::FloorMod, rel, lit_i32(2))?;
-        let stage = self.in_register(stage, &mut inner).reg();
-        let staged = self.staged_of(body, plan);
-        for &(b, size) in &staged {
-            let base = self.bin(BinaryOp::Mul, reg_expr(stage, DType::I32), lit_i32(size))?;
-            self.stage_base.insert(b, (base, size));
-        }
-        let consumers = ir::Block {
-            stmts: body.stmts[plan.producers.len()..].to_vec(),
-            spans: body
-                .spans
-                .get(plan.producers.len()..)
-                .map(<[_]>::to_vec)
-                .unwrap_or_default(),
-        };
-        let r = self.uniform_block(&consumers, &mut inner);
-        for (b, _) in &staged {
-            self.stage_base.remove(b);
-        }
-        r?;
+        self.consumers_on_stage(body, plan, rel, 2, &mut inner)?;
         // The registers into the other stage, read after the next barrier.
         let other = self.bin(BinaryOp::FloorMod, next, lit_i32(2))?;
         let mut stores = Vec::new();
@@ -527,6 +489,38 @@ impl Lower<'_> {
         }));
         self.pending.union(&acc);
         Ok(())
+    }
+
+    /// The body after the producers, reading stage `rel mod stages` of
+    /// every staged buffer.
+    fn consumers_on_stage(
+        &mut self,
+        body: &ir::Block,
+        plan: &PipePlan,
+        rel: Expr,
+        stages: i64,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let stage = self.bin(BinaryOp::FloorMod, rel, lit_i32(stages))?;
+        let stage = self.in_register(stage, out).reg();
+        let staged = self.staged_of(body, plan);
+        for &(b, size) in &staged {
+            let base = self.bin(BinaryOp::Mul, reg_expr(stage, DType::I32), lit_i32(size))?;
+            self.stage_base.insert(b, (base, size));
+        }
+        let consumers = ir::Block {
+            stmts: body.stmts[plan.producers.len()..].to_vec(),
+            spans: body
+                .spans
+                .get(plan.producers.len()..)
+                .map(<[_]>::to_vec)
+                .unwrap_or_default(),
+        };
+        let r = self.uniform_block(&consumers, out);
+        for (b, _) in &staged {
+            self.stage_base.remove(b);
+        }
+        r
     }
 
     /// The staged buffers of a plan with their stage sizes.
