@@ -9,9 +9,14 @@
 //! - a panic caught at the ABI boundary is a `Crash` (a process that dies
 //!   is recorded as a `Crash` by the supervisor);
 //! - a failure of the suite itself — the front end refusing a corpus
-//!   kernel, the reference interpreter failing — is an `InternalError`.
+//!   kernel, the reference interpreter failing — is an `InternalError`;
+//! - at L1, a code object among the artifacts that breaks the target's
+//!   limits is a `Fail`, and one whose kernels use scratch, spill
+//!   registers or need local memory is a `QualityWarning` (see
+//!   [`crate::binary`]).
 
 use crate::backend::{Backend, BackendError, Plugin};
+use crate::binary;
 use crate::corpus::Case;
 use crate::inputs;
 use crate::plan::{AbiCheck, PlannedTest, TestKind, claimed};
@@ -39,6 +44,11 @@ impl Verdict {
 
     fn fail(message: impl Into<String>) -> Verdict {
         Verdict::new(Outcome::Fail, message)
+    }
+
+    /// Correct, but the result will be slow: conformant, and reported.
+    fn quality_warning(message: impl Into<String>) -> Verdict {
+        Verdict::new(Outcome::QualityWarning, message)
     }
 
     fn internal(message: impl Into<String>) -> Verdict {
@@ -322,6 +332,11 @@ fn compile_test(ctx: &Context<'_>, case: &Case) -> Verdict {
     if let Err(why) = structural(ctx, &module, &first) {
         return Verdict::fail(why);
     }
+    let inspection =
+        binary::inspect_artifacts(&first.artifacts, &first.kernels, ctx.backend.target());
+    if !inspection.violations.is_empty() {
+        return Verdict::fail(inspection.violations.join("; "));
+    }
     let second = match ctx.backend.compile(&module, &ctx.options) {
         Ok(r) => r,
         Err(e) => return Verdict::backend("recompile", &e, true),
@@ -330,11 +345,17 @@ fn compile_test(ctx: &Context<'_>, case: &Case) -> Verdict {
         return Verdict::fail(format!("recompiling is not byte-identical: {diff}"));
     }
     let bytes: usize = first.artifacts.iter().map(|a| a.bytes.len()).sum();
-    Verdict::pass(format!(
-        "{} artifact(s), {bytes} bytes, {} kernel(s)",
+    let summary = format!(
+        "{} artifact(s), {bytes} bytes, {} kernel(s), {} code object(s) inspected",
         first.artifacts.len(),
-        first.kernels.len()
-    ))
+        first.kernels.len(),
+        inspection.inspected
+    );
+    if inspection.warnings.is_empty() {
+        Verdict::pass(summary)
+    } else {
+        Verdict::quality_warning(format!("{}; {summary}", inspection.warnings.join("; ")))
+    }
 }
 
 /// Runs the reference interpreter; the magnitudes of accumulation tests

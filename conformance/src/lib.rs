@@ -10,6 +10,8 @@
 //!   by the target's claims;
 //! - [`backend`]: the reference backend and plugins behind one interface;
 //! - [`exec`]: running one test (in a worker process);
+//! - [`binary`]: L1's checks of the code objects a backend returns against
+//!   the target's limits, read as `tilec inspect` reads them;
 //! - [`worker`] and [`supervisor`]: worker processes, so that a crash or a
 //!   hang is recorded and the run goes on;
 //! - [`result`]: result codes, per-test records and the summary;
@@ -19,6 +21,7 @@
 //! The `tilec conformance` command drives these; see `docs/conformance.md`.
 
 pub mod backend;
+pub mod binary;
 pub mod corpus;
 pub mod exec;
 pub mod inputs;

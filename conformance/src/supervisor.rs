@@ -46,6 +46,9 @@ pub struct Settings {
     /// Batches run at once.
     pub jobs: usize,
     pub fast_math: bool,
+    /// The compile option `emit` of every compile (empty: the backend's
+    /// default artifact).
+    pub emit: String,
 }
 
 /// Why the backend could not even be described.
@@ -232,6 +235,7 @@ pub fn probe(cmd: &WorkerCommand, settings: &Settings) -> Result<Identity, Probe
         corpus: settings.corpus.clone(),
         tests: Vec::new(),
         fast_math: settings.fast_math,
+        emit: settings.emit.clone(),
     };
     let mut worker = Worker::start(cmd, &job)?;
     match worker.next(Instant::now() + settings.timeout) {
@@ -271,6 +275,7 @@ fn run_batch(
             corpus: settings.corpus.clone(),
             tests: batch[next..].iter().map(|(_, t)| t.clone()).collect(),
             fast_math: settings.fast_math,
+            emit: settings.emit.clone(),
         };
         let mut worker = match Worker::start(cmd, &job) {
             Ok(w) => w,

@@ -48,6 +48,9 @@ pub struct Job {
     pub corpus: PathBuf,
     pub tests: Vec<PlannedTest>,
     pub fast_math: bool,
+    /// The compile option `emit` (empty: the backend's default).
+    #[serde(default)]
+    pub emit: String,
 }
 
 /// What the backend says about itself, reported once per worker.
@@ -143,6 +146,7 @@ pub fn serve(input: impl BufRead, mut output: impl Write) -> Result<(), WorkerEr
         cases: &by_id,
         options: CompileOptions {
             fast_math: job.fast_math,
+            emit: job.emit.clone(),
             ..CompileOptions::default()
         },
     };

@@ -135,7 +135,9 @@ pub enum Command {
     /// compiles; malformed IR and front-end errors are refused), L1 compile
     /// (every corpus kernel compiles, recompiles byte-identically and
     /// passes structural checks, or is refused as a negative case must
-    /// be), L2 execute and L3 advanced (numerics against the reference
+    /// be; code objects among its artifacts, as `--emit` asks for them,
+    /// are read and checked against the target's limits, scratch and
+    /// spills reported as QualityWarning), L2 execute and L3 advanced (numerics against the reference
     /// interpreter by tolerance class; two runs bit-identical), L4
     /// performance. A test whose capability the target does not claim is
     /// NotSupported; levels that need a device are reported as not run
@@ -233,6 +235,17 @@ pub struct ConformanceArgs {
     /// The corpus folder (default: the corpus shipped with tilec).
     #[arg(long, value_name = "DIR")]
     pub corpus: Option<PathBuf>,
+
+    /// Compile every test with the compile option `emit` set to KIND, the
+    /// artifact a plugin produces (e.g. `hsaco` for rocm, `cubin` for
+    /// cuda; default: the plugin's own, often text). L1 reads every code
+    /// object it gets as `tilec inspect` does and checks it against the
+    /// target: a kernel missing, another wavefront width, or more LDS,
+    /// shared memory or registers than the target has is a Fail; scratch,
+    /// spilled registers or local memory is a QualityWarning. Plugins
+    /// only.
+    #[arg(long, value_name = "KIND")]
+    pub emit: Option<String>,
 }
 
 /// Where backend plugins come from, besides the search path.

@@ -15,7 +15,6 @@ mod cli;
 mod commands;
 mod compare;
 mod diagnostics;
-mod inspect;
 mod json;
 mod npy;
 mod reference;

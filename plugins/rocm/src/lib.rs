@@ -23,8 +23,12 @@
 //! LDS of the kernel (declared in the code object; a launch asks for no
 //! dynamic LDS); `registers` is the VGPR count when a code object was
 //! built.
+//!
+//! Every code object is read back with `tilec-inspect` (the reader behind
+//! `tilec inspect`) and checked against the target
+//! ([`check_code_object`]); a kernel that uses scratch is reported as a
+//! warning diagnostic of the compile result.
 
-pub mod codeobject;
 pub mod emit;
 pub mod runtime;
 pub mod targets;
@@ -33,12 +37,14 @@ pub mod toolchain;
 use tilec_plugin_api::simt::{check_dtypes, kernel_metadata, lower_functions};
 
 use tilec_core::ir;
-use tilec_core::target::TargetDescription;
+use tilec_core::target::{MemoryKind, TargetDescription};
 use tilec_core::thread;
+use tilec_inspect::CodeObject;
+use tilec_inspect::amdgpu::AmdgpuKernel;
 use tilec_plugin_api::{
     Artifact, ArtifactKind, BackendPlugin, CompileRequest, CompileResult, ErrorCode,
-    KernelMetadata, PluginError, PluginInfo, RuntimeRequest, RuntimeResponse, TILE_IR_FORMAT,
-    Version,
+    KernelMetadata, PluginDiagnostic, PluginError, PluginInfo, RuntimeRequest, RuntimeResponse,
+    Severity, TILE_IR_FORMAT, Version,
 };
 
 /// The plugin's name, as `--backend` selects it.
@@ -57,61 +63,124 @@ pub const VALIDATE_VAR: &str = "TILEC_ROCM_VALIDATE";
 #[derive(Debug)]
 pub struct Rocm;
 
-/// Builds the code object of `llvm_ir` with LLVM 19 and checks it against
-/// the target: every kernel described in its metadata note, wave64, static
-/// LDS within the target's capacity, no scratch (a spill). Records each
-/// kernel's VGPR count in `kernels`.
+/// Builds the code object of `llvm_ir` with LLVM 19 and checks it
+/// against the target ([`check_code_object`]): the object, and the
+/// warnings for the compile result.
 fn code_object(
     llvm_ir: &str,
     target: &TargetDescription,
     kernels: &mut [KernelMetadata],
-) -> Result<Vec<u8>, PluginError> {
+) -> Result<(Vec<u8>, Vec<PluginDiagnostic>), PluginError> {
     let tools =
         toolchain::find().map_err(|e| PluginError::new(ErrorCode::Unimplemented, e.to_string()))?;
     let bytes = toolchain::build_code_object(&tools, llvm_ir, &target.arch)
         .map_err(|e| PluginError::new(ErrorCode::Internal, e.to_string()))?;
-    let infos = codeobject::kernels(&bytes).map_err(|e| {
-        PluginError::new(
-            ErrorCode::Internal,
-            format!("the code object LLVM built is unreadable: {e}"),
-        )
-    })?;
-    let lds_limit = target
-        .memory_of_kind(tilec_core::target::MemoryKind::Shared)
-        .and_then(|m| m.capacity_bytes);
-    let width = target.simt_width().map(u64::from);
-    for k in kernels.iter_mut() {
-        let Some(info) = infos.iter().find(|i| i.name == k.entry) else {
-            return Err(PluginError::new(
-                ErrorCode::Internal,
-                format!("the code object has no metadata for kernel `{}`", k.entry),
-            ));
-        };
-        k.registers = info.vgprs.and_then(|v| u32::try_from(v).ok());
-        let problem = if let (Some(w), Some(width)) = (info.wavefront_size, width)
-            && w != width
-        {
-            Some(format!("wavefront size {w}, the target's is {width}"))
-        } else if let (Some(lds), Some(limit)) = (info.lds_bytes, lds_limit)
-            && lds > limit
-        {
-            Some(format!("{lds} bytes of LDS, the target has {limit}"))
-        } else if info.scratch_bytes.is_some_and(|s| s > 0) {
-            Some(format!(
-                "{} bytes of scratch per work-item (registers spilled)",
-                info.scratch_bytes.unwrap_or(0)
-            ))
-        } else {
-            None
-        };
-        if let Some(problem) = problem {
-            return Err(PluginError::new(
-                ErrorCode::Internal,
-                format!("kernel `{}` on {}: {problem}", k.entry, target.arch),
+    let warnings = check_code_object(&bytes, target, kernels)?;
+    Ok((bytes, warnings))
+}
+
+/// Checks a code object the plugin built for `target` and records each
+/// kernel's VGPR count in `kernels`.
+///
+/// Every kernel of `kernels` must be described in the metadata note, run
+/// in wavefronts of the target's width and use no more LDS than the target
+/// has: a violation means the plugin built something the target cannot
+/// run, an `Internal` error naming the kernel. Scratch (private segment
+/// memory: spilled registers, or a private array indexed at run time) is
+/// legal and only slow, so each kernel that uses it gives a warning with
+/// its bytes per work-item instead.
+pub fn check_code_object(
+    bytes: &[u8],
+    target: &TargetDescription,
+    kernels: &mut [KernelMetadata],
+) -> Result<Vec<PluginDiagnostic>, PluginError> {
+    let internal = |message: String| PluginError::new(ErrorCode::Internal, message);
+    let object = match tilec_inspect::inspect(bytes, None) {
+        Ok(CodeObject::Amdgpu(object)) => object,
+        Ok(CodeObject::Cubin(_)) => {
+            return Err(internal(
+                "LLVM built an NVIDIA cubin instead of an AMDGPU code object".into(),
             ));
         }
+        Err(e) => {
+            return Err(internal(format!(
+                "the code object LLVM built is unreadable: {e}"
+            )));
+        }
+    };
+    let mut warnings = Vec::new();
+    for k in kernels.iter_mut() {
+        let Some(found) = object
+            .kernels
+            .iter()
+            .find(|c| c.name == k.entry && c.metadata.is_some())
+        else {
+            return Err(internal(format!(
+                "the code object has no metadata for kernel `{}`",
+                k.entry
+            )));
+        };
+        k.registers = found
+            .metadata
+            .as_ref()
+            .and_then(|m| m.vgpr_count)
+            .and_then(|v| u32::try_from(v).ok());
+        if let Some(problem) = limit_violation(found, target) {
+            return Err(internal(format!(
+                "kernel `{}` on {}: {problem}",
+                k.entry, target.arch
+            )));
+        }
+        warnings.extend(scratch_warning(found, &target.arch));
     }
-    Ok(bytes)
+    Ok(warnings)
+}
+
+/// What in `kernel` the target cannot run: a wavefront of another width,
+/// or more LDS than a workgroup can have.
+fn limit_violation(kernel: &AmdgpuKernel, target: &TargetDescription) -> Option<String> {
+    let width = target.simt_width().map(u64::from);
+    let lds_limit = target
+        .memory_of_kind(MemoryKind::Shared)
+        .and_then(|m| m.capacity_bytes);
+    if let (Some(wave), Some(width)) = (kernel.wavefront_size(), width)
+        && wave != width
+    {
+        return Some(format!("wavefront size {wave}, the target's is {width}"));
+    }
+    if let (Some(lds), Some(limit)) = (kernel.lds_bytes(), lds_limit)
+        && lds > limit
+    {
+        return Some(format!("{lds} bytes of LDS, the target has {limit}"));
+    }
+    None
+}
+
+/// The warning for a kernel that uses scratch, if it does.
+fn scratch_warning(kernel: &AmdgpuKernel, arch: &str) -> Option<PluginDiagnostic> {
+    let bytes = kernel.scratch_bytes().filter(|&b| b > 0)?;
+    let spills = kernel.metadata.as_ref().map_or((0, 0), |m| {
+        (
+            m.vgpr_spill_count.unwrap_or(0),
+            m.sgpr_spill_count.unwrap_or(0),
+        )
+    });
+    let cause = match spills {
+        (0, 0) => "a private array indexed at run time (no register was spilled)".to_string(),
+        (vgprs, sgprs) => format!("{vgprs} VGPRs and {sgprs} SGPRs spilled"),
+    };
+    Some(PluginDiagnostic {
+        severity: Severity::Warning,
+        message: format!(
+            "kernel `{}` uses {bytes} bytes of scratch per work-item on {arch}",
+            kernel.name
+        ),
+        location: None,
+        notes: vec![
+            format!("scratch holds {cause}"),
+            "scratch lives in device memory: the kernel is correct but slower; `tilec inspect` on the code object shows its registers".to_string(),
+        ],
+    })
 }
 
 fn plugin_info() -> PluginInfo {
@@ -211,20 +280,25 @@ fn compile(request: CompileRequest) -> Result<CompileResult, PluginError> {
     };
     let compiled = compile_module(&request.ir.module, &target, &options)?;
     let mut kernels = compiled.kernels;
+    let mut diagnostics = Vec::new();
     let artifact = match emit {
         "thread-ir" => Artifact {
             name: "module.thr".to_string(),
             kind: ArtifactKind::Text,
             bytes: thread::print_module(&compiled.thread).into_bytes(),
         },
-        "hsaco" => Artifact {
-            name: "module.hsaco".to_string(),
-            kind: ArtifactKind::Binary,
-            bytes: code_object(&compiled.llvm_ir, &target, &mut kernels)?,
-        },
+        "hsaco" => {
+            let (bytes, warnings) = code_object(&compiled.llvm_ir, &target, &mut kernels)?;
+            diagnostics = warnings;
+            Artifact {
+                name: "module.hsaco".to_string(),
+                kind: ArtifactKind::Binary,
+                bytes,
+            }
+        }
         _ => {
             if std::env::var_os(VALIDATE_VAR).is_some_and(|v| !v.is_empty() && v != "0") {
-                code_object(&compiled.llvm_ir, &target, &mut kernels)?;
+                diagnostics = code_object(&compiled.llvm_ir, &target, &mut kernels)?.1;
             }
             Artifact {
                 name: "module.ll".to_string(),
@@ -236,7 +310,7 @@ fn compile(request: CompileRequest) -> Result<CompileResult, PluginError> {
     Ok(CompileResult {
         artifacts: vec![artifact],
         kernels,
-        diagnostics: Vec::new(),
+        diagnostics,
     })
 }
 
@@ -294,7 +368,7 @@ mod tests {
 
         let mut tiny = target.clone();
         for space in &mut tiny.memory_spaces {
-            if space.kind == tilec_core::target::MemoryKind::Shared {
+            if space.kind == MemoryKind::Shared {
                 space.capacity_bytes = Some(64);
             }
         }

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use tilec_backend_rocm::emit::{self, EmitOptions};
-use tilec_backend_rocm::{codeobject, compile_module, targets, toolchain};
+use tilec_backend_rocm::{compile_module, targets, toolchain};
 use tilec_core::front::py;
 use tilec_core::target::TargetDescription;
 use tilec_core::thread;
@@ -66,16 +66,28 @@ fn build_and_check(
 ) {
     let bytes = toolchain::build_code_object(tools, ir, arch)
         .unwrap_or_else(|e| panic!("{what}: {e}\n{}", numbered(ir)));
-    let infos = codeobject::kernels(&bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let object = match tilec_inspect::inspect(&bytes, None) {
+        Ok(tilec_inspect::CodeObject::Amdgpu(object)) => object,
+        other => panic!("{what}: not an AMDGPU code object: {other:?}"),
+    };
     for name in kernels {
-        let info = infos
+        let info = object
+            .kernels
             .iter()
-            .find(|k| k.name == *name)
+            .find(|k| k.name == *name && k.metadata.is_some())
             .unwrap_or_else(|| panic!("{what}: kernel `{name}` missing from the code object"));
-        assert_eq!(info.wavefront_size, Some(64), "{what}: `{name}` wavefront");
-        let lds = info.lds_bytes.unwrap_or(u64::MAX);
+        assert_eq!(
+            info.wavefront_size(),
+            Some(64),
+            "{what}: `{name}` wavefront"
+        );
+        let lds = info.lds_bytes().unwrap_or(u64::MAX);
         assert!(lds <= 65536, "{what}: `{name}` uses {lds} bytes of LDS");
-        assert_eq!(info.scratch_bytes, Some(0), "{what}: `{name}` uses scratch");
+        assert_eq!(
+            info.scratch_bytes(),
+            Some(0),
+            "{what}: `{name}` uses scratch"
+        );
     }
 }
 

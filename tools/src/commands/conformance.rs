@@ -176,6 +176,14 @@ fn conformance(args: &ConformanceArgs) -> Result<Exit, Stop> {
         }
     }
     let sim = args.backend == crate::backends::SIM;
+    if let Some(kind) = &args.emit
+        && (sim || args.backend == crate::backends::BUILTIN)
+    {
+        return Err(Stop::usage(format!(
+            "`--emit {kind}` chooses what a plugin produces; the built-in backend `{}` has one artifact",
+            args.backend
+        )));
+    }
     let plugins = Plugins::load(
         &args.plugins.paths,
         args.backend != crate::backends::BUILTIN && !sim,
@@ -223,6 +231,7 @@ fn conformance(args: &ConformanceArgs) -> Result<Exit, Stop> {
         timeout: Duration::from_secs(args.timeout.max(1)),
         jobs: jobs.max(1),
         fast_math: false,
+        emit: args.emit.clone().unwrap_or_default(),
     };
     let started = Instant::now();
     let is_plugin = matches!(spec, BackendSpec::Plugin { .. });
@@ -380,8 +389,13 @@ fn header(identity: &Identity, tests: &[PlannedTest], settings: &Settings) -> St
         Err(why) => format!("no device: {why}"),
     };
     let not_supported = tests.iter().filter(|t| t.not_supported.is_some()).count();
+    let emit = if settings.emit.is_empty() {
+        String::new()
+    } else {
+        format!(", emit {}", settings.emit)
+    };
     format!(
-        "conformance: backend {}{plugin}, target {}, {device}\n\
+        "conformance: backend {}{plugin}, target {}{emit}, {device}\n\
          {} tests ({not_supported} not supported by the target's claims), {} worker(s), {} s per test",
         identity.backend,
         identity.target.arch,

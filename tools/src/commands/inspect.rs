@@ -1,4 +1,4 @@
-//! `tilec inspect FILE`: what a GPU code object holds ([`crate::inspect`]
+//! `tilec inspect FILE`: what a GPU code object holds ([`tilec_inspect`]
 //! reads it; this module finds the target description for the occupancy
 //! estimate and prints).
 //!
@@ -17,9 +17,9 @@ use crate::backends::Plugins;
 use crate::cli::InspectArgs;
 use crate::commands::{Context, Exit, io_reason, print_stdout};
 use crate::diagnostics::Report;
-use crate::inspect::amdgpu::{AmdgpuKernel, AmdgpuObject};
-use crate::inspect::{self, CodeObject, Cubin, OccupancyFacts};
 use crate::json;
+use tilec_inspect::amdgpu::{AmdgpuKernel, AmdgpuObject};
+use tilec_inspect::{self as inspect, CodeObject, Cubin, OccupancyFacts};
 
 /// The `--json` document.
 #[derive(Debug, Serialize)]

@@ -12,10 +12,13 @@
 //!   buffers and modules alike) are unique, never 0 and never reused.
 //!   Copies are synchronous. Every request first selects its device.
 //! - **Modules.** `Load` takes a code object (`--emit hsaco`); an LLVM IR
-//!   artifact is assembled first when LLVM is installed. The kernels'
-//!   argument lists are read from the code object's metadata note, so that
-//!   `Launch` knows which arguments are buffer handles (`global_buffer`)
-//!   and which are scalars (`by_value`, passed by value).
+//!   artifact is assembled first, for the device's processor, when LLVM is
+//!   installed. Either way the code object is read with `tilec-inspect`:
+//!   a cubin, or a code object built for another processor than the
+//!   device's, is refused before HIP sees it; the kernels' argument lists
+//!   come from its metadata note, so that `Launch` knows which arguments
+//!   are buffer handles (`global_buffer`) and which are scalars
+//!   (`by_value`, passed by value).
 //! - **Launch** runs on the null stream with no dynamic LDS: the kernels'
 //!   LDS is static, declared in the code object, so `shared_bytes` of the
 //!   request is not added again. Errors of the kernel surface at the next
@@ -32,11 +35,12 @@ pub mod hip;
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
+use tilec_inspect::CodeObject;
+use tilec_inspect::amdgpu::AmdgpuObject;
 use tilec_plugin_api::{
     Artifact, DeviceInfo, ErrorCode, PluginError, RuntimeRequest, RuntimeResponse,
 };
 
-use crate::codeobject;
 use hip::{DevicePtr, FunctionHandle, Hip, HipError, LoadError, ModuleHandle};
 
 /// The message every call answers when HIP cannot be loaded.
@@ -95,6 +99,38 @@ pub fn call(request: RuntimeRequest) -> Result<RuntimeResponse, PluginError> {
     let state = guard.get_or_insert_with(State::open);
     let state = state.as_mut().map_err(|e| e.clone())?;
     state.handle(request)
+}
+
+/// How each kernel of a code object takes its explicit arguments, from
+/// the metadata note (every kernel must have its entry there: without it
+/// a launch could not tell a buffer from a scalar).
+fn argument_kinds(object: &AmdgpuObject) -> Result<BTreeMap<String, Vec<ArgKind>>, String> {
+    if object.kernels.is_empty() {
+        return Err("the code object holds no kernel".into());
+    }
+    object
+        .kernels
+        .iter()
+        .map(|k| {
+            let metadata = k.metadata.as_ref().ok_or_else(|| {
+                format!(
+                    "kernel `{}` has no entry in the AMDGPU metadata note",
+                    k.name
+                )
+            })?;
+            let kinds = metadata
+                .explicit_args()
+                .map(|a| {
+                    if a.value_kind == "global_buffer" {
+                        ArgKind::Buffer
+                    } else {
+                        ArgKind::Value
+                    }
+                })
+                .collect();
+            Ok((k.name.clone(), kinds))
+        })
+        .collect()
 }
 
 /// The target names of the machine's AMD GPUs, in KFD node order.
@@ -278,6 +314,7 @@ impl State {
     }
 
     fn load(&mut self, device: u32, artifact: &Artifact) -> Result<RuntimeResponse, PluginError> {
+        let device_arch = kfd_targets().get(device as usize).cloned();
         let image = if artifact.bytes.starts_with(b"\x7fELF") {
             artifact.bytes.clone()
         } else {
@@ -288,33 +325,34 @@ impl State {
                     artifact.name
                 ))
             })?;
-            let arch = kfd_targets()
-                .get(device as usize)
-                .cloned()
+            let arch = device_arch
+                .clone()
                 .unwrap_or_else(|| crate::targets::DEFAULT_TARGET.to_string());
             let tools = crate::toolchain::find()
                 .map_err(|e| bad(format!("`{}` is LLVM IR and {e}", artifact.name)))?;
             crate::toolchain::build_code_object(&tools, ir, &arch)
                 .map_err(|e| PluginError::new(ErrorCode::Internal, e.to_string()))?
         };
-        let infos =
-            codeobject::kernels(&image).map_err(|e| bad(format!("`{}`: {e}", artifact.name)))?;
-        let entries = infos
-            .iter()
-            .map(|k| {
-                let kinds = k
-                    .explicit_args()
-                    .map(|a| {
-                        if a.value_kind == "global_buffer" {
-                            ArgKind::Buffer
-                        } else {
-                            ArgKind::Value
-                        }
-                    })
-                    .collect();
-                (k.name.clone(), kinds)
-            })
-            .collect();
+        let object = match tilec_inspect::inspect(&image, None) {
+            Ok(CodeObject::Amdgpu(object)) => object,
+            Ok(CodeObject::Cubin(_)) => {
+                return Err(bad(format!(
+                    "`{}` is an NVIDIA cubin, not an AMDGPU code object",
+                    artifact.name
+                )));
+            }
+            Err(e) => return Err(bad(format!("`{}`: {e}", artifact.name))),
+        };
+        if let (Some(built), Some(arch)) = (&object.target.processor, &device_arch)
+            && built != arch
+        {
+            return Err(bad(format!(
+                "`{}` is built for {built}; device {device} is {arch}",
+                artifact.name
+            )));
+        }
+        let entries =
+            argument_kinds(&object).map_err(|e| bad(format!("`{}`: {e}", artifact.name)))?;
         self.enter(device)?;
         let module = self.hip.module_load(&image).map_err(failed)?;
         let handle = self.handle_id();
@@ -430,6 +468,54 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A launch passes one value per kernel parameter: buffers (a shape)
+    /// as device pointers, scalars by value, hidden arguments not at all.
+    #[test]
+    fn launch_arguments_follow_the_kernel_parameters() {
+        let Ok(tools) = crate::toolchain::find() else {
+            assert!(
+                std::env::var_os("TILEC_REQUIRE_LLVM").is_none(),
+                "TILEC_REQUIRE_LLVM is set but LLVM 19 was not found"
+            );
+            return;
+        };
+        let source = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/gemm.py"
+        ))
+        .unwrap_or_default();
+        let Some(module) = tilec_core::front::py::compile(&source, &Default::default()).module
+        else {
+            panic!("examples/gemm.py does not compile");
+        };
+        let target = crate::targets::describe("gfx942").map_err(|e| e.message);
+        let compiled = target.and_then(|t| {
+            crate::compile_module(&module, &t, &crate::emit::EmitOptions::default())
+                .map_err(|e| e.message)
+        });
+        let compiled = compiled.unwrap_or_else(|e| panic!("gemm for gfx942: {e}"));
+        let image = crate::toolchain::build_code_object(&tools, &compiled.llvm_ir, "gfx942")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let Ok(CodeObject::Amdgpu(object)) = tilec_inspect::inspect(&image, None) else {
+            panic!("not an AMDGPU code object");
+        };
+        let kinds = argument_kinds(&object).unwrap_or_else(|e| panic!("{e}"));
+        for k in &compiled.kernels {
+            let expected: Vec<ArgKind> = k
+                .params
+                .iter()
+                .map(|p| {
+                    if p.shape.is_empty() {
+                        ArgKind::Value
+                    } else {
+                        ArgKind::Buffer
+                    }
+                })
+                .collect();
+            assert_eq!(kinds.get(&k.entry), Some(&expected), "`{}`", k.entry);
+        }
+    }
 
     #[test]
     fn target_versions_name_targets() {

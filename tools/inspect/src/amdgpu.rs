@@ -25,7 +25,10 @@
 //!   AGPRs together), `.agpr_count`, `.group_segment_fixed_size`,
 //!   `.private_segment_fixed_size`, `.wavefront_size`,
 //!   `.max_flat_workgroup_size`, `.kernarg_segment_size`,
-//!   `.sgpr_spill_count`, `.vgpr_spill_count`, `.uses_dynamic_stack`.
+//!   `.sgpr_spill_count`, `.vgpr_spill_count`, `.uses_dynamic_stack`
+//!   and `.args`, one map per kernel argument in order with its
+//!   `.value_kind` (`global_buffer`, `by_value`, `hidden_*` for what the
+//!   runtime adds), `.size` and `.offset` in the kernarg segment.
 //!
 //! The occupancy estimate ([`occupancy`]) counts waves per SIMD allowed
 //! by the vector registers (the register file per lane from the target
@@ -159,6 +162,28 @@ pub struct KernelDescriptor {
     pub uses_dynamic_stack: bool,
 }
 
+/// One kernel argument of the metadata note (`.args`).
+///
+/// A launcher needs these to build the kernarg segment: which arguments are
+/// buffer addresses and which are passed by value, and how wide each is.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct KernelArg {
+    /// `.value_kind`: `global_buffer`, `by_value`, or a hidden argument's
+    /// kind (`hidden_block_count_x`, ...); empty when the entry has none.
+    pub value_kind: String,
+    /// `.size` in bytes (0 when missing).
+    pub size: u64,
+    /// `.offset` in the kernarg segment (0 when missing).
+    pub offset: u64,
+}
+
+impl KernelArg {
+    /// Whether the runtime, not the caller, supplies this argument.
+    pub fn is_hidden(&self) -> bool {
+        self.value_kind.starts_with("hidden_")
+    }
+}
+
 /// A kernel's entry of the metadata note.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct KernelMetadata {
@@ -173,6 +198,15 @@ pub struct KernelMetadata {
     pub sgpr_spill_count: Option<u64>,
     pub vgpr_spill_count: Option<u64>,
     pub uses_dynamic_stack: Option<bool>,
+    /// `.args`, in order (hidden arguments included).
+    pub args: Vec<KernelArg>,
+}
+
+impl KernelMetadata {
+    /// The arguments a caller passes (hidden arguments excluded).
+    pub fn explicit_args(&self) -> impl Iterator<Item = &KernelArg> {
+        self.args.iter().filter(|a| !a.is_hidden())
+    }
 }
 
 /// One kernel.
@@ -184,6 +218,48 @@ pub struct AmdgpuKernel {
     pub descriptor: Option<KernelDescriptor>,
     pub metadata: Option<KernelMetadata>,
     pub occupancy: Option<Occupancy>,
+}
+
+/// The resources a kernel uses, from the metadata note where it says, else
+/// from the descriptor: a relocatable object or a code object of another
+/// compiler may lack one of the two, and a check against a target's limits
+/// should use whichever is there.
+impl AmdgpuKernel {
+    /// Static LDS bytes of a workgroup.
+    pub fn lds_bytes(&self) -> Option<u64> {
+        self.metadata
+            .as_ref()
+            .and_then(|m| m.group_segment_fixed_size)
+            .or_else(|| {
+                self.descriptor
+                    .as_ref()
+                    .map(|d| u64::from(d.group_segment_fixed_size))
+            })
+    }
+
+    /// Scratch (private segment) bytes per work-item.
+    pub fn scratch_bytes(&self) -> Option<u64> {
+        self.metadata
+            .as_ref()
+            .and_then(|m| m.private_segment_fixed_size)
+            .or_else(|| {
+                self.descriptor
+                    .as_ref()
+                    .map(|d| u64::from(d.private_segment_fixed_size))
+            })
+    }
+
+    /// Lanes of a wavefront.
+    pub fn wavefront_size(&self) -> Option<u64> {
+        self.metadata
+            .as_ref()
+            .and_then(|m| m.wavefront_size)
+            .or_else(|| {
+                self.descriptor
+                    .as_ref()
+                    .map(|d| if d.wavefront_size32 { 32 } else { 64 })
+            })
+    }
 }
 
 /// A whole code object.
@@ -428,14 +504,7 @@ pub fn read(
         for k in &mut kernels {
             let Some(m) = &k.metadata else { continue };
             let vgprs = m.vgpr_count.unwrap_or(0);
-            let lds = m
-                .group_segment_fixed_size
-                .or_else(|| {
-                    k.descriptor
-                        .as_ref()
-                        .map(|d| u64::from(d.group_segment_fixed_size))
-                })
-                .unwrap_or(0);
+            let lds = k.lds_bytes().unwrap_or(0);
             let workgroup = m.max_flat_workgroup_size.unwrap_or(1024);
             let wave = m.wavefront_size.unwrap_or(64);
             k.occupancy = Some(occupancy(facts, vgprs, lds, workgroup, wave));
@@ -567,6 +636,22 @@ fn kernel_metadata(k: &Value) -> KernelMetadata {
         sgpr_spill_count: n(".sgpr_spill_count"),
         vgpr_spill_count: n(".vgpr_spill_count"),
         uses_dynamic_stack: get(k, ".uses_dynamic_stack").and_then(Value::as_bool),
+        args: get(k, ".args")
+            .and_then(Value::as_array)
+            .map(|args| args.iter().map(kernel_arg).collect())
+            .unwrap_or_default(),
+    }
+}
+
+fn kernel_arg(a: &Value) -> KernelArg {
+    let n = |key: &str| get(a, key).and_then(Value::as_u64).unwrap_or(0);
+    KernelArg {
+        value_kind: get(a, ".value_kind")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        size: n(".size"),
+        offset: n(".offset"),
     }
 }
 

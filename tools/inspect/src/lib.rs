@@ -1,5 +1,8 @@
-//! Reading GPU code objects: what `tilec inspect` shows and what the
-//! conformance suite can check against a target's limits.
+//! `tilec-inspect`: reading GPU code objects. One reader serves three
+//! users, so that they agree on what a code object holds: `tilec inspect`
+//! shows it, the conformance suite's compile level (L1) checks it against
+//! the target's limits, and the rocm backend takes the kernel arguments of
+//! a launch and the resources of its compile result from it.
 //!
 //! [`inspect`] takes the bytes of a file and answers a [`CodeObject`]:
 //! - an **AMDGPU code object** ([`amdgpu`]): an ELF for `EM_AMDGPU` (224)
@@ -14,9 +17,9 @@
 //!   attributes;
 //! - anything else is [`InspectError::NotGpu`].
 //!
-//! Everything is plain data (serialisable for `--json`); nothing here
-//! prints. Malformed input of a recognised kind is an error, never a
-//! panic.
+//! Everything is plain data (serialisable, for `tilec inspect --json`);
+//! nothing here prints. Malformed input of a recognised kind is an error,
+//! never a panic.
 
 pub mod amdgpu;
 pub mod cubin;
