@@ -404,7 +404,11 @@ impl Backend for Plugin {
 impl Plugin {
     /// Times the compiled kernels on `args` (copied to the device, not
     /// back): every kernel is launched `warmup` times and then timed
-    /// `repeat` times with the runtime's device timer. Answers the
+    /// `repeat` times with the runtime's device timer. With `sets > 1` the
+    /// arguments are copied into that many sets of device buffers and
+    /// consecutive launches take the sets in turn, so that a kernel whose
+    /// data fits in a cache does not find it there from the launch before
+    /// (each launch is then one `Time` call of one run). Answers the
     /// milliseconds of each timed run of each kernel, one list per kernel
     /// in launch order.
     pub fn time(
@@ -412,28 +416,60 @@ impl Plugin {
         compiled: &CompileResult,
         func: &Function,
         args: &[Tensor],
+        sets: usize,
         warmup: u32,
         repeat: u32,
     ) -> Result<Vec<Vec<f64>>, BackendError> {
-        let buffers = self.upload(func, args)?;
-        let result = self
-            .prepare(compiled, func, args, &buffers)
-            .and_then(|launches| {
-                let mut times = Vec::with_capacity(launches.len());
-                for launch in launches {
-                    match self.call(RuntimeRequest::Time {
-                        launch: Box::new(launch),
-                        warmup,
-                        repeat,
-                    })? {
-                        RuntimeResponse::Times(t) => times.push(t),
-                        other => return Err(unexpected("Time", &other)),
-                    }
+        let mut uploaded: Vec<BTreeMap<String, u64>> = Vec::with_capacity(sets.max(1));
+        let result = (|| {
+            for _ in 0..sets.max(1) {
+                uploaded.push(self.upload(func, args)?);
+            }
+            let module = self.load_module(compiled)?;
+            let per_set = uploaded
+                .iter()
+                .map(|buffers| self.launches(compiled, func, args, buffers, module))
+                .collect::<Result<Vec<_>, _>>()?;
+            let kernels = per_set.first().map_or(0, Vec::len);
+            let mut times = Vec::with_capacity(kernels);
+            for k in 0..kernels {
+                let launch = |i: usize| Box::new(per_set[i % per_set.len()][k].clone());
+                if per_set.len() == 1 {
+                    times.push(self.time_call(launch(0), warmup, repeat)?);
+                    continue;
                 }
-                Ok(times)
-            });
-        self.free(&buffers);
+                for i in 0..warmup as usize {
+                    self.time_call(launch(i), 0, 1)?;
+                }
+                let mut runs = Vec::with_capacity(repeat as usize);
+                for i in 0..repeat as usize {
+                    runs.extend(self.time_call(launch(warmup as usize + i), 0, 1)?);
+                }
+                times.push(runs);
+            }
+            Ok(times)
+        })();
+        for buffers in &uploaded {
+            self.free(buffers);
+        }
         result
+    }
+
+    /// One `Time` call.
+    fn time_call(
+        &self,
+        launch: Box<RuntimeRequest>,
+        warmup: u32,
+        repeat: u32,
+    ) -> Result<Vec<f64>, BackendError> {
+        match self.call(RuntimeRequest::Time {
+            launch,
+            warmup,
+            repeat,
+        })? {
+            RuntimeResponse::Times(t) => Ok(t),
+            other => Err(unexpected("Time", &other)),
+        }
     }
 
     /// Allocates one device buffer per parameter of `func` and copies
@@ -504,20 +540,37 @@ impl Plugin {
         args: &[Tensor],
         buffers: &BTreeMap<String, u64>,
     ) -> Result<Vec<RuntimeRequest>, BackendError> {
+        let module = self.load_module(compiled)?;
+        self.launches(compiled, func, args, buffers, module)
+    }
+
+    /// Loads the compile result's first artifact; the module's handle.
+    fn load_module(&self, compiled: &CompileResult) -> Result<u64, BackendError> {
         let artifact = compiled
             .artifacts
             .first()
             .ok_or_else(|| BackendError::Protocol("the compile result has no artifact".into()))?;
-        let shapes: Vec<Vec<usize>> = args.iter().map(|t| t.shape.clone()).collect();
-        let symbols = interp::bind_symbols(func, &shapes)
-            .map_err(|e| BackendError::Protocol(format!("cannot bind sizes: {e}")))?;
-        let module = match self.call(RuntimeRequest::Load {
+        match self.call(RuntimeRequest::Load {
             device: 0,
             artifact: artifact.clone(),
         })? {
-            RuntimeResponse::Module(m) => m,
-            other => return Err(unexpected("Load", &other)),
-        };
+            RuntimeResponse::Module(m) => Ok(m),
+            other => Err(unexpected("Load", &other)),
+        }
+    }
+
+    /// One launch per kernel of `module`, on the device buffers `buffers`.
+    fn launches(
+        &self,
+        compiled: &CompileResult,
+        func: &Function,
+        args: &[Tensor],
+        buffers: &BTreeMap<String, u64>,
+        module: u64,
+    ) -> Result<Vec<RuntimeRequest>, BackendError> {
+        let shapes: Vec<Vec<usize>> = args.iter().map(|t| t.shape.clone()).collect();
+        let symbols = interp::bind_symbols(func, &shapes)
+            .map_err(|e| BackendError::Protocol(format!("cannot bind sizes: {e}")))?;
         let mut launches = Vec::with_capacity(compiled.kernels.len());
         for kernel in &compiled.kernels {
             let mut grid = [1u32; 3];

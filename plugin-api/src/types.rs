@@ -52,7 +52,8 @@ pub use tilec_core::target::TargetDescription;
 
 impl Document for TargetDescription {
     const KIND: &'static str = "target-description";
-    const VERSION: Version = Version::new(1, 0);
+    /// 1.1 added the optional `parts`.
+    const VERSION: Version = Version::new(1, 1);
 }
 
 /// Tile IR as it crosses the boundary.

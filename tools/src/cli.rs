@@ -518,6 +518,13 @@ pub struct BenchArgs {
     #[arg(long)]
     pub fast_math: bool,
 
+    /// Rotate through copies of the inputs until consecutive launches
+    /// touch at least this many bytes, so that data left in the caches by
+    /// one launch does not speed up the next; 0 measures with one set.
+    /// The default exceeds the last-level cache of current GPUs.
+    #[arg(long, value_name = "BYTES", default_value_t = 512 << 20)]
+    pub rotate_bytes: u64,
+
     /// Print the result as one JSON object on standard output.
     #[arg(long)]
     pub json: bool,

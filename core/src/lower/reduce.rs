@@ -6,7 +6,10 @@
 //! fold in an `f64` accumulator (floats) or an `i64` one (integers), start
 //! from the identity, fold the old destination value in unless the
 //! reduction clears, and round once into the destination's type — the
-//! reference interpreter's arithmetic.
+//! reference interpreter's arithmetic. Maxima and minima whose source and
+//! destination are floats of at most 32 bits fold in `f32` instead: every
+//! value involved is exactly an `f32` and a maximum only picks one, so
+//! the result is the same, at half the cost of `f64` on most GPUs.
 //!
 //! **Cooperative groups.** With `T` threads, a SIMT width `W`, and fewer
 //! outputs than threads, each output gets a group of `G` consecutive
@@ -55,7 +58,8 @@ pub(super) const SCRATCH: usize = usize::MAX;
 #[derive(Clone, Copy)]
 struct Fold {
     kind: ReduceKind,
-    /// The accumulator type: `f64` or `i64`.
+    /// The accumulator type: `f64`, `f32` (see [`Fold::accumulator`]) or
+    /// `i64`.
     acc: DType,
     src: DType,
     dst: DType,
@@ -80,15 +84,33 @@ impl Lines {
 }
 
 impl Fold {
+    /// The accumulator type of a reduction of `kind` from `src` into
+    /// `dst`: `f32` for maxima and minima of floats up to 32 bits (exact:
+    /// they select one of their operands), otherwise `f64` for floats and
+    /// `i64` for integers.
+    fn accumulator(kind: ReduceKind, src: DType, dst: DType) -> DType {
+        let narrow_float = |d: DType| d.is_float() && d.bits() <= 32;
+        if !(src.is_float() || dst.is_float()) {
+            DType::I64
+        } else if matches!(kind, ReduceKind::Max | ReduceKind::Min | ReduceKind::AbsMax)
+            && narrow_float(src)
+            && narrow_float(dst)
+        {
+            DType::F32
+        } else {
+            DType::F64
+        }
+    }
+
     fn identity(&self) -> Expr {
-        if self.acc == DType::F64 {
+        if self.acc.is_float() {
             return Expr::literal(Literal::Float(
                 match self.kind {
                     ReduceKind::Max => f64::NEG_INFINITY,
                     ReduceKind::Min => f64::INFINITY,
                     _ => 0.0,
                 },
-                DType::F64,
+                self.acc,
             ));
         }
         let (lo, hi) = self.dst.int_range().unwrap_or((0, 1));
@@ -134,7 +156,7 @@ impl Lower<'_> {
         }
         let fold = Fold {
             kind,
-            acc: if float { DType::F64 } else { DType::I64 },
+            acc: Fold::accumulator(kind, sd, dd),
             src: sd,
             dst: dd,
         };

@@ -34,7 +34,7 @@ pub use matrix::{
 pub use provenance::{Provenance, Source, Status, Unknown};
 pub use resources::{
     BankPhase, Banks, DataPath, EngineEvents, EngineUnit, ExecutionModel, MatrixTile, MemoryKind,
-    MemorySpace, RegisterBudget, RegisterReallocation, ThreadLimits, UnitRole, VectorWidths,
+    MemorySpace, Part, RegisterBudget, RegisterReallocation, ThreadLimits, UnitRole, VectorWidths,
 };
 pub use sync::{
     AsyncCopy, Barrier, BlockBarrier, BulkTensorCopy, PerThreadCopy, PhasedBarrier,
@@ -82,6 +82,9 @@ pub struct TargetDescription {
     /// claimed one is a failure.
     #[serde(default)]
     pub profiles: Vec<String>,
+    /// Products built on the architecture, with their peak rates.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<Part>,
     pub sources: Vec<Source>,
     /// Facts deliberately left unset, with the reason.
     #[serde(default)]
@@ -141,6 +144,11 @@ impl TargetDescription {
     /// The source with this id.
     pub fn source(&self, id: &str) -> Option<&Source> {
         self.sources.iter().find(|source| source.id == id)
+    }
+
+    /// The part whose driver-reported device name is `device`.
+    pub fn part(&self, device: &str) -> Option<&Part> {
+        self.parts.iter().find(|p| p.device == device)
     }
 }
 

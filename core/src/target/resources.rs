@@ -192,3 +192,23 @@ pub struct VectorWidths {
     pub shared_bytes: Option<u32>,
     pub provenance: Option<Provenance>,
 }
+
+/// One product built on the architecture and its published peak rates,
+/// so that a measurement can be reported as a fraction of the part's peak
+/// (`tilec bench`). Rates differ between products of one architecture
+/// (an H100 and an H200 share `sm_90a` but not their memory), so each part
+/// is named by the device name its vendor's driver reports.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Part {
+    /// The device name as the driver reports it (`NVIDIA H200`).
+    pub device: String,
+    /// Dense matrix-unit throughput by operand type (TileLang spelling,
+    /// `float16`), in GFLOP/s.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub matrix_gflops: std::collections::BTreeMap<String, u64>,
+    /// Off-chip memory bandwidth, GB/s (10^9 bytes per second).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_gbps: Option<u64>,
+    pub provenance: Provenance,
+}

@@ -283,6 +283,21 @@ impl Checker<'_> {
         for copy in &t.async_copies {
             self.copy(copy)?;
         }
+        self.unique("parts", t.parts.iter().map(|p| p.device.as_str()))?;
+        for part in &t.parts {
+            let at = format!("parts[{}]", part.device);
+            if let Some(d) = part
+                .matrix_gflops
+                .keys()
+                .find(|d| crate::ir::DType::from_tilelang_name(d).is_none())
+            {
+                return Err(self.inconsistent(
+                    "parts",
+                    format!("`{d}` in `{at}` is not a TileLang dtype name"),
+                ));
+            }
+            self.provenance(&at, &part.provenance)?;
+        }
         Ok(())
     }
 

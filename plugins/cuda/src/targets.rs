@@ -29,6 +29,8 @@ pub fn describe(arch: &str) -> Result<TargetDescription, PluginError> {
     match arch {
         "sm_80" | "sm_90a" => builtin(arch),
         "sm_86" | "sm_89" => derive("sm_80", arch, |v| {
+            // sm_80's parts (A100s) are not built on these architectures.
+            v["parts"] = json!([]);
             v["summary"] = json!(format!(
                 "NVIDIA {} ({}): sm_80's mma.sync, ldmatrix and cp.async with 99 KiB of shared memory per block.",
                 if arch == "sm_86" {
@@ -137,6 +139,9 @@ mod tests {
             })
         };
         assert_eq!(shared("sm_86"), Some(99 << 10));
+        let parts = |arch| describe(arch).map(|t| t.parts.len()).unwrap_or(0);
+        assert_eq!(parts("sm_86"), 0, "A100 figures on sm_86");
+        assert!(parts("sm_90") > 0, "sm_90 keeps the Hopper parts");
         assert_eq!(shared("sm_89"), Some(99 << 10));
         assert!(shared("sm_80") > Some(99 << 10));
         let warpgroup =

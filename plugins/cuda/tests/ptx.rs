@@ -207,6 +207,29 @@ fn every_example_emits_and_assembles() {
     eprintln!("examples: {kernels} kernel emissions, {assembled} assembled by ptxas");
 }
 
+/// The benchmark's GEMM configurations keep their accumulators in
+/// registers: a 128×128 tile over four warps is 128 `f32` per thread, and
+/// an array the emitter cannot index with constants everywhere (a loop it
+/// does not unroll, such as the accumulator's clear) goes to `.local`
+/// memory, which once made the kernel several times slower.
+#[test]
+fn gemm_accumulators_stay_in_registers() {
+    let t = builtin("sm_90a");
+    for call in [
+        "matmul(512, 512, 512, block_M=128, block_N=128, block_K=32, num_stages=3, threads=128)",
+        "matmul(512, 512, 512, block_M=128, block_N=256, block_K=32, threads=256)",
+    ] {
+        let module = compile_example("gemm.py", call);
+        let lowered = lower::to_thread(&module, &t).unwrap_or_else(|e| panic!("{call}: {e}"));
+        let (m, _) = emit_and_assemble(&lowered, &t, &PtxOptions::default(), call)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            !m.text.contains(".local"),
+            "{call}: an array lives in local memory"
+        );
+    }
+}
+
 fn thread_files(dir: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))

@@ -11,8 +11,19 @@
 //! `--flops` overrides it) and GB/s from the bytes of all parameters (each
 //! read or written once: the least traffic the kernel can have).
 //!
-//! Inputs stay the same from launch to launch; a kernel whose inputs fit
-//! in the L2 cache is measured warm.
+//! **Rotating inputs.** A kernel whose data fits in the last-level cache
+//! would find it there, left by the launch before, and look faster than it
+//! is on data that streams from memory. So the inputs are copied into
+//! `sets` sets of device buffers, the fewest whose bytes together reach
+//! `--rotate-bytes` (512 MiB by default, more than the last-level cache of
+//! current GPUs; at most 64 sets and half the device's memory), and
+//! consecutive launches take the sets in turn.
+//!
+//! **Fraction of peak.** When the target description lists the device as
+//! one of its `parts` (`docs/targets.md`), the rates are also given as a
+//! fraction of that part's published peak: TFLOP/s against the matrix
+//! unit's rate for the gemm operands' type, GB/s against the memory
+//! bandwidth.
 
 use std::collections::BTreeMap;
 
@@ -49,6 +60,24 @@ pub struct BenchOutput {
     pub tflops: Option<f64>,
     pub bytes: Option<u64>,
     pub gbps: Option<f64>,
+    /// How many sets of inputs the launches rotate through.
+    pub sets: usize,
+    /// The part of the target description the device matched, with its
+    /// peak rates and the fractions of them measured.
+    pub peak: Option<Peak>,
+}
+
+/// A measurement against the device's published peak.
+#[derive(Debug, Serialize)]
+pub struct Peak {
+    /// The part's device name (`NVIDIA H200`).
+    pub device: String,
+    /// The matrix unit's rate for the gemm operand type, TFLOP/s.
+    pub tflops: Option<f64>,
+    pub tflops_fraction: Option<f64>,
+    /// Memory bandwidth, GB/s.
+    pub gbps: Option<f64>,
+    pub gbps_fraction: Option<f64>,
 }
 
 pub fn bench(args: &BenchArgs, cx: &Context) -> Exit {
@@ -70,6 +99,8 @@ pub fn bench(args: &BenchArgs, cx: &Context) -> Exit {
         tflops: None,
         bytes: None,
         gbps: None,
+        sets: 1,
+        peak: None,
     };
     let frontend = Frontend::load(&args.source);
     if !args.json {
@@ -191,8 +222,17 @@ fn measure(args: &BenchArgs, func: &Function, out: &mut BenchOutput) -> Outcome 
             args.backend, func.name
         )))
     })?;
+    let bytes = out.bytes.unwrap_or(0);
+    out.sets = rotation_sets(bytes, args.rotate_bytes, device.memory_bytes);
     let times = plugin
-        .time(&compiled, func, &tensors, args.warmup, args.repeat)
+        .time(
+            &compiled,
+            func,
+            &tensors,
+            out.sets,
+            args.warmup,
+            args.repeat,
+        )
         .map_err(|e| {
             (
                 Exit::Failure,
@@ -212,7 +252,55 @@ fn measure(args: &BenchArgs, func: &Function, out: &mut BenchOutput) -> Outcome 
         out.tflops = out.flops.map(|f| f / seconds / 1e12);
         out.gbps = out.bytes.map(|b| b as f64 / seconds / 1e9);
     }
+    out.peak = plugin.target().part(&device.name).map(|part| {
+        let tflops = gemm_dtype(func)
+            .and_then(|d| part.matrix_gflops.get(d.tilelang_name()))
+            .map(|&g| g as f64 / 1e3);
+        let gbps = part.memory_gbps.map(|g| g as f64);
+        let fraction = |v: Option<f64>, p: Option<f64>| v.zip(p).map(|(v, p)| v / p);
+        Peak {
+            device: part.device.clone(),
+            tflops,
+            tflops_fraction: fraction(out.tflops, tflops),
+            gbps,
+            gbps_fraction: fraction(out.gbps, gbps),
+        }
+    });
     Ok(())
+}
+
+/// Largest number of input sets `tilec bench` rotates through.
+const MAX_SETS: u64 = 64;
+
+/// The number of input sets whose `bytes` each reach `rotate_bytes`
+/// together: at least 1, at most [`MAX_SETS`], and no more than fit in
+/// half of `device_memory` (when known, i.e. non-zero).
+fn rotation_sets(bytes: u64, rotate_bytes: u64, device_memory: u64) -> usize {
+    if bytes == 0 || rotate_bytes <= bytes {
+        return 1;
+    }
+    let mut sets = rotate_bytes.div_ceil(bytes).min(MAX_SETS);
+    if device_memory > 0 {
+        sets = sets.min((device_memory / 2) / bytes);
+    }
+    usize::try_from(sets.max(1)).unwrap_or(1)
+}
+
+/// The operand type of the kernel's first `T.gemm`.
+fn gemm_dtype(func: &Function) -> Option<tilec_core::ir::DType> {
+    fn find(func: &Function, block: &Block) -> Option<tilec_core::ir::DType> {
+        block.stmts.iter().find_map(|stmt| match stmt {
+            Stmt::Gemm { a, .. } => Some(func.buffers[a.buffer].dtype),
+            Stmt::Kernel { body, .. } | Stmt::For { body, .. } | Stmt::Parallel { body, .. } => {
+                find(func, body)
+            }
+            Stmt::If {
+                then, otherwise, ..
+            } => find(func, then).or_else(|| find(func, otherwise)),
+            _ => None,
+        })
+    }
+    find(func, &func.body)
 }
 
 /// Median, minimum and maximum of one kernel's times (0 for none).
@@ -251,6 +339,25 @@ fn render(out: &BenchOutput) -> String {
         text += &format!("  {g:.0} GB/s (all parameters once)");
     }
     text.push('\n');
+    if out.sets > 1 {
+        text += &format!("  inputs rotated over {} sets\n", out.sets);
+    }
+    if let Some(p) = &out.peak {
+        let part = |what: &str, v: Option<f64>, f: Option<f64>, unit: &str| {
+            v.zip(f)
+                .map(|(v, f)| format!("{:.1}% of {v:.0} {unit} {what}", f * 100.0))
+        };
+        let parts: Vec<String> = [
+            part("(matrix unit)", p.tflops, p.tflops_fraction, "TFLOP/s"),
+            part("(memory)", p.gbps, p.gbps_fraction, "GB/s"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if !parts.is_empty() {
+            text += &format!("  {}: {} (published peak)\n", p.device, parts.join(", "));
+        }
+    }
     text
 }
 
@@ -350,6 +457,22 @@ fn eval(func: &Function, e: Handle<Expr>, symbols: &SymbolValues) -> Option<i64>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rotation_reaches_the_bytes_within_the_limits() {
+        const MIB: u64 = 1 << 20;
+        // 100 MiB of inputs: six sets reach 512 MiB.
+        assert_eq!(rotation_sets(100 * MIB, 512 * MIB, 0), 6);
+        // Already as large as the rotation, or rotation off: one set.
+        assert_eq!(rotation_sets(512 * MIB, 512 * MIB, 0), 1);
+        assert_eq!(rotation_sets(100 * MIB, 0, 0), 1);
+        assert_eq!(rotation_sets(0, 512 * MIB, 0), 1);
+        // Tiny inputs: at most 64 sets.
+        assert_eq!(rotation_sets(1024, 512 * MIB, 0), 64);
+        // Half the device's memory bounds it.
+        assert_eq!(rotation_sets(100 * MIB, 512 * MIB, 400 * MIB), 2);
+        assert_eq!(rotation_sets(300 * MIB, 512 * MIB, 400 * MIB), 1);
+    }
 
     #[test]
     fn medians_of_odd_and_even_counts() {

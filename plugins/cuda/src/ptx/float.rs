@@ -20,7 +20,10 @@
 //!   `max`), and any NaN operand gives NaN.
 //! - Comparisons are the ordered IEEE ones (`!=` is unordered).
 //! - Transcendentals call the `f64` library ([`super::math`]) and round
-//!   once into the type; with `fast_math`, types up to `f32` use the
+//!   once into the type, except `exp` and `exp2` of `f32` and narrower
+//!   types, which have `f32` routines within two `f32` ulps (the
+//!   conformance bound) expanded inline; with `fast_math`, types up to
+//!   `f32` use the
 //!   `.approx` instructions instead (`ex2`, `lg2`, `sin`, `cos`, `tanh`,
 //!   `rsqrt`, `sqrt`, `rcp`).
 
@@ -222,6 +225,16 @@ impl Emitter<'_> {
             let r = self.fast_transcendental(op, &x);
             return self.narrow(r, d);
         }
+        if compute_type(d) == DType::F32 && matches!(op, UnaryOp::Exp | UnaryOp::Exp2) {
+            let routine = if op == UnaryOp::Exp {
+                Routine::ExpF32
+            } else {
+                Routine::Exp2F32
+            };
+            let x = self.widen(v, d)?;
+            let r = self.call(routine, &[x]);
+            return self.narrow(r, d);
+        }
         let routine = match op {
             UnaryOp::Exp => Routine::Exp,
             UnaryOp::Exp2 => Routine::Exp2,
@@ -267,8 +280,9 @@ impl Emitter<'_> {
         }
     }
 
-    /// Calls a library routine on `f64` (or bit-pattern) arguments; the
-    /// routine is emitted with the module.
+    /// Calls a library routine on `f64`, `f32` or bit-pattern arguments:
+    /// the routine is emitted with the module, or expanded here when it
+    /// is an inline one.
     pub fn call(&mut self, r: Routine, args: &[Val]) -> Val {
         self.routines.insert(r);
         let program = r.program();
@@ -276,9 +290,17 @@ impl Emitter<'_> {
             Some(super::math::prog::Ty::W) => Class::B32,
             Some(super::math::prog::Ty::I) => Class::B64,
             Some(super::math::prog::Ty::P) => Class::Pred,
+            Some(super::math::prog::Ty::S) => Class::F32,
             _ => Class::F64,
         };
         let args: Vec<Val> = args.iter().map(|a| self.in_reg(a)).collect();
+        if r.inline() {
+            let params: Vec<String> = args.iter().map(|a| a.text.clone()).collect();
+            self.body.comment(format!("{} (inline)", r.symbol()));
+            let results = self.expand(&program, &params);
+            let d = results.into_iter().next().unwrap_or_default();
+            return Val::reg(result_class, d);
+        }
         let d = self.tmp(result_class);
         let list: Vec<String> = args.iter().map(|a| a.text.clone()).collect();
         self.emit(format!("call ({d}), {}, ({})", r.symbol(), list.join(", ")));

@@ -178,6 +178,16 @@ impl<'a> Emitter<'a> {
         self.body.inst(text);
     }
 
+    /// A math-library program expanded at this point, its arguments in
+    /// `params`; answers the registers of its results.
+    pub fn expand(
+        &mut self,
+        program: &super::math::prog::Program,
+        params: &[String],
+    ) -> Vec<String> {
+        program.emit_into(params, &mut self.regs, &mut self.body)
+    }
+
     /// `opcode d, a` into a fresh register of `class`.
     pub fn op1(&mut self, class: Class, opcode: &str, a: &Val) -> Val {
         let d = self.tmp(class);

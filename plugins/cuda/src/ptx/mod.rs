@@ -199,12 +199,14 @@ fn header(out: &mut String, t: &target::PtxTarget, options: &PtxOptions) {
     );
 }
 
-/// The tables and `.func`s of the routines in use, in a fixed order.
+/// The tables and `.func`s of the routines in use, in a fixed order
+/// (inline routines need their tables only).
 fn library(out: &mut String, routines: &BTreeSet<Routine>) {
     if routines.is_empty() {
         return;
     }
     let mut tables: Vec<_> = routines.iter().flat_map(|r| r.tables()).collect();
+    let routines: BTreeSet<Routine> = routines.iter().filter(|r| !r.inline()).copied().collect();
     tables.sort();
     tables.dedup();
     for t in tables {

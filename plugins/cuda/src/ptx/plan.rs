@@ -26,7 +26,7 @@ use tilec_core::thread::{
 use super::fold::fold_int;
 
 /// Largest trip count the emitter unrolls.
-pub(crate) const MAX_UNROLL: i64 = 64;
+pub(crate) const MAX_UNROLL: i64 = 256;
 /// Largest number of statements one unrolled loop may expand to.
 pub(crate) const MAX_UNROLLED_STMTS: i64 = 4096;
 

@@ -1,19 +1,26 @@
 //! The math library: accurate elementary functions and the float8
-//! conversions, as PTX `.func`s.
+//! conversions, as PTX `.func`s or expanded inline.
 //!
 //! PTX has no accurate transcendental instructions (only the `.approx`
-//! forms), so every routine here is written out in `f64` arithmetic with
-//! explicit rounding ([`prog`]) and emitted once per module when a kernel
-//! calls it. Narrower types call the `f64` routine and round the result
-//! once into their type, which keeps `f32`, `f16` and `bf16` results
-//! within an ulp of the correctly rounded value; the `f64` results
-//! themselves are within a couple of ulps (the tests measure both on the
-//! host by evaluating the same programs). The algorithms:
+//! forms), so every routine here is written out with explicit rounding
+//! ([`prog`]). Most are in `f64` arithmetic and emitted once per module
+//! when a kernel calls them; narrower types call the `f64` routine and
+//! round the result once into their type, which keeps `f32`, `f16` and
+//! `bf16` results within an ulp of the correctly rounded value; the `f64`
+//! results themselves are within a couple of ulps. `exp` and `exp2` of
+//! `f32` and narrower types have their own `f32` routines (the ones
+//! softmax and attention call per element), expanded inline at each call:
+//! within two `f32` ulps, which is the conformance bound for the two
+//! operators. The tests measure every routine on the host by evaluating
+//! the same programs. The algorithms:
 //!
 //! - `exp`, `exp2`: `x = k·ln2 + r` (Cody–Waite with a 42-bit `ln2` head so
 //!   that `k·ln2_hi` is exact), a degree-13 Taylor polynomial for
 //!   `exp(r) − 1` on `|r| ≤ ln2/2`, and scaling by `2^k` in two halves so
 //!   that subnormal results are rounded once.
+//! - `exp`, `exp2` in `f32`: the same reduction (`k = rint(x)` for
+//!   `exp2`, Cody–Waite with an `f32` head and tail of `ln2` for `exp`), a
+//!   degree-7 Taylor polynomial, scaling by `2^k` in two halves.
 //! - `log`, `log2`: `x = m·2^e` with `m ∈ [√½, √2)`, `log m = 2·atanh(s)`
 //!   with `s = (m−1)/(m+1)` (odd series to `s^23`), combined with `e·ln2`
 //!   in double-double so that the final sum rounds once.
@@ -51,6 +58,10 @@ pub(crate) enum Routine {
     Tanh,
     Sigmoid,
     Pow,
+    /// `2^x` in `f32` arithmetic, for results of `f32` and narrower types.
+    Exp2F32,
+    /// `e^x` in `f32` arithmetic, likewise.
+    ExpF32,
     E4m3ToF64,
     E5m2ToF64,
     F64ToE4m3,
@@ -58,7 +69,7 @@ pub(crate) enum Routine {
 }
 
 impl Routine {
-    pub const ALL: [Routine; 13] = [
+    pub const ALL: [Routine; 15] = [
         Routine::Exp,
         Routine::Exp2,
         Routine::Log,
@@ -68,6 +79,8 @@ impl Routine {
         Routine::Tanh,
         Routine::Sigmoid,
         Routine::Pow,
+        Routine::Exp2F32,
+        Routine::ExpF32,
         Routine::E4m3ToF64,
         Routine::E5m2ToF64,
         Routine::F64ToE4m3,
@@ -86,6 +99,8 @@ impl Routine {
             Routine::Tanh => "tilec_tanh",
             Routine::Sigmoid => "tilec_sigmoid",
             Routine::Pow => "tilec_pow",
+            Routine::Exp2F32 => "tilec_exp2f",
+            Routine::ExpF32 => "tilec_expf",
             Routine::E4m3ToF64 => "tilec_e4m3_to_f64",
             Routine::E5m2ToF64 => "tilec_e5m2_to_f64",
             Routine::F64ToE4m3 => "tilec_f64_to_e4m3",
@@ -101,6 +116,14 @@ impl Routine {
                 let x = p.param(Ty::F);
                 let y = p.param(Ty::F);
                 routines::pow(&mut p, x, y)
+            }
+            Routine::Exp2F32 | Routine::ExpF32 => {
+                let x = p.param(Ty::S);
+                if self == Routine::Exp2F32 {
+                    routines::exp2_f32(&mut p, x)
+                } else {
+                    routines::exp_f32(&mut p, x)
+                }
             }
             Routine::E4m3ToF64 | Routine::E5m2ToF64 => {
                 let bits = p.param(Ty::W);
@@ -123,6 +146,13 @@ impl Routine {
         };
         p.result(result);
         p
+    }
+
+    /// Whether calls are expanded inline rather than emitted as a `.func`:
+    /// the short `f32` routines, where a call's overhead would be a large
+    /// part of the cost and kernels call them per element.
+    pub fn inline(self) -> bool {
+        matches!(self, Routine::Exp2F32 | Routine::ExpF32)
     }
 
     /// The tables the routine reads.

@@ -1,5 +1,5 @@
-//! Straight-line programs over `f64`, 64-bit and 32-bit integers and
-//! predicates: the form the math library is written in.
+//! Straight-line programs over `f64`, `f32`, 64-bit and 32-bit integers
+//! and predicates: the form the math library is written in.
 //!
 //! A [`Program`] is a list of single-assignment operations, each of which
 //! is exactly one PTX instruction with a precisely defined result
@@ -25,6 +25,9 @@ use super::super::value::Class;
 pub(crate) enum Ty {
     /// `f64`.
     F,
+    /// `f32`. The float operations (`add`, `fma`, `round`, comparisons,
+    /// ...) take the precision of their first operand.
+    S,
     /// A 64-bit integer.
     I,
     /// A 32-bit integer.
@@ -37,6 +40,7 @@ impl Ty {
     fn class(self) -> Class {
         match self {
             Ty::F => Class::F64,
+            Ty::S => Class::F32,
             Ty::I => Class::B64,
             Ty::W => Class::B32,
             Ty::P => Class::Pred,
@@ -132,6 +136,8 @@ enum Op {
     ConstF(f64),
     ConstI(u64),
     ConstW(u32),
+    /// An `f32` constant, by its bits.
+    ConstS(u32),
     Add(V, V),
     Sub(V, V),
     Mul(V, V),
@@ -150,6 +156,10 @@ enum Op {
     UToF(V),
     /// `cvt.rn.f64.u32`.
     WToF(V),
+    /// `cvt.rzi.s32.f32`.
+    SToW(V),
+    /// `mov.b32` to `f32` bits.
+    WBitsS(V),
     /// `mov.b64` from `f64` bits.
     Bits(V),
     /// `mov.b64` to `f64` bits.
@@ -172,6 +182,8 @@ enum Op {
     WOr(V, V),
     WShl(V, V),
     WShrU(V, V),
+    /// `shr.s32`.
+    WShrS(V, V),
     /// `clz.b64`.
     Clz(V),
     /// `cvt.u64.u32`.
@@ -204,6 +216,7 @@ pub(crate) struct Program {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Value {
     F(f64),
+    S(f32),
     I(u64),
     W(u32),
     P(bool),
@@ -214,7 +227,14 @@ impl Value {
     fn f(self) -> f64 {
         match self {
             Value::F(x) => x,
+            Value::S(x) => f64::from(x),
             _ => f64::NAN,
+        }
+    }
+    fn s(self) -> f32 {
+        match self {
+            Value::S(x) => x,
+            _ => f32::NAN,
         }
     }
     fn i(self) -> u64 {
@@ -267,29 +287,49 @@ impl Program {
     pub fn w(&mut self, x: u32) -> V {
         self.push(Op::ConstW(x), Ty::W)
     }
+    pub fn s(&mut self, x: f32) -> V {
+        self.push(Op::ConstS(x.to_bits()), Ty::S)
+    }
+    /// The float type of an operation on `a`: `f32` on `f32` values,
+    /// `f64` otherwise.
+    fn float_ty(&self, a: V) -> Ty {
+        if self.ty(a) == Ty::S { Ty::S } else { Ty::F }
+    }
     pub fn add(&mut self, a: V, b: V) -> V {
-        self.push(Op::Add(a, b), Ty::F)
+        self.push(Op::Add(a, b), self.float_ty(a))
     }
     pub fn sub(&mut self, a: V, b: V) -> V {
-        self.push(Op::Sub(a, b), Ty::F)
+        self.push(Op::Sub(a, b), self.float_ty(a))
     }
     pub fn mul(&mut self, a: V, b: V) -> V {
-        self.push(Op::Mul(a, b), Ty::F)
+        self.push(Op::Mul(a, b), self.float_ty(a))
     }
     pub fn div(&mut self, a: V, b: V) -> V {
-        self.push(Op::Div(a, b), Ty::F)
+        self.push(Op::Div(a, b), self.float_ty(a))
     }
     pub fn fma(&mut self, a: V, b: V, c: V) -> V {
-        self.push(Op::Fma(a, b, c), Ty::F)
+        self.push(Op::Fma(a, b, c), self.float_ty(a))
     }
     pub fn neg(&mut self, a: V) -> V {
-        self.push(Op::Neg(a), Ty::F)
+        self.push(Op::Neg(a), self.float_ty(a))
     }
     pub fn abs(&mut self, a: V) -> V {
-        self.push(Op::Abs(a), Ty::F)
+        self.push(Op::Abs(a), self.float_ty(a))
     }
     pub fn round(&mut self, mode: Rnd, a: V) -> V {
-        self.push(Op::Round(mode, a), Ty::F)
+        self.push(Op::Round(mode, a), self.float_ty(a))
+    }
+    /// An `f32` truncated to a signed 32-bit integer (NaN gives 0).
+    pub fn s_to_w(&mut self, a: V) -> V {
+        self.push(Op::SToW(a), Ty::W)
+    }
+    /// The `f32` with the bits of a 32-bit integer.
+    pub fn bits_f32(&mut self, a: V) -> V {
+        self.push(Op::WBitsS(a), Ty::S)
+    }
+    /// Arithmetic shift right of a 32-bit integer.
+    pub fn wshr_s(&mut self, a: V, by: V) -> V {
+        self.push(Op::WShrS(a, by), Ty::W)
     }
     pub fn f_to_i(&mut self, a: V) -> V {
         self.push(Op::FToI(a), Ty::I)
@@ -426,17 +466,11 @@ impl Program {
             .collect()
     }
 
-    /// The program as a PTX `.func` named `name`.
-    pub fn emit_func(&self, name: &str, out: &mut String) {
-        let mut regs = RegFile::default();
-        let mut body = Body::default();
-        let params: Vec<String> = (0..self.params.len()).map(|i| format!("%in{i}")).collect();
-        let rets: Vec<String> = (0..self.results.len())
-            .map(|i| format!("%out{i}"))
-            .collect();
-        for p in params.iter().chain(&rets) {
-            regs.reserve(p);
-        }
+    /// The program's instructions appended to `body`, with `params` the
+    /// registers holding the arguments and temporaries taken from `regs`;
+    /// answers the registers holding the results. Both the `.func` form
+    /// and inline expansion into a kernel use it.
+    pub fn emit_into(&self, params: &[String], regs: &mut RegFile, body: &mut Body) -> Vec<String> {
         let mut names: Vec<String> = Vec::with_capacity(self.ops.len());
         for (op, ty) in &self.ops {
             let name = match op {
@@ -453,13 +487,30 @@ impl Program {
                 body.inst(format!("add.s64 {name}, {name}, {base}"));
                 body.inst(format!("ld.const.u64 {name}, [{name}]"));
             } else if !matches!(op, Op::Param(_)) {
-                body.inst(op_text(*op, *ty, &name, &names));
+                body.inst(op_text(*op, *ty, &name, &names, &self.ops));
             }
             names.push(name);
         }
-        for (ret, r) in rets.iter().zip(&self.results) {
+        self.results
+            .iter()
+            .map(|r| names.get(r.0 as usize).cloned().unwrap_or_default())
+            .collect()
+    }
+
+    /// The program as a PTX `.func` named `name`.
+    pub fn emit_func(&self, name: &str, out: &mut String) {
+        let mut regs = RegFile::default();
+        let mut body = Body::default();
+        let params: Vec<String> = (0..self.params.len()).map(|i| format!("%in{i}")).collect();
+        let rets: Vec<String> = (0..self.results.len())
+            .map(|i| format!("%out{i}"))
+            .collect();
+        for p in params.iter().chain(&rets) {
+            regs.reserve(p);
+        }
+        let results = self.emit_into(&params, &mut regs, &mut body);
+        for ((ret, r), src) in rets.iter().zip(&self.results).zip(&results) {
             let ty = self.ty(*r);
-            let src = names.get(r.0 as usize).cloned().unwrap_or_default();
             body.inst(format!("mov.{} {ret}, {src}", mov_ty(ty)));
         }
         body.inst("ret");
@@ -488,6 +539,7 @@ impl Program {
 fn mov_ty(ty: Ty) -> &'static str {
     match ty {
         Ty::F => "f64",
+        Ty::S => "f32",
         Ty::I => "b64",
         Ty::W => "b32",
         Ty::P => "pred",
@@ -495,8 +547,12 @@ fn mov_ty(ty: Ty) -> &'static str {
 }
 
 /// The PTX instruction computing `op` into `d`.
-fn op_text(op: Op, ty: Ty, d: &str, names: &[String]) -> String {
+fn op_text(op: Op, ty: Ty, d: &str, names: &[String], ops: &[(Op, Ty)]) -> String {
     let n = |v: V| names.get(v.0 as usize).map_or("?", String::as_str);
+    // The float suffix of the result (`f`) or of an operand (`fo`).
+    let float = |t: Ty| if t == Ty::S { "f32" } else { "f64" };
+    let f = float(ty);
+    let fo = |v: V| float(ops.get(v.0 as usize).map_or(Ty::F, |(_, t)| *t));
     let s = |cmp: Cmp, signed: bool, bits: u32| {
         let ty = if signed { "s" } else { "u" };
         format!("setp.{}.{ty}{bits}", cmp.int_name())
@@ -505,20 +561,23 @@ fn op_text(op: Op, ty: Ty, d: &str, names: &[String]) -> String {
         Op::ConstF(x) => format!("mov.f64 {d}, 0d{:016X}", x.to_bits()),
         Op::ConstI(x) => format!("mov.b64 {d}, 0x{x:016X}"),
         Op::ConstW(x) => format!("mov.b32 {d}, 0x{x:08X}"),
-        Op::Add(a, b) => format!("add.rn.f64 {d}, {}, {}", n(a), n(b)),
-        Op::Sub(a, b) => format!("sub.rn.f64 {d}, {}, {}", n(a), n(b)),
-        Op::Mul(a, b) => format!("mul.rn.f64 {d}, {}, {}", n(a), n(b)),
-        Op::Div(a, b) => format!("div.rn.f64 {d}, {}, {}", n(a), n(b)),
-        Op::Fma(a, b, c) => format!("fma.rn.f64 {d}, {}, {}, {}", n(a), n(b), n(c)),
-        Op::Neg(a) => format!("neg.f64 {d}, {}", n(a)),
-        Op::Abs(a) => format!("abs.f64 {d}, {}", n(a)),
+        Op::ConstS(x) => format!("mov.f32 {d}, 0f{x:08X}"),
+        Op::Add(a, b) => format!("add.rn.{f} {d}, {}, {}", n(a), n(b)),
+        Op::Sub(a, b) => format!("sub.rn.{f} {d}, {}, {}", n(a), n(b)),
+        Op::Mul(a, b) => format!("mul.rn.{f} {d}, {}, {}", n(a), n(b)),
+        Op::Div(a, b) => format!("div.rn.{f} {d}, {}, {}", n(a), n(b)),
+        Op::Fma(a, b, c) => format!("fma.rn.{f} {d}, {}, {}, {}", n(a), n(b), n(c)),
+        Op::Neg(a) => format!("neg.{f} {d}, {}", n(a)),
+        Op::Abs(a) => format!("abs.{f} {d}, {}", n(a)),
         Op::Round(mode, a) => {
             let m = match mode {
                 Rnd::Nearest => "rni",
                 Rnd::Floor => "rmi",
             };
-            format!("cvt.{m}.f64.f64 {d}, {}", n(a))
+            format!("cvt.{m}.{f}.{f} {d}, {}", n(a))
         }
+        Op::SToW(a) => format!("cvt.rzi.s32.f32 {d}, {}", n(a)),
+        Op::WBitsS(a) => format!("mov.b32 {d}, {}", n(a)),
         Op::FToI(a) => format!("cvt.rzi.s64.f64 {d}, {}", n(a)),
         Op::FToW(a) => format!("cvt.rzi.u32.f64 {d}, {}", n(a)),
         Op::IToF(a) => format!("cvt.rn.f64.s64 {d}, {}", n(a)),
@@ -540,11 +599,20 @@ fn op_text(op: Op, ty: Ty, d: &str, names: &[String]) -> String {
         Op::WOr(a, b) => format!("or.b32 {d}, {}, {}", n(a), n(b)),
         Op::WShl(a, b) => format!("shl.b32 {d}, {}, {}", n(a), n(b)),
         Op::WShrU(a, b) => format!("shr.u32 {d}, {}, {}", n(a), n(b)),
+        Op::WShrS(a, b) => format!("shr.s32 {d}, {}, {}", n(a), n(b)),
         Op::Clz(a) => format!("clz.b64 {d}, {}", n(a)),
         Op::WToI(a) => format!("cvt.u64.u32 {d}, {}", n(a)),
         Op::IToW(a) => format!("cvt.u32.u64 {d}, {}", n(a)),
-        Op::FCmp(cmp, a, b) => format!("setp.{}.f64 {d}, {}, {}", cmp.float_name(), n(a), n(b)),
-        Op::IsNan(a) => format!("setp.nan.f64 {d}, {}, {}", n(a), n(a)),
+        Op::FCmp(cmp, a, b) => {
+            format!(
+                "setp.{}.{} {d}, {}, {}",
+                cmp.float_name(),
+                fo(a),
+                n(a),
+                n(b)
+            )
+        }
+        Op::IsNan(a) => format!("setp.nan.{} {d}, {}, {}", fo(a), n(a), n(a)),
         Op::ICmp(cmp, signed, a, b) => format!("{} {d}, {}, {}", s(cmp, signed, 64), n(a), n(b)),
         Op::WCmp(cmp, signed, a, b) => format!("{} {d}, {}, {}", s(cmp, signed, 32), n(a), n(b)),
         Op::Sel(p, a, b) => format!("selp.{} {d}, {}, {}, {}", mov_ty(ty), n(a), n(b), n(p)),
@@ -559,6 +627,9 @@ fn op_text(op: Op, ty: Ty, d: &str, names: &[String]) -> String {
 fn eval_op(op: Op, vals: &[Value], args: &[Value]) -> Value {
     let g = |v: V| vals.get(v.0 as usize).copied().unwrap_or(Value::P(false));
     let f = |v: V| g(v).f();
+    let s = |v: V| g(v).s();
+    // `f32` operations when the first operand is an `f32`.
+    let single = |v: V| matches!(g(v), Value::S(_));
     let i = |v: V| g(v).i();
     let w = |v: V| g(v).w();
     let shift64 = |x: u64, by: u32, right: bool| -> u64 {
@@ -575,6 +646,18 @@ fn eval_op(op: Op, vals: &[Value], args: &[Value]) -> Value {
         Op::ConstF(x) => Value::F(x),
         Op::ConstI(x) => Value::I(x),
         Op::ConstW(x) => Value::W(x),
+        Op::ConstS(x) => Value::S(f32::from_bits(x)),
+        Op::Add(a, b) if single(a) => Value::S(s(a) + s(b)),
+        Op::Sub(a, b) if single(a) => Value::S(s(a) - s(b)),
+        Op::Mul(a, b) if single(a) => Value::S(s(a) * s(b)),
+        Op::Div(a, b) if single(a) => Value::S(s(a) / s(b)),
+        Op::Fma(a, b, c) if single(a) => Value::S(s(a).mul_add(s(b), s(c))),
+        Op::Neg(a) if single(a) => Value::S(-s(a)),
+        Op::Abs(a) if single(a) => Value::S(s(a).abs()),
+        Op::Round(mode, a) if single(a) => Value::S(match mode {
+            Rnd::Nearest => s(a).round_ties_even(),
+            Rnd::Floor => s(a).floor(),
+        }),
         Op::Add(a, b) => Value::F(f(a) + f(b)),
         Op::Sub(a, b) => Value::F(f(a) - f(b)),
         Op::Mul(a, b) => Value::F(f(a) * f(b)),
@@ -586,6 +669,9 @@ fn eval_op(op: Op, vals: &[Value], args: &[Value]) -> Value {
             Rnd::Nearest => f(a).round_ties_even(),
             Rnd::Floor => f(a).floor(),
         }),
+        // f32 → s32 maps NaN to 0 (PTX ISA, cvt), as Rust's `as` does.
+        Op::SToW(a) => Value::W(s(a) as i32 as u32),
+        Op::WBitsS(a) => Value::S(f32::from_bits(w(a))),
         // f64 → s64 maps NaN to the most negative value (PTX ISA, cvt).
         Op::FToI(a) => Value::I(if f(a).is_nan() {
             i64::MIN as u64
@@ -613,6 +699,7 @@ fn eval_op(op: Op, vals: &[Value], args: &[Value]) -> Value {
         Op::WOr(a, b) => Value::W(w(a) | w(b)),
         Op::WShl(a, b) => Value::W(if w(b) >= 32 { 0 } else { w(a) << w(b) }),
         Op::WShrU(a, b) => Value::W(if w(b) >= 32 { 0 } else { w(a) >> w(b) }),
+        Op::WShrS(a, b) => Value::W((w(a) as i32 >> w(b).min(31)) as u32),
         Op::Clz(a) => Value::W(i(a).leading_zeros()),
         Op::WToI(a) => Value::I(u64::from(w(a))),
         Op::IToW(a) => Value::W(i(a) as u32),

@@ -151,6 +151,91 @@ pub(crate) fn exp2(p: &mut Program, x: V) -> V {
     limits(p, x, y, -1100.0, 1025.0)
 }
 
+/// `2^k` for `k` from `f32` `k_lo ≤ k ≤ k_hi` (integral) applied to `y`
+/// as two multiplications by `2^⌊k/2⌋` and `2^(k−⌊k/2⌋)`, each factor a
+/// normal `f32` for `|k| ≤ 252`: the first product is exact when `y` is
+/// normal and within a factor 2 of 1, so a subnormal result is rounded
+/// once, by the second.
+fn scale2_f32(p: &mut Program, y: V, kf: V) -> V {
+    let ki = p.s_to_w(kf);
+    let one = p.w(1);
+    let k1 = p.wshr_s(ki, one);
+    let k2 = p.wsub(ki, k1);
+    let bias = p.w(127);
+    let by = p.w(23);
+    let e1 = p.wadd(k1, bias);
+    let e1 = p.wshl(e1, by);
+    let s1 = p.bits_f32(e1);
+    let e2 = p.wadd(k2, bias);
+    let e2 = p.wshl(e2, by);
+    let s2 = p.bits_f32(e2);
+    let y = p.mul(y, s1);
+    p.mul(y, s2)
+}
+
+/// `x` clamped to `[lo, hi]` in `f32` (NaN stays NaN).
+fn clamp_f32(p: &mut Program, x: V, lo: f32, hi: f32) -> V {
+    let (lo, hi) = (p.s(lo), p.s(hi));
+    let above = p.fcmp(Cmp::Gt, x, hi);
+    let x = p.sel(above, hi, x);
+    let below = p.fcmp(Cmp::Lt, x, lo);
+    p.sel(below, lo, x)
+}
+
+/// `1 + r·(c₁ + r·(c₂ + ...))` in `f32` with the Taylor coefficients of
+/// `exp(a·r)`, `cₙ = aⁿ/n!` rounded to `f32`, through degree 7: on
+/// `|a·r| ≤ ln2/2` the truncation error is below `2^-27`, and the final
+/// fused step rounds once, so the result is within about one `f32` ulp.
+fn exp_poly_f32(p: &mut Program, r: V, a: f64) -> V {
+    let coeffs: Vec<f64> = (1..=7)
+        .map(|n| a.powi(n) * inv_factorial(n as u32))
+        .collect();
+    let Some((&last, rest)) = coeffs.split_last() else {
+        return p.s(1.0);
+    };
+    let mut acc = p.s(last as f32);
+    for &c in rest.iter().rev() {
+        let c = p.s(c as f32);
+        acc = p.fma(acc, r, c);
+    }
+    let one = p.s(1.0);
+    p.fma(acc, r, one)
+}
+
+/// `2^x` for an `f32` `x`, in `f32` arithmetic: `x` clamped to
+/// `[−152, 129]` (beyond which the result is 0 or infinite anyway),
+/// `k = rint(x)`, `f = x − k` (exact, `|f| ≤ ½`), `2^f` by
+/// [`exp_poly_f32`], scaled by `2^k` ([`scale2_f32`]). NaN propagates
+/// through the polynomial; `±∞` clamp to the ends and give `∞` and `+0`.
+pub(crate) fn exp2_f32(p: &mut Program, x: V) -> V {
+    let xc = clamp_f32(p, x, -152.0, 129.0);
+    let kf = p.round(Rnd::Nearest, xc);
+    let f = p.sub(xc, kf);
+    let y = exp_poly_f32(p, f, std::f64::consts::LN_2);
+    scale2_f32(p, y, kf)
+}
+
+/// `e^x` for an `f32` `x`, in `f32` arithmetic: `x` clamped to
+/// `[−105, 89]`, `k = rint(x·log2 e)`, `r = x − k·ln2` by two fused steps
+/// with `ln2` split into an `f32` head and tail (the first step's result
+/// is exact by Sterbenz's lemma up to one rounding of a value below
+/// `ln2`), `e^r` by [`exp_poly_f32`], scaled by `2^k`.
+pub(crate) fn exp_f32(p: &mut Program, x: V) -> V {
+    let xc = clamp_f32(p, x, -105.0, 89.0);
+    let log2e = p.s(std::f64::consts::LOG2_E as f32);
+    let t = p.mul(xc, log2e);
+    let kf = p.round(Rnd::Nearest, t);
+    let nk = p.neg(kf);
+    let ln2 = std::f64::consts::LN_2;
+    let hi = ln2 as f32;
+    let lo = (ln2 - f64::from(hi)) as f32;
+    let (hi, lo) = (p.s(hi), p.s(lo));
+    let r = p.fma(nk, hi, xc);
+    let r = p.fma(nk, lo, r);
+    let y = exp_poly_f32(p, r, 1.0);
+    scale2_f32(p, y, kf)
+}
+
 /// `expm1(y)` for `0 ≤ y ≤ 44`: `2^k·expm1(r) + (2^k − 1)`, one rounding.
 fn expm1_moderate(p: &mut Program, y: V) -> V {
     let (kf, r) = reduce_ln2(p, y);
@@ -664,6 +749,86 @@ mod tests {
             assert_eq!(run(r, &[x]), want, "{r:?}({x})");
         }
         assert!(run(Routine::Exp, &[f64::NAN]).is_nan());
+    }
+
+    /// Distance of an `f32` result from the exact value `want`, in units
+    /// of the `f32` spacing at `want` (subnormal spacing below `2^-126`);
+    /// infinite when special values disagree.
+    fn ulps_f32(got: f32, want: f64) -> f64 {
+        if got.is_nan() && want.is_nan() {
+            return 0.0;
+        }
+        let want_f32 = want as f32;
+        if got == want_f32 {
+            return 0.0;
+        }
+        if !got.is_finite() || !want_f32.is_finite() {
+            return f64::INFINITY;
+        }
+        let e = want.abs().log2().floor().max(-126.0);
+        (f64::from(got) - want).abs() / (e - 23.0).exp2()
+    }
+
+    fn worst_f32(r: Routine, f: fn(f64) -> f64, inputs: &[f32]) -> (f64, f32) {
+        let program = r.program();
+        let mut worst = (0.0, 0.0);
+        for &x in inputs {
+            let got = match program.eval(&[Value::S(x)]).first() {
+                Some(Value::S(y)) => *y,
+                other => panic!("{r:?}: {other:?}"),
+            };
+            let d = ulps_f32(got, f(f64::from(x)));
+            if d > worst.0 || d.is_nan() {
+                worst = (d, x);
+            }
+        }
+        worst
+    }
+
+    fn sample_f32(lo: f64, hi: f64, n: usize, seed: u64) -> Vec<f32> {
+        sample(lo, hi, n, seed)
+            .into_iter()
+            .map(|x| x as f32)
+            .collect()
+    }
+
+    #[test]
+    fn exp_and_exp2_in_f32_are_within_two_ulps() {
+        // The whole range, the subnormal results, and near zero.
+        let mut xs = sample_f32(-160.0, 130.0, 60000, 11);
+        xs.extend(sample_f32(-150.0, -125.0, 20000, 12));
+        xs.extend(sample_f32(-1.0, 1.0, 20000, 13));
+        xs.extend([
+            0.0, -0.0, 1e-30, -1e-30, 127.99999, 128.0, -149.0, -149.5, -150.0,
+        ]);
+        let (d, x) = worst_f32(Routine::Exp2F32, f64::exp2, &xs);
+        assert!(d <= 1.0, "exp2 (f32): {d} ulps at {x:e}");
+        let mut xs = sample_f32(-110.0, 90.0, 60000, 14);
+        xs.extend(sample_f32(-104.0, -87.0, 20000, 15));
+        xs.extend(sample_f32(-1.0, 1.0, 20000, 16));
+        xs.extend([0.0, -0.0, 88.72, 88.73, -87.0, -103.0, -104.0]);
+        let (d, x) = worst_f32(Routine::ExpF32, f64::exp, &xs);
+        assert!(d <= 1.0, "exp (f32): {d} ulps at {x:e}");
+        let run_f32 = |r: Routine, x: f32| match r.program().eval(&[Value::S(x)]).first() {
+            Some(Value::S(y)) => *y,
+            other => panic!("{r:?}: {other:?}"),
+        };
+        for (r, x, want) in [
+            (Routine::Exp2F32, f32::INFINITY, f32::INFINITY),
+            (Routine::Exp2F32, f32::NEG_INFINITY, 0.0),
+            (Routine::Exp2F32, 128.0, f32::INFINITY),
+            (Routine::Exp2F32, -149.0, f32::from_bits(1)),
+            (Routine::Exp2F32, -151.0, 0.0),
+            (Routine::Exp2F32, 0.0, 1.0),
+            (Routine::Exp2F32, 10.0, 1024.0),
+            (Routine::ExpF32, f32::INFINITY, f32::INFINITY),
+            (Routine::ExpF32, f32::NEG_INFINITY, 0.0),
+            (Routine::ExpF32, 0.0, 1.0),
+        ] {
+            assert_eq!(run_f32(r, x), want, "{r:?}({x})");
+        }
+        assert!(run_f32(Routine::Exp2F32, f32::NAN).is_nan());
+        assert!(run_f32(Routine::ExpF32, f32::NAN).is_nan());
     }
 
     #[test]
