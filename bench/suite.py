@@ -245,6 +245,10 @@ def main():
                 row["tilec_gbps"] = w["bytes"] / (best["median_ms"] * 1e-3) / 1e9
                 row["torch_gbps"] = w["bytes"] / (ref_ms * 1e-3) / 1e9
                 row["copy_fraction"] = row["tilec_gbps"] / copy_gbps
+            # `tilec bench` rotates inputs and knows the part's published peak.
+            row["sets"] = best.get("sets")
+            peak = best.get("peak") or {}
+            row["peak_fraction"] = peak.get("tflops_fraction") if w["flops"] is not None else peak.get("gbps_fraction")
         results.append(row)
         print(format_row(row), flush=True)
     if args.json:
@@ -260,9 +264,12 @@ def format_row(row):
         rate = f" ({row['tilec_tflops']:.1f} vs {row['torch_tflops']:.1f} TFLOP/s)"
     if "tilec_gbps" in row:
         rate = f" ({row['tilec_gbps']:.0f} vs {row['torch_gbps']:.0f} GB/s; {row['copy_fraction']:.2f}x copy)"
+    peak = ""
+    if row.get("peak_fraction") is not None:
+        peak = f"; {100 * row['peak_fraction']:.1f}% of peak"
     return (
         f"{row['name']:<24} tilec {row['tilec_ms']:.3f} ms, torch {row['torch_ms']:.3f} ms: "
-        f"{row['ratio']:.3f}x{rate}  [{row['config']}]"
+        f"{row['ratio']:.3f}x{rate}{peak}  [{row['config']}]"
     )
 
 
