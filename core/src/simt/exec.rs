@@ -147,6 +147,8 @@ pub(super) struct Machine<'a, 't> {
     shared: Vec<SharedMem>,
     epoch: u64,
     asyncs: Vec<ThreadAsync>,
+    /// The shared accesses of the statement being run, for the bank model.
+    lanes: Vec<super::banks::LaneAccess>,
 }
 
 impl<'a, 't> Machine<'a, 't> {
@@ -182,7 +184,36 @@ impl<'a, 't> Machine<'a, 't> {
             shared,
             epoch: 1,
             asyncs: (0..n).map(|_| ThreadAsync::default()).collect(),
+            lanes: Vec::new(),
         }
+    }
+
+    /// Notes thread `t`'s access of `elems` elements at `index` of shared
+    /// buffer `b` for the bank model.
+    fn record_lane(&mut self, b: usize, t: usize, index: usize, elems: u64) {
+        let size = self.cx.k.shared.get(b).map_or(1, |s| s.dtype.bytes());
+        self.lanes.push(super::banks::LaneAccess {
+            thread: t,
+            byte: index as u64 * size,
+            bytes: u32::try_from(elems * size).unwrap_or(u32::MAX),
+        });
+    }
+
+    /// Adds the bank passes of the statement just run (`banks.rs`), a
+    /// load or a store.
+    fn count_bank_passes(&mut self, load: bool) {
+        if self.lanes.is_empty() {
+            return;
+        }
+        let (passes, ideal) = super::banks::passes(self.cx.target, self.cx.simt, &self.lanes);
+        if load {
+            self.stats.shared_load_passes += passes;
+            self.stats.shared_load_passes_ideal += ideal;
+        } else {
+            self.stats.shared_store_passes += passes;
+            self.stats.shared_store_passes_ideal += ideal;
+        }
+        self.lanes.clear();
     }
 
     pub fn fail(&self, s: &Stmt, thread: Option<usize>, kind: Fault) -> SimtError {
@@ -585,6 +616,7 @@ impl<'a, 't> Machine<'a, 't> {
                     self.load(*width, dst, *src, index, guard, t, key)
                         .map_err(|k| self.fail(s, Some(t), k))?;
                 }
+                self.count_bank_passes(true);
             }
             StmtKind::Store {
                 width,
@@ -597,6 +629,7 @@ impl<'a, 't> Machine<'a, 't> {
                     self.store(*width, *dst, index, src, guard, t, key)
                         .map_err(|k| self.fail(s, Some(t), k))?;
                 }
+                self.count_bank_passes(false);
             }
             StmtKind::AsyncCopy {
                 bytes,
@@ -619,6 +652,7 @@ impl<'a, 't> Machine<'a, 't> {
                     )
                     .map_err(|k| self.fail(s, Some(t), k))?;
                 }
+                self.count_bank_passes(false);
             }
             StmtKind::CommitGroup => {
                 for t in Self::active(mask) {
@@ -796,6 +830,7 @@ impl<'a, 't> Machine<'a, 't> {
                     MemRef::Shared(b) => {
                         let i = self.shared_range(b.index(), i, w)?;
                         self.stats.shared_loads += 1;
+                        self.record_lane(b.index(), t, i, w);
                         let mut out = Vec::with_capacity(width as usize);
                         for e in i..i + width as usize {
                             out.push(self.shared_read(b.index(), e, t as u32, key)?);
@@ -843,6 +878,7 @@ impl<'a, 't> Machine<'a, 't> {
             MemRef::Shared(b) => {
                 let i = self.shared_range(b.index(), i, w)?;
                 self.stats.shared_stores += 1;
+                self.record_lane(b.index(), t, i, w);
                 for (j, v) in values.into_iter().enumerate() {
                     self.shared_write(b.index(), i + j, t as u32, v, key)?;
                 }
@@ -872,6 +908,7 @@ impl<'a, 't> Machine<'a, 't> {
         let count = (u64::from(bytes) / dtype.bytes().max(1)).max(1);
         let di = self.eval(dst_index, t)?.as_i64();
         let di = self.shared_range(dst, di, count)?;
+        self.record_lane(dst, t, di, count);
         let values: Vec<Val> = if zero {
             vec![Val::zero(dtype); count as usize]
         } else {

@@ -75,6 +75,7 @@
 //! a block global accesses happen in lockstep order). Every execution error
 //! carries a [`Location`]: kernel, block, thread, statement path and text.
 
+mod banks;
 mod error;
 mod exec;
 mod mma;
@@ -126,6 +127,15 @@ pub struct Stats {
     pub shared_stores: u64,
     pub async_copies: u64,
     pub atomics: u64,
+    /// Passes of the shared-memory banks that the warp-wide shared loads
+    /// need, by the target's bank facts (`banks.rs`; 0 when the target
+    /// describes no banks) ...
+    pub shared_load_passes: u64,
+    /// ... and what they would need without bank conflicts.
+    pub shared_load_passes_ideal: u64,
+    /// The same for shared stores and async copies into shared memory.
+    pub shared_store_passes: u64,
+    pub shared_store_passes_ideal: u64,
 }
 
 /// Runs `kernel` on `args` (one tensor per global parameter, in order).
