@@ -312,6 +312,10 @@ fn run_and_compare(
         total.global_loads += stats.global_loads;
         total.global_stores += stats.global_stores;
         total.blocks += stats.blocks;
+        total.shared_load_passes += stats.shared_load_passes;
+        total.shared_load_passes_ideal += stats.shared_load_passes_ideal;
+        total.shared_store_passes += stats.shared_store_passes;
+        total.shared_store_passes_ideal += stats.shared_store_passes_ideal;
     }
     let magnitude = match class {
         Class::Exact => None,
@@ -450,12 +454,72 @@ fn default_gemm_tiles_use_m16n8k16_atoms_on_sm_80() {
     // loads; before resident accumulators, 22,528 stores in all).
     assert_eq!(stats.shared_stores, 0);
     assert_eq!(stats.async_copies, 128 * 2 * (4 + 4));
-    assert!(text.contains("shared %A_shared: f16[12288]"), "{text}");
+    // Three stages of the 128×32 A tile and the 32×128 B tile, their rows
+    // padded from 64 to 80 and from 256 to 272 bytes (`pad.rs`): 3 · 128 ·
+    // 40 and 3 · 32 · 136 elements.
+    assert!(text.contains("shared %A_shared: f16[15360]"), "{text}");
+    assert!(text.contains("shared %B_shared: f16[13056]"), "{text}");
     assert!(text.contains("cp_async 16 "), "{text}");
     assert!(text.contains("wait_group 1"), "{text}");
     // The copy out: each thread stores its 128 elements as 64 pairs (x2),
     // converted to f16, straight to C.
     assert_eq!(stats.global_stores, 128 * 64);
+    // With the rows padded, every fragment load is served in one pass of
+    // the banks (unpadded: 4 for A's 64-byte rows, 4 for B's 256-byte
+    // rows, which `banks_of_unpadded_gemm_tiles_conflict` pins). The async
+    // copies of A's 16-byte pieces meet two-way conflicts in one of each
+    // four phases.
+    assert!(stats.shared_load_passes_ideal > 0);
+    assert_eq!(
+        stats.shared_load_passes, stats.shared_load_passes_ideal,
+        "fragment loads with bank conflicts"
+    );
+}
+
+/// The same gemm with rows that cannot be padded (the operands are also
+/// filled, which `pad.rs` does not allow) keeps the 4-way conflicts the
+/// padding removes: the bank model sees them.
+#[test]
+fn banks_of_unpadded_gemm_tiles_conflict() {
+    let src = "import tilelang.language as T\n\
+def k(M=64, N=64, K=32):\n    \
+@T.prim_func\n    \
+def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"), C: T.Tensor((M, N), \"float32\")):\n        \
+with T.Kernel(1, threads=128) as bx:\n            \
+A_s = T.alloc_shared((M, K), \"float16\")\n            \
+B_s = T.alloc_shared((K, N), \"float16\")\n            \
+C_l = T.alloc_fragment((M, N), \"float32\")\n            \
+T.fill(A_s, 0)\n            \
+T.fill(B_s, 0)\n            \
+T.copy(A[0, 0], A_s)\n            \
+T.copy(B[0, 0], B_s)\n            \
+T.clear(C_l)\n            \
+T.gemm(A_s, B_s, C_l)\n            \
+T.copy(C_l, C[0, 0])\n    \
+return main\n";
+    let out = py::compile(src, &py::Options::default());
+    let module = out
+        .module
+        .unwrap_or_else(|| panic!("{:?}", out.diagnostics));
+    let target = target::builtin("sm_80").unwrap_or_else(|e| panic!("{e}"));
+    let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{e}"));
+    let text = thread::print_module(&lowered);
+    assert!(text.contains("shared %A_s: f16[2048]"), "{text}");
+    let stats = run_and_compare(
+        &module.functions[0],
+        &lowered,
+        &target,
+        Class::Accumulation { len: 32 },
+        "unpadded",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(stats.mma > 0);
+    assert!(
+        stats.shared_load_passes >= 3 * stats.shared_load_passes_ideal,
+        "{} passes for {} ideal",
+        stats.shared_load_passes,
+        stats.shared_load_passes_ideal
+    );
 }
 
 /// The matrix-atom path through a deliberately wrong A fragment (two slot

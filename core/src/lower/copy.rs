@@ -79,9 +79,11 @@ impl Lower<'_> {
             return 1;
         };
         let dtype = self.f.buffers[buffer].dtype;
+        // What a row's start is a multiple of: the last extent, or the
+        // pitch of a padded buffer.
         let (shared, dim) = match &mem {
             Mem::Global { mults, .. } => (false, mults.last().copied()),
-            Mem::Shared { dims, .. } => (true, dims.last().copied()),
+            Mem::Shared { dims, .. } => (true, self.physical_shape(buffer, dims).last().copied()),
         };
         let Some(dim) = dim.filter(|&d| d > 0) else {
             return 1;

@@ -291,9 +291,12 @@ impl<'a> Lower<'a> {
         if dims.len() != r.starts.len() {
             return Ok(None);
         }
+        // Strides of the memory layout: a padded buffer's rows are its
+        // pitch apart (`pad.rs`).
+        let phys = self.physical_shape(r.region.buffer, &dims);
         let mut strides = vec![1i64; dims.len()];
         for d in (0..dims.len().saturating_sub(1)).rev() {
-            strides[d] = strides[d + 1] * dims[d + 1];
+            strides[d] = strides[d + 1] * phys[d + 1];
         }
         let mut base = lit_i32(0);
         let mut base_mult = 0;

@@ -113,6 +113,7 @@
 
 mod copy;
 mod gemm;
+mod pad;
 mod pipeline;
 mod reduce;
 mod resident;
@@ -231,10 +232,11 @@ pub fn to_thread_with(
 }
 
 /// Lowers one kernel, keeping the fragment buffers `resident.rs` and
-/// `spread.rs` pick in registers and pipelining the loops `pipeline.rs`
-/// picks. When an attempt fails while some loop is pipelined (its stages
-/// may not fit the shared memory), the kernel is lowered again without
-/// pipelining. When an attempt meets a use of a register buffer that the
+/// `spread.rs` pick in registers, padding the rows `pad.rs` picks and
+/// pipelining the loops `pipeline.rs` picks. When an attempt fails while
+/// some buffer is padded, the kernel is lowered again without padding;
+/// when it fails while some loop is pipelined (its stages may not fit the
+/// shared memory), again without pipelining. When an attempt meets a use of a register buffer that the
 /// register path cannot take (or fails for any other reason while some
 /// buffer is in registers), the kernel is lowered again with that buffer
 /// (or every such buffer) in shared memory, so that everything the
@@ -250,16 +252,23 @@ fn lower_kernel(
 ) -> Result<thread::Kernel> {
     let mut excluded = HashSet::new();
     let mut pipelining = true;
+    let mut padding = true;
     loop {
         let mut attempt = Lower::new(func, target);
         attempt.proved = proved;
         attempt.excluded = excluded.clone();
         attempt.pipelining = pipelining;
+        attempt.padding = padding;
         let err = match attempt.kernel(stmt, span, name.clone()) {
             Ok(kernel) => return Ok(kernel),
             Err(e) => e,
         };
-        // Stages take shared memory: without them the kernel may fit.
+        // Padding and stages take shared memory: without them the kernel
+        // may fit.
+        if padding && !attempt.pitch.is_empty() {
+            padding = false;
+            continue;
+        }
         if pipelining && !attempt.pipelines.is_empty() {
             pipelining = false;
             continue;
@@ -411,6 +420,10 @@ struct Lower<'a> {
     /// The element offset of the stage being accessed, and a number it is
     /// a multiple of.
     stage_base: HashMap<Handle<ir::Buffer>, (Expr, i64)>,
+    /// Padded shared buffers and their row pitch in elements (`pad.rs`).
+    pitch: HashMap<Handle<ir::Buffer>, i64>,
+    /// Whether to pad (off in a retry, when padding made it not fit).
+    padding: bool,
     /// Whether `T.Pipelined` loops may be pipelined in this attempt.
     pipelining: bool,
 }
@@ -479,6 +492,8 @@ impl<'a> Lower<'a> {
             pipelines: HashMap::new(),
             staged: HashMap::new(),
             stage_base: HashMap::new(),
+            pitch: HashMap::new(),
+            padding: true,
             pipelining: true,
         }
     }
@@ -712,6 +727,9 @@ impl<'a> Lower<'a> {
         self.ranges.insert(*thread_var, (0, self.threads - 1));
         self.find_resident(body);
         self.find_spread(body);
+        if self.padding {
+            self.find_padding(body);
+        }
         if self.pipelining {
             self.find_pipelines(body);
         }
@@ -987,14 +1005,22 @@ impl<'a> Lower<'a> {
         idx: &[Index],
     ) -> Result<(MemRef, Expr, Option<Expr>)> {
         let mem = self.mem(buffer)?;
-        let (memref, dims): (MemRef, Vec<(Expr, Option<i64>)>) = match &mem {
+        // Per dimension: the extent (an expression and its value when
+        // constant) and what the index before it is scaled by, which
+        // differs from the extent in the last dimension of a padded buffer.
+        let (memref, dims, scales): (MemRef, Vec<(Expr, Option<i64>)>, Vec<Expr>) = match &mem {
             Mem::Global { param, dims, .. } => (
                 MemRef::Global(*param),
                 dims.iter().map(|d| (d.clone(), d.as_const_int())).collect(),
+                dims.clone(),
             ),
             Mem::Shared { id, dims } => (
                 MemRef::Shared(*id),
                 dims.iter().map(|&d| (lit_i32(d), Some(d))).collect(),
+                self.physical_shape(buffer, dims)
+                    .into_iter()
+                    .map(lit_i32)
+                    .collect(),
             ),
         };
         if dims.len() != idx.len() {
@@ -1002,12 +1028,12 @@ impl<'a> Lower<'a> {
         }
         let mut linear = lit_i32(0);
         let mut guard: Option<Expr> = None;
-        for (d, (ix, (dim, cdim))) in idx.iter().zip(&dims).enumerate() {
-            // linear = linear * dim + ix
+        for (d, ((ix, (dim, cdim)), scale)) in idx.iter().zip(&dims).zip(&scales).enumerate() {
+            // linear = linear * scale + ix
             linear = if d == 0 {
                 ix.expr.clone()
             } else {
-                let scaled = self.bin(BinaryOp::Mul, linear, dim.clone())?;
+                let scaled = self.bin(BinaryOp::Mul, linear, scale.clone())?;
                 self.bin(BinaryOp::Add, scaled, ix.expr.clone())?
             };
             let (lo_ok, hi_ok) = match (ix.range, cdim) {
@@ -1462,7 +1488,7 @@ impl<'a> Lower<'a> {
             return Ok(());
         }
         let dims = self.const_shape(buffer)?;
-        let len: i64 = dims.iter().product();
+        let len = self.physical_len(buffer, &dims);
         if len < 1 || i32::try_from(len).is_err() {
             return Err(self.unsupported(format!("the buffer `{}` of {len} elements", b.name)));
         }

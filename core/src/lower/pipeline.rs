@@ -104,7 +104,10 @@ impl Lower<'_> {
         for (var, stmt) in loops {
             if let Some((plan, staged)) = self.pipeline_plan(body, stmt, &sizes) {
                 for b in staged {
-                    let size: i64 = self.f.const_shape(b).map_or(0, |s| s.iter().product());
+                    let size = self
+                        .f
+                        .const_shape(b)
+                        .map_or(0, |s| self.physical_len(b, &s));
                     self.staged.insert(b, (size, plan.stages));
                 }
                 self.pipelines.insert(var, plan);
@@ -621,7 +624,8 @@ impl Lower<'_> {
                 return Err(self.malformed("a pipeline producer is not a copy"));
             };
             let dims = self.const_shape(dst.buffer)?;
-            let size: i64 = dims.iter().product();
+            let size = self.physical_len(dst.buffer, &dims);
+            let count: i64 = dims.iter().product();
             let base = self.bin(BinaryOp::Mul, stage.clone(), lit_i32(size))?;
             self.stage_base.insert(dst.buffer, (base, size));
             let zeros = vec![
@@ -632,7 +636,7 @@ impl Lower<'_> {
                 dims.len()
             ];
             let buffer = dst.buffer;
-            let r = self.per_vector(size / w, out, |s, r, p, b| {
+            let r = self.per_vector(count / w, out, |s, r, p, b| {
                 let dd = s.vector_digits(&p, &dims, w)?;
                 let didx = s.offset(&zeros, &dd)?;
                 let at = s.bin(BinaryOp::Mul, r, lit_i32(w))?;
