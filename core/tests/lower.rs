@@ -306,6 +306,7 @@ fn run_and_compare(
         let stats =
             simt::run(kernel, sim, &mut got, &options).map_err(|e| format!("{what}: simt: {e}"))?;
         total.mma += stats.mma;
+        total.matrix_loads += stats.matrix_loads;
         total.shared_loads += stats.shared_loads;
         total.shared_stores += stats.shared_stores;
         total.async_copies += stats.async_copies;
@@ -439,15 +440,23 @@ fn default_gemm_tiles_use_m16n8k16_atoms_on_sm_80() {
     assert_eq!(stats.blocks, 1);
     // 128·128·32 / (16·8·16) = 256 atoms per block and k iteration.
     assert_eq!(stats.mma, 2 * 256);
-    // Shared loads per thread and k iteration: A fragments, 2 k-steps × 4
-    // tile rows × 4 (x2); B fragments, 2 × 8 tile columns × 4 (x1). That
-    // is 96, times 2 iterations and 128 threads: 24,576. With C_local in
-    // shared memory it was 45,056: also 64 C-fragment loads (x2) per
-    // thread and iteration, and 32 (x4) for the final copy out of
-    // C_local (128 · (2 · 64 + 32) = 20,480 more).
-    let per_thread_per_iter = 2 * 4 * 4 + 2 * 8 * 4;
-    assert_eq!(stats.shared_loads, 128 * 2 * per_thread_per_iter);
-    assert_eq!(stats.shared_loads, 24_576);
+    // The fragments come from ldmatrix (`ldmatrix.rs`): per warp and
+    // k-step, the 4 A tiles' 32 slots in 4 `x4` loads and the 8 B tiles'
+    // 32 slots in 4 `x4 trans` loads; 2 k-steps, 2 iterations, 4 warps:
+    // 128 loads and no per-lane shared loads. Before, each thread loaded
+    // its fragments with 96 shared loads per iteration (4 × 4 `x2` for A,
+    // 8 × 4 `x1` for B per k-step): 24,576; with C_local in shared memory,
+    // 45,056.
+    assert_eq!(stats.matrix_loads, 8 * 2 * 2 * 4);
+    assert_eq!(stats.shared_loads, 0);
+    assert!(
+        text.contains("ldmatrix \"ldmatrix.m8n8.b16\" x4 %a_frag"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ldmatrix \"ldmatrix.m8n8.b16\" x4 trans %b_frag"),
+        "{text}"
+    );
     // The A and B tiles arrive by async copies, 4 + 4 vectors of 8 f16 per
     // thread and iteration, into three stages; no shared stores are left
     // (before pipelining, these 2,048 were shared stores after global
@@ -465,10 +474,10 @@ fn default_gemm_tiles_use_m16n8k16_atoms_on_sm_80() {
     // converted to f16, straight to C.
     assert_eq!(stats.global_stores, 128 * 64);
     // With the rows padded, every fragment load is served in one pass of
-    // the banks (unpadded: 4 for A's 64-byte rows, 4 for B's 256-byte
-    // rows, which `banks_of_unpadded_gemm_tiles_conflict` pins). The async
-    // copies of A's 16-byte pieces meet two-way conflicts in one of each
-    // four phases.
+    // the banks per phase (unpadded: 4 for A's 64-byte rows, 8 for B's
+    // 256-byte rows, which `banks_of_unpadded_gemm_tiles_conflict` pins).
+    // The async copies of A's 16-byte pieces meet two-way conflicts in
+    // one of each four phases.
     assert!(stats.shared_load_passes_ideal > 0);
     assert_eq!(
         stats.shared_load_passes, stats.shared_load_passes_ideal,

@@ -743,6 +743,80 @@ impl<'a> Lower<'a> {
             align: aligns[2],
         };
         let c_len = fm * fn_ * mc.slots;
+        // Matrix loads for the A and B fragments of a k-step, when the
+        // target has one that fits (`ldmatrix.rs`); only where every tile's
+        // fragments are loaded per k-step.
+        let whole = resident_c.is_some() || plan.resident;
+        let mut run_a = pa.base_mult;
+        let mut run_b = pb.base_mult;
+        if gm > 1 {
+            run_a = gcd(run_a, pa.addr(rows, 0));
+        }
+        if gn > 1 {
+            run_b = gcd(run_b, pb.addr(0, cols));
+        }
+        if plan.ksteps > 1 {
+            run_a = gcd(run_a, pa.addr(0, k));
+            run_b = gcd(run_b, pb.addr(k, 0));
+        }
+        let tiles_a: Vec<(i64, i64)> = (0..fm).map(|i| (i * m, 0)).collect();
+        let tiles_b: Vec<(i64, i64)> = (0..fn_).map(|j| (0, j * n)).collect();
+        let lda = whole
+            .then(|| self.plan_matrix_loads(ma, pa, &tiles_a, plan.group, run_a))
+            .flatten();
+        let ldb = whole
+            .then(|| self.plan_matrix_loads(mb, pb, &tiles_b, plan.group, run_b))
+            .flatten();
+        let a_ld = match &lda {
+            Some(p) => {
+                let terms = vec![
+                    pa.base.clone(),
+                    self.scaled(&gi, pa.addr(rows, 0))?,
+                    self.matrix_load_lane(p, &lane)?,
+                ];
+                let e = self.sum(terms)?;
+                Some(self.let_reg("a_ld", e, &mut body))
+            }
+            None => None,
+        };
+        let b_ld = match &ldb {
+            Some(p) => {
+                let terms = vec![
+                    pb.base.clone(),
+                    self.scaled(&gj, pb.addr(0, cols))?,
+                    self.matrix_load_lane(p, &lane)?,
+                ];
+                let e = self.sum(terms)?;
+                Some(self.let_reg("b_ld", e, &mut body))
+            }
+            None => None,
+        };
+        // One operand's matrix loads for the k-step at `kx`.
+        let matrix_loads = |s: &mut Self,
+                            p: &super::ldmatrix::LoadPlan,
+                            addr: &Expr,
+                            k_off: Expr,
+                            arr: RegId,
+                            id: SharedId,
+                            out: &mut Vec<Stmt>|
+         -> Result<()> {
+            let base = s.sum(vec![addr.clone(), k_off])?;
+            for &(at, shift) in &p.chunks {
+                let index = s.bin(BinaryOp::Add, base.clone(), lit_i32(shift))?;
+                out.push(s.stmt(StmtKind::MatrixLoad {
+                    load: p.name.clone(),
+                    count: p.count,
+                    trans: p.trans,
+                    dst: FragRef {
+                        array: arr,
+                        offset: at as u32,
+                    },
+                    src: id,
+                    index,
+                }));
+            }
+            Ok(())
+        };
         // C fragments of the fm × fn tiles from (to) `addr`.
         let c_moves = |s: &mut Self, store: bool, addr: &Expr, out: &mut Vec<Stmt>| {
             for i in 0..fm {
@@ -761,11 +835,27 @@ impl<'a> Lower<'a> {
                 let ka = s.sum(terms)?;
                 let terms = vec![b_base.clone(), s.scaled(&kx, pb.addr(1, 0))?];
                 let kbx = s.sum(terms)?;
-                for i in 0..fm {
-                    s.frag_moves(&fa, false, i * ma.slots, &ka, pa.addr(i * m, 0), kb)?;
+                match (&lda, &a_ld) {
+                    (Some(p), Some(addr)) => {
+                        let k_off = s.scaled(&kx, pa.addr(0, 1))?;
+                        matrix_loads(s, p, addr, k_off, fa.arr, pa.id, kb)?;
+                    }
+                    _ => {
+                        for i in 0..fm {
+                            s.frag_moves(&fa, false, i * ma.slots, &ka, pa.addr(i * m, 0), kb)?;
+                        }
+                    }
                 }
-                for j in 0..fn_ {
-                    s.frag_moves(&fb, false, j * mb.slots, &kbx, pb.addr(0, j * n), kb)?;
+                match (&ldb, &b_ld) {
+                    (Some(p), Some(addr)) => {
+                        let k_off = s.scaled(&kx, pb.addr(1, 0))?;
+                        matrix_loads(s, p, addr, k_off, fb.arr, pb.id, kb)?;
+                    }
+                    _ => {
+                        for j in 0..fn_ {
+                            s.frag_moves(&fb, false, j * mb.slots, &kbx, pb.addr(0, j * n), kb)?;
+                        }
+                    }
                 }
                 for i in 0..fm {
                     for j in 0..fn_ {

@@ -113,6 +113,7 @@
 
 mod copy;
 mod gemm;
+mod ldmatrix;
 mod pad;
 mod pipeline;
 mod reduce;
@@ -1008,7 +1009,8 @@ impl<'a> Lower<'a> {
         // Per dimension: the extent (an expression and its value when
         // constant) and what the index before it is scaled by, which
         // differs from the extent in the last dimension of a padded buffer.
-        let (memref, dims, scales): (MemRef, Vec<(Expr, Option<i64>)>, Vec<Expr>) = match &mem {
+        type Extents = Vec<(Expr, Option<i64>)>;
+        let (memref, dims, scales): (MemRef, Extents, Vec<Expr>) = match &mem {
             Mem::Global { param, dims, .. } => (
                 MemRef::Global(*param),
                 dims.iter().map(|d| (d.clone(), d.as_const_int())).collect(),

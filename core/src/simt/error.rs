@@ -181,6 +181,8 @@ pub enum ExecErrorKind {
     },
     #[error("mma `{atom}`: {reason}")]
     Atom { atom: String, reason: String },
+    #[error("ldmatrix `{load}`: {reason}")]
+    MatrixLoad { load: String, reason: String },
     #[error("integer division by zero")]
     DivisionByZero,
     #[error("loop step is zero")]

@@ -579,6 +579,35 @@ impl<'a, 't> Machine<'a, 't> {
         Ok(())
     }
 
+    /// The active threads of `mask`.
+    pub(super) fn active_threads(mask: &[bool]) -> impl Iterator<Item = usize> + '_ {
+        Self::active(mask)
+    }
+
+    /// Element `i` of shared buffer `b` read by thread `t` for statement
+    /// `stmt`: bounds and race checks as for a load.
+    pub(super) fn shared_element(
+        &mut self,
+        b: usize,
+        i: i64,
+        t: u32,
+        stmt: usize,
+    ) -> Result<Val, Fault> {
+        let i = self.shared_range(b, i, 1)?;
+        self.shared_read(b, i, t, stmt)
+    }
+
+    /// Notes a warp-wide access of `bytes` bytes at element `index` of
+    /// shared buffer `b` by thread `t` for the bank model.
+    pub(super) fn record_shared_access(&mut self, b: usize, t: usize, index: i64, bytes: u32) {
+        let size = self.cx.k.shared.get(b).map_or(1, |s| s.dtype.bytes());
+        self.lanes.push(super::banks::LaneAccess {
+            thread: t,
+            byte: u64::try_from(index).unwrap_or(0) * size,
+            bytes,
+        });
+    }
+
     fn active(mask: &[bool]) -> impl Iterator<Item = usize> + '_ {
         mask.iter()
             .enumerate()
@@ -725,6 +754,17 @@ impl<'a, 't> Machine<'a, 't> {
                 b,
                 c,
             } => super::mma::execute(self, s, atom, *n, [*a, *b, *c, *d], mask)?,
+            StmtKind::MatrixLoad {
+                load,
+                count,
+                trans,
+                dst,
+                src,
+                index,
+            } => {
+                super::ldmatrix::execute(self, s, load, *count, *trans, *dst, *src, index, mask)?;
+                self.count_bank_passes(true);
+            }
             StmtKind::For {
                 var,
                 start,

@@ -78,6 +78,7 @@
 mod banks;
 mod error;
 mod exec;
+mod ldmatrix;
 mod mma;
 mod value;
 
@@ -120,6 +121,8 @@ pub struct Stats {
     pub shuffles: u64,
     /// Matrix atoms issued (one per issuing group).
     pub mma: u64,
+    /// Warp-wide matrix loads (`ldmatrix`) executed (one per warp).
+    pub matrix_loads: u64,
     /// Per-thread vector moves and copies.
     pub global_loads: u64,
     pub global_stores: u64,

@@ -136,6 +136,11 @@ impl TargetDescription {
         self.matrix_atoms.iter().find(|atom| atom.name == name)
     }
 
+    /// The matrix load (`ldmatrix`) with this name.
+    pub fn matrix_load(&self, name: &str) -> Option<&MatrixLoad> {
+        self.matrix_loads.iter().find(|load| load.name == name)
+    }
+
     /// The barrier with this name.
     pub fn barrier(&self, name: &str) -> Option<&Barrier> {
         self.barriers.iter().find(|barrier| barrier.name() == name)

@@ -641,6 +641,22 @@ pub enum StmtKind {
         b: FragRef,
         c: FragRef,
     },
+    /// A warp-wide load of `count` small matrices from shared memory
+    /// through the target's matrix load named `load` (`ldmatrix`). Lane
+    /// `rows·j + r` supplies, as `index`, the element index in `src` where
+    /// row `r` of matrix `j` starts; every lane then receives, for each
+    /// matrix `j`, the elements the load's fragment (its transposed
+    /// fragment with `trans`) maps it to, into `dst.array[dst.offset +
+    /// per·j ..]` with `per` elements per lane and matrix. Every lane of
+    /// each warp that runs it must be active.
+    MatrixLoad {
+        load: String,
+        count: u32,
+        trans: bool,
+        dst: FragRef,
+        src: SharedId,
+        index: Expr,
+    },
     /// `var` runs over `start + i·step` for `i` in `0 .. count`.
     For {
         var: RegId,

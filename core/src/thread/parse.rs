@@ -707,6 +707,31 @@ impl Parser {
                             c,
                         }
                     }
+                    "ldmatrix" => {
+                        let load = match self.peek().clone() {
+                            Tok::Str(s) => {
+                                self.bump();
+                                s
+                            }
+                            _ => return Err(self.expected("the matrix load's name as a string")),
+                        };
+                        let count = self.width()?;
+                        let trans = self.eat_word("trans");
+                        let dst = self.frag()?;
+                        self.expect_punct("<-")?;
+                        let (src, index) = self.mem_ref("shared")?;
+                        let MemRef::Shared(src) = src else {
+                            return Err(self.error("ldmatrix reads shared memory"));
+                        };
+                        StmtKind::MatrixLoad {
+                            load,
+                            count,
+                            trans,
+                            dst,
+                            src,
+                            index,
+                        }
+                    }
                     "for" => return self.for_stmt(start),
                     "if" => {
                         let cond = self.expr()?;

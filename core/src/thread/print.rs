@@ -330,6 +330,23 @@ impl Printer<'_> {
                 self.out.push_str(", ");
                 self.frag(*c);
             }
+            StmtKind::MatrixLoad {
+                load,
+                count,
+                trans,
+                dst,
+                src,
+                index,
+            } => {
+                let _ = write!(self.out, "ldmatrix {} x{count}", quote(load));
+                if *trans {
+                    self.out.push_str(" trans");
+                }
+                self.out.push(' ');
+                self.frag(*dst);
+                self.out.push_str(" <- ");
+                self.mem_ref(MemRef::Shared(*src), index);
+            }
             StmtKind::For {
                 var,
                 start,

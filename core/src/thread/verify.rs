@@ -203,6 +203,8 @@ pub enum VerifyErrorKind {
     AtomicType(DType),
     #[error("the target has no matrix atom `{0}`")]
     UnknownAtom(String),
+    #[error("matrix load `{load}`: {reason}")]
+    MatrixLoad { load: String, reason: String },
     #[error("atom `{atom}` has no N = {n} (supported: {supported:?})")]
     AtomN {
         atom: String,
@@ -490,7 +492,7 @@ impl Verifier<'_> {
                 StmtKind::Shuffle { dst, .. } => {
                     out.insert(dst.reg());
                 }
-                StmtKind::Mma { d, .. } => {
+                StmtKind::Mma { d, .. } | StmtKind::MatrixLoad { dst: d, .. } => {
                     out.insert(d.array);
                 }
                 StmtKind::For {
@@ -776,6 +778,70 @@ impl Verifier<'_> {
             .ok_or_else(|| self.err(VerifyErrorKind::NoAsyncCopy))
     }
 
+    /// A `ldmatrix`: the load exists with this count (and a transposed
+    /// form when asked) and reads a shared buffer of its element width
+    /// into a local array of that width with room for every matrix. That
+    /// whole warps run it is, as for `mma`, checked when it runs (a
+    /// condition on the warp index is uniform per warp, which the
+    /// verifier's notion of varying does not see).
+    #[allow(clippy::too_many_arguments)]
+    fn matrix_load(
+        &self,
+        load: &str,
+        count: u32,
+        trans: bool,
+        dst: FragRef,
+        src: SharedId,
+        index: &Expr,
+    ) -> VResult {
+        let bad = |reason: String| {
+            self.err(VerifyErrorKind::MatrixLoad {
+                load: load.to_string(),
+                reason,
+            })
+        };
+        let desc = self
+            .target
+            .matrix_load(load)
+            .ok_or_else(|| bad("the target has no such matrix load".into()))?;
+        if !desc.counts.contains(&count) {
+            return Err(bad(format!("no x{count} form (it has {:?})", desc.counts)));
+        }
+        if trans && desc.transposed_fragment.is_none() {
+            return Err(bad("no transposed form".into()));
+        }
+        self.int_expr(index, "a memory index")?;
+        let buffer = self.shared(src)?;
+        let reg = self.register(dst.array)?;
+        let RegisterKind::Array { len } = reg.kind else {
+            return Err(self.err(VerifyErrorKind::WrongKind {
+                name: reg.name.clone(),
+                expected: "a local array",
+            }));
+        };
+        let bits = u64::from(desc.element_bits);
+        if buffer.dtype.bytes() * 8 != bits || reg.dtype.bytes() * 8 != bits {
+            return Err(bad(format!(
+                "moves {bits}-bit elements; `%{}` holds {} and `%{}` {}",
+                buffer.name, buffer.dtype, reg.name, reg.dtype
+            )));
+        }
+        let per = desc
+            .fragment(trans)
+            .map_err(|e| bad(e.to_string()))?
+            .map_or(0, |f| f.slots());
+        let need = u64::from(dst.offset) + per * u64::from(count);
+        if need > u64::from(len) {
+            return Err(bad(format!(
+                "x{count} needs {} elements from offset {} of `%{}`, which has {len}",
+                per * u64::from(count),
+                dst.offset,
+                reg.name
+            )));
+        }
+        Ok(())
+    }
+
     fn frag_check(
         &self,
         atom: &MatrixAtom,
@@ -1012,6 +1078,14 @@ impl Verifier<'_> {
                     }));
                 }
             }
+            StmtKind::MatrixLoad {
+                load,
+                count,
+                trans,
+                dst,
+                src,
+                index,
+            } => self.matrix_load(load, *count, *trans, *dst, *src, index)?,
             StmtKind::For {
                 var,
                 start,

@@ -1,6 +1,7 @@
 //! The layout probe: on an NVIDIA GPU, show which lane and register the
 //! hardware's `mma.sync` reads and writes for each matrix element, and
-//! require it to equal the fragment layouts of the target descriptions.
+//! which element each lane's `ldmatrix` (plain and `.trans`) receives, and
+//! require both to equal the fragment layouts of the target descriptions.
 //!
 //! A wrong layout in a description passes the SIMT interpreter (which runs
 //! whatever the description says) and fails on silicon, so this test checks
@@ -292,5 +293,132 @@ fn mma_fragment_layouts_match_the_hardware() {
     #[allow(clippy::print_stdout)]
     {
         println!("probed mma.m16n8k16 f16 and bf16 for sm_80 and sm_90a on {device}");
+    }
+}
+
+/// The f16 bits of an integer below 2048 (exact).
+fn f16_of_small(v: u16) -> u16 {
+    if v == 0 {
+        return 0;
+    }
+    let e = 15 - v.leading_zeros() as u16;
+    ((e + 15) << 10) | ((v << (10 - e)) & 0x3FF)
+}
+
+/// The value of f16 bits (finite values).
+fn f32_of_f16(bits: u16) -> f32 {
+    let (exp, man) = (i32::from((bits >> 10) & 0x1F), f32::from(bits & 0x3FF));
+    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
+    if exp == 0 {
+        sign * man * (-24f32).exp2()
+    } else {
+        sign * (1024.0 + man) * ((exp - 25) as f32).exp2()
+    }
+}
+
+/// The ldmatrix probe kernel (see [`check_ldmatrix`]).
+fn ldmatrix_probe_ir(trans: bool) -> String {
+    format!(
+        "thread_ir 0.1\n\n\
+kernel @probe(%G: global f16[256], %D: global f16[256]) grid(1, 1, 1) threads(32) {{\n\
+  shared %S: f16[256] align(16)\n  local %v: f16[1]\n  local %a: f16[8]\n\
+  for %i from 0 count 8 step 1 unroll {{\n    load global x1 %v[0] <- %G[lane_id * 8 + %i]\n    store shared x1 %S[lane_id * 8 + %i] <- %v[0]\n  }}\n\
+  barrier\n\
+  ldmatrix \"ldmatrix.m8n8.b16\" x4{} %a[0] <- %S[lane_id * 8]\n\
+  for %s from 0 count 8 step 1 unroll {{\n    store global x1 %D[lane_id * 8 + %s] <- %a[%s]\n  }}\n\
+}}\n",
+        if trans { " trans" } else { "" }
+    )
+}
+
+/// The probe kernels are valid thread IR and emit PTX, GPU or not.
+#[test]
+fn ldmatrix_probe_emits() {
+    for arch in ["sm_80", "sm_90a"] {
+        let target = targets::describe(arch).unwrap_or_else(|e| panic!("{arch}: {}", e.message));
+        for trans in [false, true] {
+            let module = thread::parse_module(&ldmatrix_probe_ir(trans))
+                .unwrap_or_else(|e| panic!("probe IR: {e}"));
+            let emitted = ptx::emit_module(&module, &target, &ptx::PtxOptions::default())
+                .unwrap_or_else(|e| panic!("PTX: {e}"));
+            assert!(emitted.text.contains("ldmatrix.sync.aligned.m8n8.x4"));
+        }
+    }
+}
+
+/// `ldmatrix` through the description: four 8×8 matrices of f16 whose
+/// element `(j, r, c)` holds the value `64j + 8r + c` (exact in f16) sit in
+/// shared memory, lane `l` supplies the start of row `l % 8` of matrix
+/// `l / 8`, and each lane stores the 8 values it received. Slot `2j + e`
+/// of lane `l` must hold matrix `j`'s element at the description's
+/// fragment `(l, e)` (plain or transposed).
+fn check_ldmatrix(arch: &str, trans: bool) {
+    let target = targets::describe(arch).unwrap_or_else(|e| panic!("{arch}: {}", e.message));
+    let load = target
+        .matrix_load("ldmatrix.m8n8.b16")
+        .unwrap_or_else(|| panic!("{arch} has no ldmatrix"));
+    let fragment = load
+        .fragment(trans)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| panic!("no fragment"));
+    let text = ldmatrix_probe_ir(trans);
+    let values: Vec<u8> = (0..256u16)
+        .flat_map(|v| f16_of_small(v).to_le_bytes())
+        .collect();
+    let g = alloc(512);
+    let d = alloc(512);
+    upload(g, values);
+    launch(&text, arch, 1, vec![g, d]);
+    let out = download(d, 512);
+    let mut wrong = Vec::new();
+    for lane in 0..32u64 {
+        for j in 0..4u64 {
+            for e in 0..2u64 {
+                let at = (lane * 8 + 2 * j + e) as usize * 2;
+                let got = f32_of_f16(u16::from_le_bytes([out[at], out[at + 1]]));
+                let rc = fragment.element(lane, e).unwrap_or_else(|e| panic!("{e}"));
+                let want = (64 * j + 8 * rc[0] + rc[1]) as f32;
+                if got != want {
+                    wrong.push(format!(
+                        "lane {lane} matrix {j} slot {e}: {got}, declared {want}"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{arch} ldmatrix{}: {} of 256 differ, first: {}",
+        if trans { ".trans" } else { "" },
+        wrong.len(),
+        wrong.first().map_or("", String::as_str)
+    );
+}
+
+#[test]
+fn small_f16_round_trips() {
+    for v in 0..2048u16 {
+        assert_eq!(f32_of_f16(f16_of_small(v)), f32::from(v), "{v}");
+    }
+    assert_eq!(f16_of_small(1), 0x3C00);
+}
+
+#[test]
+fn ldmatrix_fragment_layouts_match_the_hardware() {
+    let Some(device) = device() else {
+        assert!(
+            std::env::var_os("TILEC_REQUIRE_GPU").is_none(),
+            "TILEC_REQUIRE_GPU is set but the CUDA runtime finds no device"
+        );
+        return;
+    };
+    for arch in ["sm_80", "sm_90a"] {
+        for trans in [false, true] {
+            check_ldmatrix(arch, trans);
+        }
+    }
+    #[allow(clippy::print_stdout)]
+    {
+        println!("probed ldmatrix x4 and x4.trans for sm_80 and sm_90a on {device}");
     }
 }

@@ -528,6 +528,14 @@ impl<'a> Emitter<'a> {
                 b,
                 c,
             } => self.mma(atom, *n, [*a, *b, *c, *d]),
+            StmtKind::MatrixLoad {
+                load,
+                count,
+                trans,
+                dst,
+                src,
+                index,
+            } => self.matrix_load(load, *count, *trans, *dst, *src, index),
             StmtKind::For {
                 var,
                 start,

@@ -31,7 +31,10 @@
 //! refused.
 
 use tilec_core::ir::{BinaryOp, DType, DTypeKind};
-use tilec_core::thread::{Expr, ExprKind, Guard, GuardElse, MemRef, ParamId, RegRef, SharedId};
+use tilec_core::target::MatrixLoad;
+use tilec_core::thread::{
+    Expr, ExprKind, FragRef, Guard, GuardElse, MemRef, ParamId, RegRef, SharedId,
+};
 
 use super::PtxError;
 use super::fold::fold_int;
@@ -358,6 +361,64 @@ impl Emitter<'_> {
         Ok(())
     }
 
+    /// `ldmatrix` (`docs/backends/cuda.md`): `count` 8×8 matrices of 16-bit
+    /// elements, each lane's two elements of matrix `j` into
+    /// `dst[offset + 2j ..]`. The description's fragment of the load must
+    /// be PTX's ([`ldmatrix_mismatch`]).
+    pub fn matrix_load(
+        &mut self,
+        name: &str,
+        count: u32,
+        trans: bool,
+        dst: FragRef,
+        src: SharedId,
+        index: &Expr,
+    ) -> Result<()> {
+        let load = self
+            .desc
+            .matrix_load(name)
+            .ok_or_else(|| self.unsupported(format!("the target has no matrix load `{name}`")))?
+            .clone();
+        if let Some(why) = ldmatrix_mismatch(&load, trans) {
+            return Err(self.unsupported(format!(
+                "matrix load `{name}`: the description does not match PTX's ldmatrix: {why}"
+            )));
+        }
+        if !matches!(count, 1 | 2 | 4) {
+            return Err(self.unsupported(format!("ldmatrix .x{count}")));
+        }
+        let dtype = self.reg_dtype(dst.array)?;
+        let addr = self.address(MemRef::Shared(src), index)?;
+        let words: Vec<String> = (0..count).map(|_| self.tmp(Class::B32)).collect();
+        self.emit(format!(
+            "ldmatrix.sync.aligned.m8n8.x{count}{}.shared.b16 {}, {}",
+            if trans { ".trans" } else { "" },
+            operand_list(&words),
+            addr.text()
+        ));
+        let offset = Expr::int(dst.offset as i32);
+        let places = self.places_at(dst.array, Some(&offset), 2 * count)?;
+        let direct: Option<Vec<String>> = places
+            .iter()
+            .map(|p| match p {
+                Place::Reg(r) => Some(r.clone()),
+                Place::Local { .. } => None,
+            })
+            .collect();
+        let class = class_of(dtype);
+        let landing = match &direct {
+            Some(regs) => regs.clone(),
+            None => (0..2 * count).map(|_| self.tmp(class)).collect(),
+        };
+        self.unpack(dtype, &words, &landing, None);
+        if direct.is_none() {
+            for (p, l) in places.iter().zip(&landing) {
+                self.write_place(p, &Val::reg(class, l.clone()), None);
+            }
+        }
+        Ok(())
+    }
+
     /// Takes `words` apart into `out` (one register per element), each
     /// instruction under `guard`.
     fn unpack(&mut self, dtype: DType, words: &[String], out: &[String], guard: Option<&str>) {
@@ -673,5 +734,69 @@ fn zero_of(dtype: DType) -> Val {
         DType::Bool => Val::bool(false),
         d if d.is_int() => Val::int(d, 0),
         d => Val::float(d, 0.0),
+    }
+}
+
+/// Where the description's fragment of a matrix load disagrees with PTX's
+/// `ldmatrix` (PTX ISA, "Warp-level matrix load instruction: ldmatrix"):
+/// 8 rows of 16 bytes of 16-bit elements; without `.trans` lane `L` holds
+/// `M[L/4][2(L%4) + e]`, with it `M[2(L%4) + e][L/4]`.
+pub(crate) fn ldmatrix_mismatch(load: &MatrixLoad, trans: bool) -> Option<String> {
+    if load.rows != 8 || load.row_bytes != 16 || load.element_bits != 16 {
+        return Some(format!(
+            "{} rows of {} bytes of {}-bit elements, PTX has 8 rows of 16 bytes of 16-bit elements",
+            load.rows, load.row_bytes, load.element_bits
+        ));
+    }
+    let fragment = match load.fragment(trans) {
+        Ok(Some(f)) => f,
+        Ok(None) => return Some("no transposed fragment".to_string()),
+        Err(e) => return Some(e.to_string()),
+    };
+    if fragment.threads() != 32 || fragment.slots() != 2 {
+        return Some(format!(
+            "{} lanes × {} slots, PTX has 32 × 2",
+            fragment.threads(),
+            fragment.slots()
+        ));
+    }
+    for lane in 0..32u64 {
+        for e in 0..2u64 {
+            let (r, c) = (lane / 4, 2 * (lane % 4) + e);
+            let want = if trans { vec![c, r] } else { vec![r, c] };
+            match fragment.element(lane, e) {
+                Ok(got) if got == want => {}
+                Ok(got) => {
+                    return Some(format!(
+                        "lane {lane} slot {e} holds {got:?} in the description, PTX puts {want:?} there"
+                    ));
+                }
+                Err(e) => return Some(e.to_string()),
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shipped descriptions' ldmatrix, plain and transposed, is PTX's;
+    /// the two fragments swapped are not.
+    #[test]
+    fn shipped_ldmatrix_fragments_match_ptx() {
+        for name in ["sm_80", "sm_90a"] {
+            let t = tilec_core::target::builtin(name).expect("builtin target");
+            let load = t.matrix_load("ldmatrix.m8n8.b16").expect("ldmatrix");
+            assert_eq!(ldmatrix_mismatch(load, false), None, "{name}");
+            assert_eq!(ldmatrix_mismatch(load, true), None, "{name} .trans");
+            let mut swapped = load.clone();
+            std::mem::swap(
+                &mut swapped.fragment,
+                swapped.transposed_fragment.as_mut().expect("transposed"),
+            );
+            assert!(ldmatrix_mismatch(&swapped, false).is_some(), "{name}");
+        }
     }
 }

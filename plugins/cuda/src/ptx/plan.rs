@@ -259,6 +259,7 @@ impl Plan {
                     self.scan_body(e, env);
                 }
             }
+            StmtKind::MatrixLoad { index, .. } => self.expr(index, env),
             StmtKind::CommitGroup
             | StmtKind::WaitGroup { .. }
             | StmtKind::Barrier

@@ -641,6 +641,11 @@ impl<'a> KernelEmitter<'a> {
                 b,
                 c,
             } => self.mma(atom, *n, [*a, *b, *c, *d]),
+            // The AMDGPU descriptions have no matrix loads, so the lowering
+            // never produces one for them.
+            StmtKind::MatrixLoad { load, .. } => Err(self.unsupported(format!(
+                "the matrix load `{load}` (AMDGPU has no ldmatrix; fragments load from LDS per lane)"
+            ))),
             StmtKind::For {
                 var,
                 start,

@@ -1,0 +1,222 @@
+//! Gemm fragments loaded through the target's warp-wide matrix loads
+//! (`matrix_loads`, PTX's `ldmatrix`) instead of one shared load per lane
+//! and slot run.
+//!
+//! # When
+//! A matrix load moves `count` small matrices (`rows` rows of `row_bytes`)
+//! at once: lane `rows·j + r` names where row `r` of matrix `j` starts,
+//! and each lane receives `per` elements of every matrix, in the load's
+//! fragment (or its transposed fragment). The fragments of one k-step of
+//! an operand — its `tiles` atom tiles, slot `s` of tile `t` at
+//! `t·slots + s` of the operand's array — can come from such loads when:
+//! - the atom is issued by one warp (the load's lanes are the atom's);
+//! - the operand's elements are as wide as the load's, and its memory
+//!   rows (the direction of stride 1) are the load's rows;
+//! - cutting the slots into chunks of `per·count`, every lane's slot of
+//!   every matrix in every chunk is the atom fragment's element for that
+//!   array position: checked for every lane and slot (the plan is derived
+//!   from lane 0 and verified on all), with matrix `j`'s first row at the
+//!   same offset from its chunk's origin in every chunk;
+//! - every row start is a multiple of the load's row alignment, whatever
+//!   the run-time parts of the address are (their known multiples are
+//!   checked).
+//!
+//! `count` is the largest the description allows that divides the slots.
+//! Otherwise the fragments are loaded slot by slot as before.
+//!
+//! # Code
+//! Each thread computes once the address of the row it supplies: the
+//! operand's base and group offset as for fragment loads, plus `(lane %
+//! rows)·row stride` plus matrix `(lane / rows) % count`'s row offset (a
+//! `select` chain). Each k-step then issues one matrix load per chunk at
+//! that address plus the k offset and the chunk's offset.
+
+use super::gemm::{AtomOperand, FragMap};
+use super::{BinaryOp, Expr, Lower, Result, gcd, lit_i32};
+use crate::target::MatrixLoad;
+
+/// How the fragments of one operand's k-step come from matrix loads.
+pub(super) struct LoadPlan {
+    pub(super) name: String,
+    pub(super) count: u32,
+    pub(super) trans: bool,
+    rows: i64,
+    /// Memory distance between consecutive rows of a loaded matrix.
+    row_stride: i64,
+    /// Memory offset of matrix `j`'s first row from its chunk's origin.
+    origins: Vec<i64>,
+    /// Per chunk: its first array position and its memory offset.
+    pub(super) chunks: Vec<(i64, i64)>,
+}
+
+/// `(row, col)` of slot `s` of lane `lane` in a decomposed fragment.
+fn coord(map: &FragMap, lane: i64, s: usize) -> (i64, i64) {
+    let (mut r, mut c) = map.slot.get(s).copied().unwrap_or((0, 0));
+    let mut rest = lane;
+    for &(extent, dr, dc) in &map.lane {
+        let digit = rest % extent.max(1);
+        rest /= extent.max(1);
+        r += digit * dr;
+        c += digit * dc;
+    }
+    (r, c)
+}
+
+/// The plan for `load` with `count` and `trans`, or `None` when some lane
+/// or slot disagrees.
+#[allow(clippy::too_many_arguments)]
+fn try_plan(
+    load: &MatrixLoad,
+    count: u32,
+    trans: bool,
+    map: &FragMap,
+    op: &AtomOperand,
+    tiles: &[(i64, i64)],
+    lanes: i64,
+    along_cols: bool,
+) -> Option<LoadPlan> {
+    let fragment = load.fragment(trans).ok()??;
+    if fragment.threads() as i64 != lanes {
+        return None;
+    }
+    let per = fragment.slots() as i64;
+    let total = tiles.len() as i64 * map.slots;
+    let chunk = per * i64::from(count);
+    if chunk == 0 || total % chunk != 0 {
+        return None;
+    }
+    // The loaded matrix's (row, col) of every (lane, slot), in tile
+    // coordinates relative to the matrix's origin.
+    let mut rel = Vec::with_capacity((lanes * per) as usize);
+    for l in 0..lanes {
+        for e in 0..per {
+            let el = fragment.element(l as u64, e as u64).ok()?;
+            let (r, c) = (*el.first()? as i64, *el.get(1)? as i64);
+            rel.push(if along_cols { (r, c) } else { (c, r) });
+        }
+    }
+    let virtual_coord = |lane: i64, v: i64| -> Option<(i64, i64)> {
+        let (t, s) = (v / map.slots, v % map.slots);
+        let (tr, tc) = *tiles.get(t as usize)?;
+        let (r, c) = coord(map, lane, s as usize);
+        Some((r + tr, c + tc))
+    };
+    let mut chunks = Vec::new();
+    let mut origins: Vec<i64> = Vec::new();
+    for ch in 0..total / chunk {
+        let mut offsets = Vec::with_capacity(count as usize);
+        for j in 0..i64::from(count) {
+            let first = ch * chunk + j * per;
+            let (vr, vc) = virtual_coord(0, first)?;
+            let (rr, rc) = rel[0];
+            let origin = (vr - rr, vc - rc);
+            for l in 0..lanes {
+                for e in 0..per {
+                    let (rr, rc) = rel[(l * per + e) as usize];
+                    if virtual_coord(l, first + e)? != (origin.0 + rr, origin.1 + rc) {
+                        return None;
+                    }
+                }
+            }
+            offsets.push(op.addr(origin.0, origin.1));
+        }
+        // Every chunk repeats the first one's pattern at some offset.
+        let shift = offsets.first().copied().unwrap_or(0) - origins.first().copied().unwrap_or(0);
+        if ch == 0 {
+            origins = offsets;
+            chunks.push((0, 0));
+        } else {
+            if offsets.iter().zip(&origins).any(|(o, b)| o - b != shift) {
+                return None;
+            }
+            chunks.push((ch * chunk, shift));
+        }
+    }
+    Some(LoadPlan {
+        name: load.name.clone(),
+        count,
+        trans,
+        rows: i64::from(load.rows),
+        row_stride: if along_cols { op.sr } else { op.sc },
+        origins,
+        chunks,
+    })
+}
+
+impl Lower<'_> {
+    /// A plan for loading the fragments of `tiles` atom tiles (their
+    /// origins in tile coordinates) of an operand through a matrix load,
+    /// when one applies (module documentation). `runtime_mult` is what the
+    /// run-time part of the operand's address (base, group and k offsets)
+    /// is known to be a multiple of.
+    pub(super) fn plan_matrix_loads(
+        &self,
+        map: &FragMap,
+        op: &AtomOperand,
+        tiles: &[(i64, i64)],
+        group: i64,
+        runtime_mult: i64,
+    ) -> Option<LoadPlan> {
+        let simt = i64::from(self.target.simt_width()?);
+        if group != simt {
+            return None;
+        }
+        let along_cols = match (op.sr, op.sc) {
+            (_, 1) => true,
+            (1, _) => false,
+            _ => return None,
+        };
+        for load in &self.target.matrix_loads {
+            if u64::from(load.element_bits) != op.dtype.bits() as u64
+                || self
+                    .target
+                    .memory_space(&load.from)
+                    .is_none_or(|m| m.kind != crate::target::MemoryKind::Shared)
+            {
+                continue;
+            }
+            let elem = i64::from(load.element_bits / 8).max(1);
+            let align = (i64::from(load.row_alignment_bytes) / elem).max(1);
+            let mut counts = load.counts.clone();
+            counts.sort_unstable_by(|a, b| b.cmp(a));
+            for &count in &counts {
+                for trans in [false, true] {
+                    let Some(plan) = try_plan(load, count, trans, map, op, tiles, simt, along_cols)
+                    else {
+                        continue;
+                    };
+                    let mult = plan
+                        .origins
+                        .iter()
+                        .chain(plan.chunks.iter().map(|(_, s)| s))
+                        .fold(gcd(runtime_mult, plan.row_stride), |g, &o| gcd(g, o));
+                    if mult % align == 0 {
+                        return Some(plan);
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// The part of the address of the row lane `lane` supplies:
+    /// `(lane % rows)·row stride + origin[(lane / rows) % count]`.
+    pub(super) fn matrix_load_lane(&self, plan: &LoadPlan, lane: &Expr) -> Result<Expr> {
+        let r = self.bin(BinaryOp::FloorMod, lane.clone(), lit_i32(plan.rows))?;
+        let row = self.bin(BinaryOp::Mul, r, lit_i32(plan.row_stride))?;
+        let Some((&last, rest)) = plan.origins.split_last() else {
+            return Ok(row);
+        };
+        let mut origin = lit_i32(last);
+        if !rest.is_empty() {
+            let j = self.bin(BinaryOp::FloorDiv, lane.clone(), lit_i32(plan.rows))?;
+            let j = self.bin(BinaryOp::FloorMod, j, lit_i32(i64::from(plan.count)))?;
+            for (i, &o) in rest.iter().enumerate().rev() {
+                let is = self.bin(BinaryOp::Eq, j.clone(), lit_i32(i as i64))?;
+                origin = Expr::select(is, lit_i32(o), origin)
+                    .map_err(|e| self.malformed(e.to_string()))?;
+            }
+        }
+        self.bin(BinaryOp::Add, row, origin)
+    }
+}
