@@ -10,17 +10,16 @@
 //! them (less LDS, another wavefront width, a tiny register budget) or
 //! with a kernel the object lacks, there are violations.
 //!
-//! LLVM is looked for as the rocm backend looks for it: `TILEC_LLVM_DIR`,
-//! then `llc-19`/`ld.lld-19` on `PATH`, then `/usr/lib/llvm-19/bin`.
+//! The kernels are built by the rocm backend's toolchain module, which
+//! finds LLVM 19 (`TILEC_LLVM_DIR`, `PATH`, `/usr/lib/llvm-19/bin`).
 //! Without it the tests say so and pass, unless `TILEC_REQUIRE_LLVM` is
 //! set.
 
 #![allow(clippy::print_stderr)]
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
+use tilec_backend_rocm::toolchain;
 use tilec_conformance::binary::{Inspection, check_code_object, inspect_artifacts};
 use tilec_core::target::{ExecutionModel, MemoryKind, TargetDescription};
 use tilec_plugin_api::{Artifact, ArtifactKind, KernelMetadata};
@@ -74,42 +73,6 @@ declare void @llvm.amdgcn.s.barrier()
 attributes #0 = { "amdgpu-flat-work-group-size"="1,256" }
 "#;
 
-/// An LLVM tool, found as the rocm backend finds it.
-fn llvm_tool(versioned: &str, plain: &str) -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("TILEC_LLVM_DIR") {
-        for name in [versioned, plain] {
-            let p = PathBuf::from(&dir).join(name);
-            if p.is_file() {
-                return Some(p);
-            }
-        }
-    }
-    if let Some(path) = std::env::var_os("PATH") {
-        for dir in std::env::split_paths(&path) {
-            let p = dir.join(versioned);
-            if p.is_file() {
-                return Some(p);
-            }
-        }
-    }
-    let p = Path::new("/usr/lib/llvm-19/bin").join(plain);
-    p.is_file().then_some(p)
-}
-
-fn run(tool: &Path, args: &[&Path], extra: &[&str]) {
-    let out = Command::new(tool)
-        .args(extra)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", tool.display()));
-    assert!(
-        out.status.success(),
-        "{} failed: {}",
-        tool.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// The code object of [`KERNELS`] for gfx942, or `None` (after saying
 /// why) when LLVM is missing and not required. Built once: the tests run
 /// in threads of one process.
@@ -118,35 +81,23 @@ fn code_object() -> Option<Vec<u8>> {
     BUILT.get_or_init(build).clone()
 }
 
+/// Builds [`KERNELS`] with the rocm backend's own LLVM toolchain.
 fn build() -> Option<Vec<u8>> {
-    let Some((llc, lld)) = llvm_tool("llc-19", "llc").zip(llvm_tool("ld.lld-19", "ld.lld")) else {
-        assert!(
-            std::env::var_os("TILEC_REQUIRE_LLVM").is_none(),
-            "TILEC_REQUIRE_LLVM is set but llc-19 or ld.lld-19 is missing"
-        );
-        eprintln!("LLVM 19 not found (llc, ld.lld): code object checks skipped");
-        return None;
+    let tools = match toolchain::find() {
+        Ok(t) => t,
+        Err(e) => {
+            assert!(
+                std::env::var_os("TILEC_REQUIRE_LLVM").is_none(),
+                "TILEC_REQUIRE_LLVM is set but {e}"
+            );
+            eprintln!("LLVM 19 not found: code object checks skipped ({e})");
+            return None;
+        }
     };
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("conformance-code-objects");
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    let (ir, object, linked) = (
-        dir.join("kernels.ll"),
-        dir.join("kernels.o"),
-        dir.join("kernels.hsaco"),
-    );
-    std::fs::write(&ir, KERNELS).unwrap_or_else(|e| panic!("{}: {e}", ir.display()));
-    run(
-        &llc,
-        &[&ir, Path::new("-o"), &object],
-        &[
-            "-mtriple=amdgcn-amd-amdhsa",
-            "-mcpu=gfx942",
-            "-O2",
-            "-filetype=obj",
-        ],
-    );
-    run(&lld, &[&object, Path::new("-o"), &linked], &["-shared"]);
-    Some(std::fs::read(&linked).unwrap_or_else(|e| panic!("{}: {e}", linked.display())))
+    Some(
+        toolchain::build_code_object(&tools, KERNELS, "gfx942")
+            .unwrap_or_else(|e| panic!("building the test kernels: {e}")),
+    )
 }
 
 fn gfx942() -> TargetDescription {
