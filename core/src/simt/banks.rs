@@ -17,8 +17,6 @@
 //! only renames the banks, so the counts do not depend on where the
 //! buffer sits.
 
-use std::collections::{HashMap, HashSet};
-
 use crate::target::{Banks, MemoryKind, TargetDescription};
 
 /// One lane's part of a warp-wide access.
@@ -32,8 +30,10 @@ pub(super) struct LaneAccess {
 }
 
 /// `(passes, ideal passes)` of one statement's shared accesses over the
-/// block (`accesses` from every active thread), warp by warp; `(0, 0)`
-/// when the target describes no banks.
+/// block (`accesses` from every active thread, in thread order), warp by
+/// warp; `(0, 0)` when the target describes no banks. This runs for every
+/// shared access the interpreter executes, so it works on sorted runs and
+/// two reused buffers rather than maps.
 pub(super) fn passes(target: &TargetDescription, simt: u32, accesses: &[LaneAccess]) -> (u64, u64) {
     let Some(banks) = target
         .memory_of_kind(MemoryKind::Shared)
@@ -45,17 +45,29 @@ pub(super) fn passes(target: &TargetDescription, simt: u32, accesses: &[LaneAcce
         return (0, 0);
     }
     let simt = simt.max(1) as usize;
-    let mut groups: HashMap<(usize, usize), Vec<&LaneAccess>> = HashMap::new();
-    for a in accesses {
+    let key = |a: &LaneAccess| {
         let lane = a.thread % simt;
-        let phase = lane / lanes_per_phase(banks, a.bytes, simt);
-        groups.entry((a.thread / simt, phase)).or_default().push(a);
+        (
+            a.thread / simt,
+            lane / lanes_per_phase(banks, a.bytes, simt),
+        )
+    };
+    let mut sorted;
+    let accesses = if accesses.is_sorted_by_key(key) {
+        accesses
+    } else {
+        sorted = accesses.to_vec();
+        sorted.sort_by_key(key);
+        &sorted[..]
+    };
+    let mut words = Vec::new();
+    let mut per_bank = vec![0u64; banks.count as usize];
+    let (mut total, mut groups) = (0, 0);
+    for group in accesses.chunk_by(|a, b| key(a) == key(b)) {
+        total += phase_passes(banks, group, &mut words, &mut per_bank);
+        groups += 1;
     }
-    let mut total = 0;
-    for lanes in groups.values() {
-        total += phase_passes(banks, lanes);
-    }
-    (total, groups.len() as u64)
+    (total, groups)
 }
 
 /// Lanes served together for accesses of `bytes` per lane.
@@ -67,25 +79,41 @@ fn lanes_per_phase(banks: &Banks, bytes: u32, simt: usize) -> usize {
         .map_or(simt, |p| (p.lanes_per_phase as usize).max(1))
 }
 
-/// Passes one phase needs: the most distinct words in any bank.
-fn phase_passes(banks: &Banks, lanes: &[&LaneAccess]) -> u64 {
+/// Passes one phase needs: the most distinct words in any bank. `words`
+/// and `per_bank` are scratch space (`per_bank` all zero on entry and
+/// left so).
+fn phase_passes(
+    banks: &Banks,
+    lanes: &[LaneAccess],
+    words: &mut Vec<u64>,
+    per_bank: &mut [u64],
+) -> u64 {
     let width = u64::from(banks.width_bytes);
     let count = u64::from(banks.count);
-    let mut words: HashSet<u64> = HashSet::new();
+    words.clear();
     for a in lanes {
         let first = a.byte / width;
         let last = (a.byte + u64::from(a.bytes.max(1)) - 1) / width;
         words.extend(first..=last);
     }
-    let mut per_bank: HashMap<u64, u64> = HashMap::new();
-    for w in words {
-        *per_bank.entry(w % count).or_default() += 1;
+    words.sort_unstable();
+    words.dedup();
+    let mut most = 0;
+    for &w in words.iter() {
+        let slot = &mut per_bank[(w % count) as usize];
+        *slot += 1;
+        most = most.max(*slot);
     }
-    per_bank.values().copied().max().unwrap_or(0)
+    for &w in words.iter() {
+        per_bank[(w % count) as usize] = 0;
+    }
+    most
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
 
     fn banks(phases: &[(u32, u32)]) -> Banks {
@@ -121,14 +149,18 @@ mod tests {
     }
 
     fn count(b: &Banks, accesses: &[LaneAccess]) -> u64 {
-        let mut groups: HashMap<usize, Vec<&LaneAccess>> = HashMap::new();
+        let mut groups: HashMap<usize, Vec<LaneAccess>> = HashMap::new();
         for a in accesses {
             groups
                 .entry(a.thread / lanes_per_phase(b, a.bytes, 32))
                 .or_default()
-                .push(a);
+                .push(*a);
         }
-        groups.values().map(|l| phase_passes(b, l)).sum()
+        let mut per_bank = vec![0; b.count as usize];
+        groups
+            .values()
+            .map(|l| phase_passes(b, l, &mut Vec::new(), &mut per_bank))
+            .sum()
     }
 
     #[test]
