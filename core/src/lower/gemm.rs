@@ -687,8 +687,6 @@ impl<'a> Lower<'a> {
             self.lane_address(mc, pc, &lane, plan.group)?,
         ];
         let c0 = self.sum(terms)?;
-        let a_addr = self.let_reg("a_addr", a0, &mut body);
-        let b_addr = self.let_reg("b_addr", b0, &mut body);
         let c_addr = if resident_c.is_some() {
             c0
         } else {
@@ -767,6 +765,17 @@ impl<'a> Lower<'a> {
         let ldb = whole
             .then(|| self.plan_matrix_loads(mb, pb, &tiles_b, plan.group, run_b))
             .flatten();
+        // The per-lane fragment addresses, where fragments are loaded per
+        // lane (an operand whose fragments come from matrix loads needs
+        // none).
+        let a_addr = match &lda {
+            Some(_) => lit_i32(0),
+            None => self.let_reg("a_addr", a0, &mut body),
+        };
+        let b_addr = match &ldb {
+            Some(_) => lit_i32(0),
+            None => self.let_reg("b_addr", b0, &mut body),
+        };
         let a_ld = match &lda {
             Some(p) => {
                 let terms = vec![
