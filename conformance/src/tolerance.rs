@@ -263,7 +263,12 @@ pub fn elementwise_ulps_checked(op: &str) -> Option<(u32, u32)> {
         // fast approximations (`__fdividef`, approximate sqrt) 2.
         "/" | "div" | "rcp" | "reciprocal" | "sqrt" => (1, 2),
         "rsqrt" => (2, 4),
-        "exp2" | "log2" => (2, 4),
+        // The hardware's `exp2` (`ex2.approx.f32` without flush to zero,
+        // which CUDA's `exp2f` compiles to) was measured at 2.06 ulps on
+        // normal results and 2.38 on subnormal ones (an H200, 35 million
+        // inputs): 3 ulps, OpenCL's bound for `exp2`.
+        "exp2" => (3, 4),
+        "log2" => (2, 4),
         "log" | "log10" => (2, 4),
         // Fast `exp`/`exp10` go through `exp2(x * log2(e))`; the rounding of
         // the product grows with |x|. 16 covers |x| up to about 10.
@@ -704,27 +709,47 @@ mod tests {
     #[test]
     fn elementwise_bounds() {
         let exact = OpClass::elementwise("+");
-        let exp = OpClass::elementwise("exp2");
+        // `log2` is a 2-ulp operator.
+        let two_ulps = OpClass::elementwise("log2");
         for d in FLOATS {
             let s = ulp_spacing(1.0, d);
             assert!(cmp(d, &[1.0], &[1.0], &exact, false).passed(), "{d}");
             assert!(!cmp(d, &[1.0 + s], &[1.0], &exact, false).passed(), "{d}");
             assert!(
-                cmp(d, &[1.0 + 2.0 * s], &[1.0], &exp, false).passed(),
+                cmp(d, &[1.0 + 2.0 * s], &[1.0], &two_ulps, false).passed(),
                 "{d}"
             );
             assert!(
-                !cmp(d, &[1.0 + 3.0 * s], &[1.0], &exp, false).passed(),
+                !cmp(d, &[1.0 + 3.0 * s], &[1.0], &two_ulps, false).passed(),
                 "{d}"
             );
-            assert!(cmp(d, &[1.0 + 3.0 * s], &[1.0], &exp, true).passed(), "{d}");
+            assert!(
+                cmp(d, &[1.0 + 3.0 * s], &[1.0], &two_ulps, true).passed(),
+                "{d}"
+            );
+            // `exp2` allows 3.
+            let exp2 = OpClass::elementwise("exp2");
+            assert!(
+                cmp(d, &[1.0 + 3.0 * s], &[1.0], &exp2, false).passed(),
+                "{d}"
+            );
+            assert!(
+                !cmp(d, &[1.0 + 4.0 * s], &[1.0], &exp2, false).passed(),
+                "{d}"
+            );
             // NaN only matches NaN.
             assert!(
-                cmp(d, &[f64::NAN], &[f64::NAN], &exp, false).passed(),
+                cmp(d, &[f64::NAN], &[f64::NAN], &two_ulps, false).passed(),
                 "{d}"
             );
-            assert!(!cmp(d, &[f64::NAN], &[1.0], &exp, true).passed(), "{d}");
-            assert!(!cmp(d, &[0.0], &[f64::NAN], &exp, true).passed(), "{d}");
+            assert!(
+                !cmp(d, &[f64::NAN], &[1.0], &two_ulps, true).passed(),
+                "{d}"
+            );
+            assert!(
+                !cmp(d, &[0.0], &[f64::NAN], &two_ulps, true).passed(),
+                "{d}"
+            );
             // Signed zeros are equal outside the bit-exact class.
             assert!(cmp(d, &[-0.0], &[0.0], &exact, false).passed(), "{d}");
         }
@@ -732,8 +757,8 @@ mod tests {
         // op must still be exact, a k-ulp op gets k + 1/2.
         let h = 2f64.powi(-11);
         assert!(!cmp(DType::F16, &[1.0 - h], &[1.0], &exact, false).passed());
-        assert!(cmp(DType::F16, &[1.0 - 5.0 * h], &[1.0], &exp, false).passed());
-        assert!(!cmp(DType::F16, &[1.0 - 6.0 * h], &[1.0], &exp, false).passed());
+        assert!(cmp(DType::F16, &[1.0 - 5.0 * h], &[1.0], &two_ulps, false).passed());
+        assert!(!cmp(DType::F16, &[1.0 - 6.0 * h], &[1.0], &two_ulps, false).passed());
         assert!(ulps_within(0.0, 0) && !ulps_within(0.5, 0));
         assert!(ulps_within(2.5, 2) && !ulps_within(3.0, 2));
         // Infinity must match exactly, even at a loose bound.
@@ -770,7 +795,7 @@ mod tests {
         assert_eq!(elementwise_ulps("fma"), (0, 0));
         assert_eq!(elementwise_ulps("sqrt"), (1, 2));
         assert_eq!(elementwise_ulps("rsqrt"), (2, 4));
-        assert_eq!(elementwise_ulps("exp2"), (2, 4));
+        assert_eq!(elementwise_ulps("exp2"), (3, 4));
         assert_eq!(elementwise_ulps("tanh"), (4, 8192));
         assert_eq!(elementwise_ulps("no_such_op"), (0, 0));
         assert_eq!(elementwise_ulps_checked("no_such_op"), None);
