@@ -26,90 +26,16 @@
 
 use std::collections::BTreeMap;
 
-use tilec_backend_cuda::{ptx, runtime, targets};
+use tilec_backend_cuda::targets;
 use tilec_core::target::{MatrixAtom, OperandRole};
-use tilec_core::thread;
-use tilec_plugin_api::{Artifact, ArtifactKind, RuntimeRequest, RuntimeResponse};
+
+mod common;
+use common::{alloc, device_or_skip, download, emit, free, launch, upload};
 
 const LANES: usize = 32;
 const A_SLOTS: usize = 8;
 const B_SLOTS: usize = 4;
 const D_SLOTS: usize = 4;
-
-fn call(request: RuntimeRequest) -> RuntimeResponse {
-    match runtime::call(request) {
-        Ok(r) => r,
-        Err(e) => panic!("CUDA runtime: {}", e.message),
-    }
-}
-
-/// The first device, or `None` without a driver or device.
-fn device() -> Option<String> {
-    match runtime::call(RuntimeRequest::Devices) {
-        Ok(RuntimeResponse::Devices(d)) if !d.is_empty() => {
-            Some(format!("{} ({})", d[0].name, d[0].arch))
-        }
-        _ => None,
-    }
-}
-
-fn alloc(bytes: usize) -> u64 {
-    match call(RuntimeRequest::Alloc {
-        device: 0,
-        bytes: bytes as u64,
-    }) {
-        RuntimeResponse::Buffer(b) => b,
-        other => panic!("Alloc answered {other:?}"),
-    }
-}
-
-fn upload(buffer: u64, data: Vec<u8>) {
-    call(RuntimeRequest::CopyToDevice {
-        buffer,
-        offset: 0,
-        data,
-    });
-}
-
-fn download(buffer: u64, len: usize) -> Vec<u8> {
-    match call(RuntimeRequest::CopyToHost {
-        buffer,
-        offset: 0,
-        len: len as u64,
-    }) {
-        RuntimeResponse::Data(d) => d,
-        other => panic!("CopyToHost answered {other:?}"),
-    }
-}
-
-/// Compiles thread IR `text` for `arch` and runs its one kernel on `grid`
-/// blocks with `args` (buffer handles).
-fn launch(text: &str, arch: &str, grid: u32, args: Vec<u64>) {
-    let module = thread::parse_module(text).unwrap_or_else(|e| panic!("probe IR: {e}"));
-    let target = targets::describe(arch).unwrap_or_else(|e| panic!("{arch}: {}", e.message));
-    let emitted = ptx::emit_module(&module, &target, &ptx::PtxOptions::default())
-        .unwrap_or_else(|e| panic!("PTX: {e}"));
-    let loaded = match call(RuntimeRequest::Load {
-        device: 0,
-        artifact: Artifact {
-            name: "probe.ptx".into(),
-            kind: ArtifactKind::Text,
-            bytes: emitted.text.into_bytes(),
-        },
-    }) {
-        RuntimeResponse::Module(m) => m,
-        other => panic!("Load answered {other:?}"),
-    };
-    call(RuntimeRequest::Launch {
-        module: loaded,
-        entry: module.kernels[0].name.clone(),
-        grid: [grid, 1, 1],
-        threads: LANES as u32,
-        shared_bytes: emitted.kernels[0].shared_bytes,
-        args,
-    });
-    call(RuntimeRequest::Synchronize { device: 0 });
-}
 
 /// The probe kernel for an m16n8k16 atom with A/B element type `ab`
 /// (`f16` or `bf16`): per-lane storage in, per-lane storage out.
@@ -232,7 +158,7 @@ fn check_atom(arch: &str, bf16: bool) {
         assert_eq!(v, *want, "{arch} {ab}: D slot {i} is not C's");
     }
     for buffer in [a_buf, b_buf, c_buf, d_buf] {
-        call(RuntimeRequest::Free { buffer });
+        free(buffer);
     }
 }
 
@@ -276,12 +202,7 @@ fn mismatches(
 
 #[test]
 fn mma_fragment_layouts_match_the_hardware() {
-    let Some(device) = device() else {
-        // The probe needs a GPU; CI has none.
-        assert!(
-            std::env::var_os("TILEC_REQUIRE_GPU").is_none(),
-            "TILEC_REQUIRE_GPU is set but the CUDA runtime finds no device"
-        );
+    let Some(device) = device_or_skip() else {
         return;
     };
     for arch in ["sm_80", "sm_90a"] {
@@ -335,12 +256,8 @@ kernel @probe(%G: global f16[256], %D: global f16[256]) grid(1, 1, 1) threads(32
 #[test]
 fn ldmatrix_probe_emits() {
     for arch in ["sm_80", "sm_90a"] {
-        let target = targets::describe(arch).unwrap_or_else(|e| panic!("{arch}: {}", e.message));
         for trans in [false, true] {
-            let module = thread::parse_module(&ldmatrix_probe_ir(trans))
-                .unwrap_or_else(|e| panic!("probe IR: {e}"));
-            let emitted = ptx::emit_module(&module, &target, &ptx::PtxOptions::default())
-                .unwrap_or_else(|e| panic!("PTX: {e}"));
+            let (_, emitted) = emit(&ldmatrix_probe_ir(trans), arch);
             assert!(emitted.text.contains("ldmatrix.sync.aligned.m8n8.x4"));
         }
     }
@@ -405,11 +322,7 @@ fn small_f16_round_trips() {
 
 #[test]
 fn ldmatrix_fragment_layouts_match_the_hardware() {
-    let Some(device) = device() else {
-        assert!(
-            std::env::var_os("TILEC_REQUIRE_GPU").is_none(),
-            "TILEC_REQUIRE_GPU is set but the CUDA runtime finds no device"
-        );
+    let Some(device) = device_or_skip() else {
         return;
     };
     for arch in ["sm_80", "sm_90a"] {
