@@ -533,6 +533,7 @@ impl<'a> Lower<'a> {
         base: &str,
         n: i64,
         step: i64,
+        unroll: Unroll,
         out: &mut Vec<Stmt>,
         body: impl FnOnce(&mut Self, Expr, &mut Vec<Stmt>) -> Result<()>,
     ) -> Result<()> {
@@ -548,7 +549,7 @@ impl<'a> Lower<'a> {
             start: lit_i32(0),
             count: lit_i32(n),
             step: lit_i32(step),
-            unroll: Unroll::None,
+            unroll,
             body: inner,
         }));
         Ok(())
@@ -839,7 +840,7 @@ impl<'a> Lower<'a> {
         // The k loop over the fm × fn tiles whose A and B fragments start at
         // `a_base` and `b_base`.
         let k_loop = |s: &mut Self, a_base: &Expr, b_base: &Expr, out: &mut Vec<Stmt>| {
-            s.counted("kk", plan.ksteps, k, out, |s, kx, kb| {
+            s.counted("kk", plan.ksteps, k, Unroll::Full, out, |s, kx, kb| {
                 let terms = vec![a_base.clone(), s.scaled(&kx, pa.addr(0, 1))?];
                 let ka = s.sum(terms)?;
                 let terms = vec![b_base.clone(), s.scaled(&kx, pb.addr(1, 0))?];
@@ -904,8 +905,8 @@ impl<'a> Lower<'a> {
             k_loop(self, &a_addr, &b_addr, &mut body)?;
             c_moves(self, true, &c_addr, &mut body)?;
         } else {
-            self.counted("ti", tm, 1, &mut body, |s, ti, body| {
-                s.counted("tj", tn, 1, body, |s, tj, body| {
+            self.counted("ti", tm, 1, Unroll::None, &mut body, |s, ti, body| {
+                s.counted("tj", tn, 1, Unroll::None, body, |s, tj, body| {
                     let terms = vec![a_addr.clone(), s.scaled(&ti, pa.addr(m, 0))?];
                     let ta = s.sum(terms)?;
                     let terms = vec![b_addr.clone(), s.scaled(&tj, pb.addr(0, n))?];
