@@ -104,8 +104,12 @@ pub enum Command {
     /// regions inside their buffers (advisory for global tensors, whose
     /// out-of-bounds elements read as zero and are not written), index
     /// arithmetic without overflow or division by zero, no two iterations
-    /// of a `T.Parallel` nest storing to one element, the block's shared
-    /// memory and thread count within the target's limits. Each is printed as `proved`,
+    /// of a `T.Parallel` nest storing to one element, no two blocks writing
+    /// one element, matrix-atom fragments covering their tiles once,
+    /// hand-written XOR swizzles permuting their tiles, pipelined stage
+    /// buffers neither overwritten while read nor read before their copy
+    /// is published, the block's shared memory, thread count and
+    /// (estimated) registers within the target's limits. Each is printed as `proved`,
     /// `refuted` (with a counterexample: symbolic sizes, block and thread
     /// indices, loop variables, and the source line), `guarded` (an
     /// advisory one refuted) or `unknown` (the solver gave up). Exits 0

@@ -225,3 +225,80 @@ fn compile_verify_drops_the_guards_of_proved_accesses() {
         0
     );
 }
+
+#[test]
+fn layout_pipeline_and_register_obligations_are_listed() {
+    let file = "core/tests/verify/pipeline_too_few_stages.py";
+    let out = tilec(&["verify", file, "--json"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let doc = json(&out);
+    let obligations = doc["functions"][0]["obligations"]
+        .as_array()
+        .expect("obligations");
+    for kind in [
+        "layout-injective",
+        "fragment-coverage",
+        "pipeline-reuse",
+        "pipeline-order",
+    ] {
+        assert!(
+            obligations.iter().any(|o| o["kind"] == kind),
+            "{kind} missing"
+        );
+    }
+    let refuted: Vec<&serde_json::Value> = obligations
+        .iter()
+        .filter(|o| o["status"] == "refuted")
+        .collect();
+    assert_eq!(refuted.len(), 2, "{refuted:?}");
+    for o in &refuted {
+        assert_eq!(o["kind"], "pipeline-reuse");
+        assert_eq!(o["line"], 31);
+        assert_eq!(o["counterexample"]["values"]["k"], 0);
+        assert_eq!(o["counterexample"]["values"]["k'"], 2);
+        assert_eq!(o["counterexample"]["shown"]["version written"], 0);
+    }
+    let message = doc["diagnostics"][0]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("a pipelined copy overwrites a stage of `A_shared`"),
+        "{message}"
+    );
+
+    // The same kernel as Tile IR text: the stage lists survive.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("verify-pipeline-tir");
+    let _ = std::fs::create_dir_all(&dir);
+    let tir = dir.join("pipeline.tir");
+    let tir = tir.to_str().expect("utf-8 path");
+    let out = tilec(&["compile", file, "-o", tir]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = tilec(&["verify", tir]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("refuted  pipeline-reuse   A_shared (2 versions, copies 2 iterations ahead) is not overwritten while gemm reads it in iteration k"),
+        "{}",
+        stdout(&out)
+    );
+
+    // Registers: sm_90a has a budget per block, sm_80 none.
+    let file = "core/tests/verify/registers_over_budget.py";
+    let out = tilec(&["verify", file, "--target", "sm_90a"]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(
+            "refuted  registers        registers of C_local, C_cast (estimate) fit 65536 per block of the target"
+        ),
+        "{}",
+        stdout(&out)
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "error: refuted: the registers the kernel keeps per thread exceed the target's budget"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("registers per thread = 768"), "{err}");
+    let out = tilec(&["verify", file]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!stdout(&out).contains(" registers "), "{}", stdout(&out));
+}

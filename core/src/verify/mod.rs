@@ -10,7 +10,9 @@
 //! them with one Z3 solver per kernel, each obligation in its own
 //! push/pop scope, and turns a satisfying assignment of the negated goal
 //! into a [`Counterexample`]: the block and thread indices, loop variables
-//! and symbolic sizes that break it.
+//! and symbolic sizes that break it, each made as small as possible in a
+//! fixed order so that the counterexample does not depend on the solver's
+//! choice of model.
 //!
 //! # Obligation kinds
 //! - `in-bounds`: a scalar load or store indexes inside its buffer. For a
@@ -39,6 +41,28 @@
 //! - `shared-memory`: the shared buffers a kernel allocates, each aligned
 //!   to 16 bytes, fit the target's shared-memory capacity.
 //! - `threads`: the block size is within the target's limit.
+//! - `layout-injective`: a write through a layout reaches each element
+//!   from one holder: two different blocks never write one element of a
+//!   global buffer (the grid's layout), and the accumulator fragments of a
+//!   gemm's matrix atom, tiled over the issuing groups by any split the
+//!   lowering may pick, give different holders different elements.
+//! - `fragment-coverage`: the atom's A and B fragments hold each element
+//!   of their tile exactly `replication` times, and the tiled accumulator
+//!   fragments cover the gemm's C region.
+//! - `swizzle-permutation`: an index with a hand-written XOR swizzle maps
+//!   the iterations of its `T.Parallel` nest one-to-one into (and, when
+//!   the counts agree, onto) its shared tile.
+//! - `pipeline-reuse` and `pipeline-order`: in the lowering's schedule of
+//!   a `T.Pipelined` loop (generalised to `order`/`stage` lists), no copy
+//!   in flight writes the stage version a consumer reads, and no consumer
+//!   reads a stage before the wait and barrier that publish its copy.
+//! - `registers`: an estimate of the registers a kernel keeps per thread
+//!   (its fragments spread over the block, its local buffers whole) fits
+//!   the target's budget, where the target describes one.
+//!
+//! The models, and what each leaves out, are in `docs/verify.md` and at
+//! the top of `obligations/layout.rs`, `obligations/pipeline.rs` and
+//! `obligations/resources.rs`.
 //!
 //! # Soundness
 //! Terms are exact integers; an IR construct with no exact encoding (a
@@ -55,12 +79,12 @@ pub mod solve;
 pub mod term;
 
 pub use obligations::generate;
-pub use term::{Cmp, Formula, Term};
+pub use term::{BitOp, Cmp, Formula, Term};
 
 use std::fmt::Write as _;
 
 use crate::ir::{Scope, Span};
-use crate::target::{MemoryKind, TargetDescription};
+use crate::target::{AsyncCopy, MatrixAtom, MemoryKind, TargetDescription};
 
 /// What the target and code generation promise, as verification reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -76,6 +100,20 @@ pub struct VerifyOptions {
     pub index_bits: u32,
     /// Time one obligation may take before it is `unknown`.
     pub timeout_ms: u32,
+    /// 32-bit registers one thread may use; `None`: not checked.
+    pub registers_per_thread: Option<u32>,
+    /// 32-bit registers one block may use; `None`: not checked.
+    pub registers_per_block: Option<u32>,
+    /// Whether `T.Pipelined` loops run with asynchronous global → shared
+    /// copies and commit groups (`false`: double-buffered through
+    /// registers, the lowering's schedule for targets without them).
+    pub async_copies: bool,
+    /// The target's matrix atoms, whose fragments `gemm` writes through.
+    pub matrix_atoms: Vec<MatrixAtom>,
+    /// The solver's random seed. Verdicts and counterexamples do not
+    /// depend on it (counterexamples are minimized, `solve`); tests vary
+    /// it to check that.
+    pub random_seed: u32,
 }
 
 impl Default for VerifyOptions {
@@ -86,6 +124,11 @@ impl Default for VerifyOptions {
             max_threads: None,
             index_bits: 32,
             timeout_ms: 2000,
+            registers_per_thread: None,
+            registers_per_block: None,
+            async_copies: true,
+            matrix_atoms: Vec::new(),
+            random_seed: 0,
         }
     }
 }
@@ -100,8 +143,57 @@ impl VerifyOptions {
                 .memory_of_kind(MemoryKind::Shared)
                 .and_then(|space| space.capacity_bytes),
             max_threads: target.threads_per_block.max_per_block,
+            registers_per_thread: target.registers.per_thread,
+            registers_per_block: target.registers.per_block,
+            async_copies: target.async_copies.iter().any(|c| {
+                matches!(c, AsyncCopy::PerThread(p)
+                    if p.commit_groups && p.from == "global" && p.to == "shared")
+            }),
+            matrix_atoms: target.matrix_atoms.clone(),
             ..VerifyOptions::default()
         }
+    }
+}
+
+/// Which layout a [`ObligationKind::LayoutInjective`] obligation is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayoutSource {
+    /// The grid: which block writes which elements of a global buffer.
+    Grid,
+    /// A matrix atom's accumulator fragment, tiled over the issuing groups
+    /// of a `gemm` by the lowering's split.
+    Accumulator,
+}
+
+/// The software-pipeline schedule of one (producer, consumer) pair of a
+/// `T.Pipelined` loop, as the obligations model it (`docs/verify.md`).
+/// Iterations are the loop's; the producer's copy for iteration `x` is
+/// issued in iteration `x - ahead` (the prologue when that is before the
+/// loop), lands by the wait at the top of iteration `x - ahead + 1 +
+/// wait`, and the consumer reads iteration `y`'s data in iteration `y -
+/// lookahead + reader_stage`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PipelineSchedule {
+    /// Copies of each stage buffer (`num_stages`, or 2 through registers).
+    pub versions: u32,
+    /// The pipeline stage of the producer and of the consumer.
+    pub writer_stage: u32,
+    pub reader_stage: u32,
+    /// The largest stage of the loop: how many iterations ahead the
+    /// producers of stage 0 run.
+    pub lookahead: u32,
+    /// Commit groups a `wait_group` leaves pending at the top of an
+    /// iteration (0 through registers: the stores are synchronous).
+    pub wait: u32,
+    /// Asynchronous copies (`true`) or loads into registers.
+    pub asynchronous: bool,
+}
+
+impl PipelineSchedule {
+    /// Iterations between the producer's issue and the consumer's read of
+    /// the same data.
+    pub fn ahead(&self) -> i128 {
+        i128::from(self.lookahead) - i128::from(self.writer_stage)
     }
 }
 
@@ -132,6 +224,40 @@ pub enum ObligationKind {
     SharedMemory { limit: u64 },
     /// The block size of one kernel.
     Threads { limit: u32 },
+    /// Two holders of a layout (two blocks, two lanes or slots of the
+    /// issuing groups) never write one element.
+    LayoutInjective {
+        buffer: String,
+        source: LayoutSource,
+    },
+    /// A fragment gives every element of its tile to its declared number
+    /// of holders and nothing outside it.
+    FragmentCoverage {
+        buffer: String,
+        /// The operand (`A`, `B`, `C`).
+        operand: &'static str,
+    },
+    /// An index with a bitwise swizzle maps the iterations of its
+    /// `T.Parallel` nest one-to-one into (or onto) the buffer's tile.
+    SwizzlePermutation { buffer: String, onto: bool },
+    /// A stage buffer of a pipelined loop is not overwritten by a later
+    /// iteration's copy while a consumer may still read it.
+    PipelineReuse {
+        buffer: String,
+        schedule: PipelineSchedule,
+    },
+    /// A consumer of a pipelined loop reads a stage only after the wait
+    /// and barrier that complete and publish its copy.
+    PipelineOrder {
+        buffer: String,
+        schedule: PipelineSchedule,
+    },
+    /// The registers a kernel keeps per thread (an estimate) fit the
+    /// target's budget.
+    Registers {
+        per_thread: Option<u32>,
+        per_block: Option<u32>,
+    },
 }
 
 impl ObligationKind {
@@ -144,6 +270,12 @@ impl ObligationKind {
             ObligationKind::NoRace { .. } => "no-race",
             ObligationKind::SharedMemory { .. } => "shared-memory",
             ObligationKind::Threads { .. } => "threads",
+            ObligationKind::LayoutInjective { .. } => "layout-injective",
+            ObligationKind::FragmentCoverage { .. } => "fragment-coverage",
+            ObligationKind::SwizzlePermutation { .. } => "swizzle-permutation",
+            ObligationKind::PipelineReuse { .. } => "pipeline-reuse",
+            ObligationKind::PipelineOrder { .. } => "pipeline-order",
+            ObligationKind::Registers { .. } => "registers",
         }
     }
 }
@@ -159,6 +291,10 @@ pub enum Role {
     /// A `for` loop or `T.Parallel` index.
     Loop,
     Let,
+    /// A coordinate the obligation quantifies over: an element of a
+    /// region, a lane, slot or group of a fragment layout, an iteration
+    /// of a pipelined loop.
+    Coordinate,
     /// A value with no exact encoding (see the module's soundness note).
     Opaque,
 }

@@ -11,12 +11,21 @@
 //!
 //! IR expressions translate into exact terms ([`super::Term`]); whatever
 //! has no exact encoding becomes an opaque variable bounded by its type.
+//!
+//! The obligations about accesses live here; those about layouts
+//! (`layout.rs`: writes of two blocks, matrix-atom fragments), pipelines
+//! (`pipeline.rs`) and registers (`resources.rs`) in the submodules, which
+//! extend the same walk.
+
+mod layout;
+mod pipeline;
+mod resources;
 
 use std::collections::{HashMap, HashSet};
 
 use super::{
-    AccessSite, Formula, Obligation, ObligationKind, Obligations, Role, SymVar, Term, VerifyError,
-    VerifyOptions,
+    AccessSite, BitOp, Formula, Obligation, ObligationKind, Obligations, Role, SymVar, Term,
+    VerifyError, VerifyOptions,
 };
 use crate::ir::{
     AtomicValue, BinaryOp, Block, Buffer, DType, Expr, Function, Handle, Literal, Region, Scope,
@@ -25,6 +34,10 @@ use crate::ir::{
 
 /// Alignment of each shared buffer in the block's arena, in bytes.
 const SHARED_ALIGN: i128 = 16;
+
+/// The widest operands a bitwise operator is encoded exactly for: the
+/// discharger spells the operator out bit by bit.
+const MAX_EXACT_BITS: u32 = 16;
 
 /// The obligations of `func` under `options`.
 pub fn generate(func: &Function, options: &VerifyOptions) -> Result<Obligations, VerifyError> {
@@ -45,6 +58,13 @@ pub fn generate(func: &Function, options: &VerifyOptions) -> Result<Obligations,
         shared: Vec::new(),
         frames: Vec::new(),
         site: None,
+        bounds: HashMap::new(),
+        in_kernel: false,
+        kernel_names: HashSet::new(),
+        writes: Vec::new(),
+        threads: 0,
+        ir_names: func.vars.iter().map(|(_, v)| v.name.clone()).collect(),
+        local_buffers: Vec::new(),
     };
     generator.symbols();
     generator.block(&func.body)?;
@@ -79,6 +99,24 @@ struct Generator<'f> {
     frames: Vec<ParallelFrame>,
     /// The access the obligations being stated belong to.
     site: Option<AccessSite>,
+    /// Constant ranges of variables (loop, parallel, block and thread
+    /// indices with constant bounds, and `let`s of them), by name: what
+    /// makes a bitwise operator exact ([`Generator::exact_bits`]).
+    bounds: HashMap<String, (i128, i128)>,
+    /// Whether the walk is inside a kernel.
+    in_kernel: bool,
+    /// Names of the variables bound inside the current kernel (indices,
+    /// loops, lets, opaque values, coordinates): what differs between two
+    /// blocks.
+    kernel_names: HashSet<String>,
+    /// The writes to global buffers of the current kernel (`layout.rs`).
+    writes: Vec<layout::GlobalWrite>,
+    /// The current kernel's thread count.
+    threads: u32,
+    /// Names of the function's IR variables, which coordinates avoid.
+    ir_names: HashSet<String>,
+    /// Fragment, local and var buffers allocated by the current kernel.
+    local_buffers: Vec<Handle<Buffer>>,
 }
 
 /// A `T.Parallel` nest being walked: what was declared inside it, so that
@@ -92,6 +130,20 @@ struct ParallelFrame {
     vars: Vec<Handle<Var>>,
     /// Every IR variable declared inside the nest, its own included.
     inner: HashSet<Handle<Var>>,
+    /// The nest's iteration count, when its extents are constants.
+    count: Option<i128>,
+}
+
+/// Two iterations of the innermost `T.Parallel` nest: the facts of the
+/// second (a primed copy of every variable that varies with the
+/// iteration), the fact that they differ, and the renaming.
+struct TwoIterations {
+    /// The second iteration's facts and `nest vars differ`.
+    extra: Vec<Formula>,
+    /// Original name → primed name.
+    primed: HashMap<String, String>,
+    /// Indices of the primed nest variables, to show in counterexamples.
+    shown_vars: Vec<usize>,
 }
 
 fn int_range(dtype: DType) -> (i128, i128) {
@@ -127,6 +179,9 @@ impl<'f> Generator<'f> {
         if role != Role::Opaque {
             self.scope.push(index);
         }
+        if self.in_kernel {
+            self.kernel_names.insert(name.clone());
+        }
         Term::Var(name)
     }
 
@@ -144,6 +199,9 @@ impl<'f> Generator<'f> {
     fn opaque_int(&mut self, lo: i128, hi: i128) -> Term {
         self.opaque += 1;
         let name = format!("%{}", self.opaque);
+        if self.in_kernel {
+            self.kernel_names.insert(name.clone());
+        }
         self.vars.push(SymVar {
             name: name.clone(),
             role: Role::Opaque,
@@ -158,6 +216,9 @@ impl<'f> Generator<'f> {
     fn opaque_bool(&mut self) -> Formula {
         self.opaque += 1;
         let name = format!("%{}", self.opaque);
+        if self.in_kernel {
+            self.kernel_names.insert(name.clone());
+        }
         self.vars.push(SymVar {
             name: name.clone(),
             role: Role::Opaque,
@@ -299,19 +360,118 @@ impl<'f> Generator<'f> {
                 }
                 _ => self.opaque_int(lo, hi),
             },
-            BinaryOp::BitAnd => {
-                // `x & m` with a constant `m >= 0` lies in `0 ..= m`.
-                match (a.as_const(), b.as_const()) {
-                    (Some(x), Some(y)) => Term::Const(x & y),
-                    (_, Some(m)) | (Some(m), _) if m >= 0 => self.opaque_int(0, m.min(hi)),
+            BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => {
+                let bit_op = match op {
+                    BinaryOp::BitAnd => BitOp::And,
+                    BinaryOp::BitOr => BitOp::Or,
+                    _ => BitOp::Xor,
+                };
+                if let (Some(x), Some(y)) = (a.as_const(), b.as_const()) {
+                    return Term::Const(bit_op.apply(x, y));
+                }
+                if let Some(exact) = self.exact_bits(bit_op, &a, &b) {
+                    return exact;
+                }
+                match (bit_op, a.as_const(), b.as_const()) {
+                    // `x & m` with a constant `m >= 0` lies in `0 ..= m`.
+                    (BitOp::And, _, Some(m)) | (BitOp::And, Some(m), _) if m >= 0 => {
+                        self.opaque_int(0, m.min(hi))
+                    }
                     _ => self.opaque_int(lo, hi),
                 }
             }
-            _ => match (a.as_const(), b.as_const(), op) {
-                (Some(x), Some(y), BinaryOp::BitOr) => Term::Const(x | y),
-                (Some(x), Some(y), BinaryOp::BitXor) => Term::Const(x ^ y),
-                _ => self.opaque_int(lo, hi),
+            _ => self.opaque_int(lo, hi),
+        }
+    }
+
+    /// `a op b` as an exact term when both operands are known to lie in
+    /// `0 .. 2^w` for some `w <= MAX_EXACT_BITS` (see [`Term::Bits`]).
+    fn exact_bits(&self, op: BitOp, a: &Term, b: &Term) -> Option<Term> {
+        let (alo, ahi) = self.bounds_of(a)?;
+        let (blo, bhi) = self.bounds_of(b)?;
+        if alo < 0 || blo < 0 {
+            return None;
+        }
+        let top = ahi.max(bhi);
+        let width = (128 - top.leading_zeros()).max(1);
+        (width <= MAX_EXACT_BITS)
+            .then(|| Term::Bits(op, Box::new(a.clone()), Box::new(b.clone()), width))
+    }
+
+    /// Constant bounds of a term, from the constant ranges of its
+    /// variables ([`Generator::bounds`]) and their types; `None` when not
+    /// known or not representable.
+    fn bounds_of(&self, term: &Term) -> Option<(i128, i128)> {
+        Some(match term {
+            Term::Const(c) => (*c, *c),
+            Term::Var(name) => match self.bounds.get(name) {
+                Some(&range) => range,
+                None => {
+                    let var = &self.vars[*self.names.get(name)?];
+                    (var.lo, var.hi)
+                }
             },
+            Term::Add(a, b) => {
+                let ((al, ah), (bl, bh)) = (self.bounds_of(a)?, self.bounds_of(b)?);
+                (al.checked_add(bl)?, ah.checked_add(bh)?)
+            }
+            Term::Sub(a, b) => {
+                let ((al, ah), (bl, bh)) = (self.bounds_of(a)?, self.bounds_of(b)?);
+                (al.checked_sub(bh)?, ah.checked_sub(bl)?)
+            }
+            Term::Mul(a, b) => {
+                let ((al, ah), (bl, bh)) = (self.bounds_of(a)?, self.bounds_of(b)?);
+                let products = [
+                    al.checked_mul(bl)?,
+                    al.checked_mul(bh)?,
+                    ah.checked_mul(bl)?,
+                    ah.checked_mul(bh)?,
+                ];
+                (*products.iter().min()?, *products.iter().max()?)
+            }
+            Term::FloorDiv(a, b) => {
+                let c = b.as_const().filter(|&c| c > 0)?;
+                let (al, ah) = self.bounds_of(a)?;
+                (al.div_euclid(c), ah.div_euclid(c))
+            }
+            Term::TruncDiv(a, b) => {
+                let c = b.as_const().filter(|&c| c > 0)?;
+                let (al, ah) = self.bounds_of(a)?;
+                if al < 0 {
+                    return None;
+                }
+                (al / c, ah / c)
+            }
+            Term::FloorMod(a, b) => {
+                let c = b.as_const().filter(|&c| c > 0)?;
+                match self.bounds_of(a) {
+                    Some((al, ah)) if al >= 0 && ah < c => (al, ah),
+                    _ => (0, c - 1),
+                }
+            }
+            Term::Min(a, b) => {
+                let ((al, ah), (bl, bh)) = (self.bounds_of(a)?, self.bounds_of(b)?);
+                (al.min(bl), ah.min(bh))
+            }
+            Term::Max(a, b) => {
+                let ((al, ah), (bl, bh)) = (self.bounds_of(a)?, self.bounds_of(b)?);
+                (al.max(bl), ah.max(bh))
+            }
+            Term::Ite(_, a, b) => {
+                let ((al, ah), (bl, bh)) = (self.bounds_of(a)?, self.bounds_of(b)?);
+                (al.min(bl), ah.max(bh))
+            }
+            Term::Bits(_, _, _, width) => (0, (1i128 << width) - 1),
+        })
+    }
+
+    /// Records constant bounds of a variable's term when `lo ..= hi` are
+    /// known.
+    fn bound(&mut self, var: &Term, lo: Option<i128>, hi: Option<i128>) {
+        if let (Term::Var(name), Some(lo), Some(hi)) = (var, lo, hi)
+            && lo <= hi
+        {
+            self.bounds.insert(name.clone(), (lo, hi));
         }
     }
 
@@ -389,6 +549,8 @@ impl<'f> Generator<'f> {
 
     // ----- obligations -------------------------------------------------
 
+    /// States an obligation under the current facts and `extra`, with the
+    /// variables in scope here.
     fn push(
         &mut self,
         kind: ObligationKind,
@@ -398,6 +560,25 @@ impl<'f> Generator<'f> {
         goal: Formula,
         shown: Vec<(String, Term)>,
     ) {
+        let mut hypotheses = self.hypotheses.clone();
+        hypotheses.extend(extra.iter().cloned());
+        let scope = self.scope.clone();
+        self.push_raw(kind, span, subject, hypotheses, goal, shown, scope);
+    }
+
+    /// States an obligation with exactly these hypotheses and variables in
+    /// scope.
+    #[allow(clippy::too_many_arguments)]
+    fn push_raw(
+        &mut self,
+        kind: ObligationKind,
+        span: Span,
+        subject: String,
+        hypotheses: Vec<Formula>,
+        goal: Formula,
+        shown: Vec<(String, Term)>,
+        mut scope: Vec<usize>,
+    ) {
         // Regions of global buffers are advisory (the out-of-bounds rule).
         let required = !matches!(
             kind,
@@ -406,8 +587,6 @@ impl<'f> Generator<'f> {
                 ..
             }
         );
-        let mut hypotheses = self.hypotheses.clone();
-        hypotheses.extend(extra.iter().cloned());
         let mut approximate = false;
         {
             let vars = &self.vars;
@@ -425,7 +604,6 @@ impl<'f> Generator<'f> {
                 h.visit_vars(&mut visit);
             }
         }
-        let mut scope = self.scope.clone();
         let mut seen = HashSet::new();
         scope.retain(|i| seen.insert(*i));
         self.items.push(Obligation {
@@ -661,57 +839,14 @@ impl<'f> Generator<'f> {
             return;
         }
         let inner = frame.inner.clone();
-        let nest_vars = frame.vars.clone();
-        let (hyp_start, opaque_start) = (frame.hyp_start, frame.opaque_start);
         if !self.depends_on(value, &inner) {
             return;
         }
         let terms: Vec<Term> = indices.iter().map(|&i| self.term(i)).collect();
-        // The second iteration's copy of everything that varies with it.
-        // In declaration order, so that the solver sees the same input on
-        // every run (and gives the same counterexample).
-        let mut inner_vars: Vec<Handle<Var>> = inner.iter().copied().collect();
-        inner_vars.sort_by_key(|v| v.index());
-        let mut primed: Vec<(String, String)> = inner_vars
-            .iter()
-            .map(|&v| {
-                let n = &self.f.vars[v].name;
-                (n.clone(), format!("{n}'"))
-            })
-            .collect();
-        for n in opaque_start + 1..=self.opaque {
-            primed.push((format!("%{n}"), format!("%{n}'")));
-        }
-        for (original, copy) in &primed {
-            if let Some(&i) = self.names.get(original)
-                && !self.names.contains_key(copy)
-            {
-                let mut var = self.vars[i].clone();
-                var.name.clone_from(copy);
-                self.vars.push(var);
-                self.names.insert(copy.clone(), self.vars.len() - 1);
-            }
-        }
-        let lookup: HashMap<&str, &str> = primed
-            .iter()
-            .map(|(a, b)| (a.as_str(), b.as_str()))
-            .collect();
-        let rename = |n: &str| lookup.get(n).map(|copy| (*copy).to_string());
-        let mut extra: Vec<Formula> = self.hypotheses[hyp_start..]
-            .iter()
-            .map(|h| h.rename(&rename))
-            .collect();
-        let mut shown_vars = Vec::new();
-        let mut differ = Vec::new();
-        for &v in &nest_vars {
-            let n = self.f.vars[v].name.clone();
-            let copy = format!("{n}'");
-            if let Some(&i) = self.names.get(&copy) {
-                shown_vars.push(i);
-            }
-            differ.push(Formula::cmp(super::Cmp::Ne, Term::var(n), Term::var(copy)));
-        }
-        extra.push(Formula::or(differ));
+        let Some(two) = self.two_iterations() else {
+            return;
+        };
+        let rename = |n: &str| two.primed.get(n).cloned();
         let goal = Formula::or(
             terms
                 .iter()
@@ -730,12 +865,185 @@ impl<'f> Generator<'f> {
             },
             span,
             format!("iterations of T.Parallel store distinct elements {name}[{text}]"),
-            &extra,
+            &two.extra,
             goal,
             Vec::new(),
         );
         if let Some(item) = self.items.last_mut() {
-            item.scope.extend(shown_vars);
+            item.scope.extend(two.shown_vars);
+        }
+    }
+
+    /// A second iteration of the innermost `T.Parallel` nest: a primed
+    /// copy of everything that varies with the iteration, with its facts,
+    /// and the fact that the two iterations differ.
+    fn two_iterations(&mut self) -> Option<TwoIterations> {
+        let frame = self.frames.last()?;
+        let inner = frame.inner.clone();
+        let nest_vars = frame.vars.clone();
+        let (hyp_start, opaque_start) = (frame.hyp_start, frame.opaque_start);
+        // In declaration order, so that the solver sees the same input on
+        // every run (and gives the same counterexample).
+        let mut inner_vars: Vec<Handle<Var>> = inner.iter().copied().collect();
+        inner_vars.sort_by_key(|v| v.index());
+        let mut primed: Vec<(String, String)> = inner_vars
+            .iter()
+            .map(|&v| {
+                let n = &self.f.vars[v].name;
+                (n.clone(), format!("{n}'"))
+            })
+            .collect();
+        for n in opaque_start + 1..=self.opaque {
+            primed.push((format!("%{n}"), format!("%{n}'")));
+        }
+        for (original, copy) in &primed {
+            self.copy_var(original, copy);
+        }
+        let lookup: HashMap<String, String> = primed.into_iter().collect();
+        let rename = |n: &str| lookup.get(n).cloned();
+        let mut extra: Vec<Formula> = self.hypotheses[hyp_start..]
+            .iter()
+            .map(|h| h.rename(&rename))
+            .collect();
+        let mut shown_vars = Vec::new();
+        let mut differ = Vec::new();
+        for &v in &nest_vars {
+            let n = self.f.vars[v].name.clone();
+            let copy = format!("{n}'");
+            if let Some(&i) = self.names.get(&copy) {
+                shown_vars.push(i);
+            }
+            differ.push(Formula::cmp(super::Cmp::Ne, Term::var(n), Term::var(copy)));
+        }
+        extra.push(Formula::or(differ));
+        Some(TwoIterations {
+            extra,
+            primed: lookup,
+            shown_vars,
+        })
+    }
+
+    /// Declares `copy` as a variable like `original` (same role and range)
+    /// unless it exists; returns its index.
+    fn copy_var(&mut self, original: &str, copy: &str) -> Option<usize> {
+        if let Some(&i) = self.names.get(copy) {
+            return Some(i);
+        }
+        let &i = self.names.get(original)?;
+        let mut var = self.vars[i].clone();
+        var.name = copy.to_string();
+        self.vars.push(var);
+        self.names.insert(copy.to_string(), self.vars.len() - 1);
+        if let Some(&range) = self.bounds.get(original) {
+            self.bounds.insert(copy.to_string(), range);
+        }
+        Some(self.vars.len() - 1)
+    }
+
+    /// Whether `e` contains an integer `^`: a hand-written swizzle.
+    fn has_xor(&self, e: Handle<Expr>) -> bool {
+        let mut stack = vec![e];
+        let mut seen = HashSet::new();
+        while let Some(e) = stack.pop() {
+            if !seen.insert(e) {
+                continue;
+            }
+            match &self.f.exprs[e] {
+                Expr::Binary {
+                    op: BinaryOp::BitXor,
+                    ..
+                } if self.f.ty(e).is_int() => return true,
+                // A load's own indices are another access.
+                Expr::Load { .. } => {}
+                other => stack.extend(other.operands()),
+            }
+        }
+        false
+    }
+
+    /// The `swizzle-permutation` obligation of an access of a shared
+    /// buffer inside a `T.Parallel` nest whose indices contain a `^` (a
+    /// hand-written XOR swizzle): two different iterations of the nest
+    /// index different elements, and when the nest has exactly as many
+    /// iterations as the buffer has elements, every index lies in the
+    /// buffer, so that the access is a permutation of the tile.
+    fn swizzle(&mut self, buffer: Handle<Buffer>, indices: &[Handle<Expr>], span: Span) {
+        let Some(frame) = self.frames.last() else {
+            return;
+        };
+        let count = frame.count;
+        let b = &self.f.buffers[buffer];
+        let (name, scope) = (b.name.clone(), b.scope);
+        if scope != Scope::Shared || !indices.iter().any(|&i| self.has_xor(i)) {
+            return;
+        }
+        let terms: Vec<Term> = indices.iter().map(|&i| self.term(i)).collect();
+        let text = format!(
+            "{name}[{}]",
+            terms
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let subject_key = format!("swizzle {text}");
+        if self.items.iter().any(|o| {
+            o.span == span && o.kernel == self.kernel && o.subject.starts_with(&subject_key)
+        }) {
+            return;
+        }
+        let shape = self.shape(buffer);
+        let elements = self
+            .f
+            .const_shape(buffer)
+            .map(|s| s.iter().map(|&e| i128::from(e)).product::<i128>());
+        let onto = count.is_some() && count == elements;
+        let Some(two) = self.two_iterations() else {
+            return;
+        };
+        let rename = |n: &str| two.primed.get(n).cloned();
+        let mut goal = vec![Formula::or(
+            terms
+                .iter()
+                .map(|t| Formula::cmp(super::Cmp::Ne, t.clone(), t.rename(&rename)))
+                .collect(),
+        )];
+        let mut shown = Vec::new();
+        for (d, (t, extent)) in terms.iter().zip(&shape).enumerate() {
+            if onto {
+                goal.push(t.clone().ge(Term::Const(0)));
+                goal.push(t.clone().lt(extent.clone()));
+            }
+            if t.as_const().is_none() {
+                shown.push((format!("index {d} ({t})"), t.clone()));
+                let primed = t.rename(&rename);
+                shown.push((format!("index {d} ({primed})"), primed));
+            }
+        }
+        let dims = shape
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("x");
+        let claim = if onto {
+            format!("is a permutation of the {dims} tile")
+        } else {
+            "is one-to-one over the nest".to_string()
+        };
+        let mut facts = self.arithmetic_facts(indices);
+        let primed_facts: Vec<Formula> = facts.iter().map(|f| f.rename(&rename)).collect();
+        facts.extend(primed_facts);
+        facts.extend(two.extra);
+        self.push(
+            ObligationKind::SwizzlePermutation { buffer: name, onto },
+            span,
+            format!("{subject_key} {claim}"),
+            &facts,
+            Formula::and(goal),
+            shown,
+        );
+        if let Some(item) = self.items.last_mut() {
+            item.scope.extend(two.shown_vars);
         }
     }
 
@@ -764,6 +1072,9 @@ impl<'f> Generator<'f> {
                     .then_some(AccessSite::Load { span, expr: e });
                 self.access(*buffer, indices, false, span, &extra);
                 self.site = None;
+                if extra.is_empty() {
+                    self.swizzle(*buffer, indices, span);
+                }
             }
             Expr::Select {
                 cond,
@@ -894,8 +1205,14 @@ impl<'f> Generator<'f> {
                 let mut exprs = self.f.buffers[*buffer].shape.clone();
                 exprs.extend(init.iter().copied());
                 self.stmt_loads(&exprs, span);
-                if self.f.buffers[*buffer].scope == Scope::Shared && !self.shared.contains(buffer) {
-                    self.shared.push(*buffer);
+                match self.f.buffers[*buffer].scope {
+                    Scope::Shared if !self.shared.contains(buffer) => self.shared.push(*buffer),
+                    Scope::Fragment | Scope::Local | Scope::Var
+                        if self.in_kernel && !self.local_buffers.contains(buffer) =>
+                    {
+                        self.local_buffers.push(*buffer);
+                    }
+                    _ => {}
                 }
             }
             Stmt::For {
@@ -903,16 +1220,30 @@ impl<'f> Generator<'f> {
                 start,
                 extent,
                 body,
-                ..
+                kind,
             } => {
                 self.stmt_loads(&[*start, *extent], span);
                 let s = self.term(*start);
                 let n = self.term(*extent);
                 let (h, sc) = (self.hypotheses.len(), self.scope.len());
                 let v = self.declare(*var, Role::Loop);
+                let (lo, count) = (s.as_const(), n.as_const());
+                self.bound(&v, lo, lo.zip(count).map(|(a, c)| a + c - 1));
                 self.hypotheses.push(v.clone().ge(s.clone()));
-                self.hypotheses.push(v.lt(s.plus(n)));
+                self.hypotheses
+                    .push(v.clone().lt(s.clone().plus(n.clone())));
                 self.block(body)?;
+                // After the body's own obligations, under the loop's facts.
+                if let crate::ir::LoopKind::Pipelined {
+                    num_stages,
+                    order,
+                    stage,
+                } = kind
+                {
+                    self.cache.clear();
+                    let lists = order.as_deref().zip(stage.as_deref());
+                    self.pipeline(*var, &s, &n, *num_stages, lists, body, span);
+                }
                 self.hypotheses.truncate(h);
                 self.scope.truncate(sc);
             }
@@ -930,14 +1261,19 @@ impl<'f> Generator<'f> {
                 self.stmt_loads(extents, span);
                 let ns: Vec<Term> = extents.iter().map(|&e| self.term(e)).collect();
                 let (h, sc) = (self.hypotheses.len(), self.scope.len());
+                let count = ns
+                    .iter()
+                    .try_fold(1i128, |acc, n| acc.checked_mul(n.as_const()?));
                 self.frames.push(ParallelFrame {
                     hyp_start: h,
                     opaque_start: self.opaque,
                     vars: vars.clone(),
                     inner: HashSet::new(),
+                    count,
                 });
                 for (&var, n) in vars.iter().zip(ns) {
                     let v = self.declare(var, Role::Loop);
+                    self.bound(&v, Some(0), n.as_const().map(|n| n - 1));
                     self.hypotheses.push(v.clone().ge(Term::Const(0)));
                     self.hypotheses.push(v.lt(n));
                 }
@@ -967,6 +1303,14 @@ impl<'f> Generator<'f> {
                 if dtype.is_int() {
                     let value = self.term(*value);
                     let v = self.declare(*var, Role::Let);
+                    match self.bounds_of(&value) {
+                        Some((lo, hi)) => self.bound(&v, Some(lo), Some(hi)),
+                        None => {
+                            if let Term::Var(name) = &v {
+                                self.bounds.remove(name);
+                            }
+                        }
+                    }
                     self.hypotheses.push(v.eq(value));
                 } else if dtype.is_bool() {
                     let value = self.formula(*value);
@@ -994,26 +1338,33 @@ impl<'f> Generator<'f> {
                 self.access(*buffer, indices, true, span, &[]);
                 self.site = None;
                 self.race(*buffer, indices, *value, span);
+                self.swizzle(*buffer, indices, span);
+                self.global_store(*buffer, indices, *value, span);
             }
             Stmt::Copy { src, dst } => {
                 self.region(src, "copy", "src", span);
                 self.region(dst, "copy", "dst", span);
+                self.global_region_write(dst, None, span);
             }
             Stmt::Gemm {
                 a,
                 b,
                 c,
                 clear_accum,
+                transpose_a,
+                transpose_b,
                 ..
             } => {
                 self.stmt_loads(&[*clear_accum], span);
                 self.region(a, "gemm", "A", span);
                 self.region(b, "gemm", "B", span);
                 self.region(c, "gemm", "C", span);
+                self.gemm_layouts([a, b, c], (*transpose_a, *transpose_b), span);
             }
             Stmt::Fill { dst, value } => {
                 self.stmt_loads(&[*value], span);
                 self.region(dst, "fill", "dst", span);
+                self.global_region_write(dst, Some(*value), span);
             }
             Stmt::AtomicAdd { dst, value } => {
                 match value {
@@ -1050,15 +1401,22 @@ impl<'f> Generator<'f> {
         self.kernel = self.kernels;
         self.kernels += 1;
         self.shared.clear();
+        self.local_buffers.clear();
+        self.writes.clear();
+        self.kernel_names.clear();
+        self.threads = threads;
         self.stmt_loads(grid, span);
         let (h, s) = (self.hypotheses.len(), self.scope.len());
         let extents: Vec<Term> = grid.iter().map(|&g| self.term(g)).collect();
+        self.in_kernel = true;
         for (axis, (&var, extent)) in block_vars.iter().zip(extents).enumerate() {
             let v = self.declare(var, Role::Block(axis));
+            self.bound(&v, Some(0), extent.as_const().map(|e| e - 1));
             self.hypotheses.push(v.clone().ge(Term::Const(0)));
             self.hypotheses.push(v.lt(extent));
         }
         let t = self.declare(thread_var, Role::Thread);
+        self.bound(&t, Some(0), Some(i128::from(threads) - 1));
         self.hypotheses.push(t.clone().ge(Term::Const(0)));
         self.hypotheses.push(t.lt(Term::Const(i128::from(threads))));
         if let Some(limit) = self.options.max_threads {
@@ -1073,10 +1431,16 @@ impl<'f> Generator<'f> {
         }
         // The body's statements, with its `assume` facts kept for the
         // shared-memory obligation at the end.
-        for (stmt, stmt_span) in body.iter() {
+        let walked = body.iter().try_for_each(|(stmt, stmt_span)| {
             self.cache.clear();
-            self.stmt(stmt, stmt_span)?;
+            self.stmt(stmt, stmt_span)
+        });
+        if let Err(e) = walked {
+            self.in_kernel = false;
+            return Err(e);
         }
+        self.cache.clear();
+        self.grid_writes(block_vars);
         if let Some(limit) = self.options.shared_bytes {
             self.cache.clear();
             let mut total = Term::Const(0);
@@ -1114,6 +1478,8 @@ impl<'f> Generator<'f> {
                 vec![("shared bytes".to_string(), total)],
             );
         }
+        self.registers(span);
+        self.in_kernel = false;
         self.hypotheses.truncate(h);
         self.scope.truncate(s);
         Ok(())

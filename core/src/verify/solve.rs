@@ -8,20 +8,34 @@
 //! `unknown` answer (the per-obligation timeout, or nonlinear arithmetic
 //! beyond the solver) is reported as such, never as proved.
 //!
+//! # Canonical counterexamples
+//! Which model a solver returns is its own business and differs between
+//! Z3 versions. So a refutation is not read from the first model: the
+//! variables of the obligation are fixed one at a time, in a set order
+//! (the variables in scope: sizes, block indices, the thread, loops and
+//! lets, coordinates; then the others, primed copies and opaque values,
+//! in declaration order), each to the value of smallest magnitude that
+//! keeps the assertions satisfiable (the non-negative one of two),
+//! found by exponential and binary search with `push`/`pop` checks;
+//! booleans prefer `false`. The result is the lexicographically least
+//! counterexample under that order: a property of the obligation, not of
+//! the solver, as long as every check is decided (a check the solver
+//! cannot decide in time stops the search, and the values found so far
+//! are kept with the solver's choice for the rest).
+//!
 //! Integers are Z3's mathematical integers. Z3's `div` and `mod` are
 //! Euclidean; floor and truncating division are built from them with the
-//! signs of the operands.
+//! signs of the operands. Bitwise operators ([`Term::Bits`]) are spelt
+//! out bit by bit from `div` and `mod` by powers of two.
 
 use std::collections::HashMap;
 
 use z3::ast::{Bool, Int};
 use z3::{Model, Params, SatResult, Solver};
 
-/// The largest symbolic size a counterexample prefers.
-const SMALL_SIZE: i64 = 4096;
-
 use super::{
-    Counterexample, Formula, Obligations, Outcome, Role, Term, VerifyError, VerifyOptions, generate,
+    BitOp, Counterexample, Formula, Obligation, Obligations, Outcome, Role, Term, VerifyError,
+    VerifyOptions, generate,
 };
 use crate::ir::Function;
 
@@ -83,7 +97,7 @@ pub fn discharge(obligations: &Obligations, options: &VerifyOptions) -> Vec<Outc
                         .get_reason_unknown()
                         .unwrap_or_else(|| "the solver gave no reason".to_string()),
                 ),
-                SatResult::Sat => match cx.small_model(obligations, &obligation.scope) {
+                SatResult::Sat => match cx.minimal_model(obligation) {
                     Some(model) => {
                         let eval = |term: &Int| model.eval(term, true).and_then(|v| v.as_i128());
                         let mut values = Vec::new();
@@ -132,7 +146,8 @@ fn order(values: &mut [(String, Role, i128)]) {
         Role::Block(axis) => (1, axis),
         Role::Thread => (2, 0),
         Role::Loop | Role::Let => (3, 0),
-        Role::Opaque => (4, 0),
+        Role::Coordinate => (4, 0),
+        Role::Opaque => (5, 0),
     };
     values.sort_by_key(|(_, role, _)| rank(*role));
 }
@@ -149,6 +164,7 @@ impl<'o> Encoder<'o> {
         let solver = Solver::new();
         let mut params = Params::new();
         params.set_u32("timeout", options.timeout_ms.max(1));
+        params.set_u32("random_seed", options.random_seed);
         solver.set_params(&params);
         let mut encoder = Encoder {
             solver,
@@ -166,35 +182,94 @@ impl<'o> Encoder<'o> {
         encoder
     }
 
-    /// A model of the current assertions, preferring symbolic sizes of at
-    /// most [`SMALL_SIZE`] (a counterexample that is easy to read and to
-    /// replay) when there is one.
-    fn small_model(&mut self, obligations: &Obligations, scope: &[usize]) -> Option<Model> {
-        let sizes: Vec<Int> = scope
-            .iter()
-            .map(|&i| &obligations.vars[i])
-            .filter(|v| v.role == Role::Size && !v.boolean)
-            .map(|v| self.int_var(&v.name))
-            .collect();
-        if !sizes.is_empty() {
-            self.solver.push();
-            for size in &sizes {
-                self.solver.assert(size.le(Int::from_i64(SMALL_SIZE)));
-            }
-            let small = match self.solver.check() {
-                SatResult::Sat => self.solver.get_model(),
-                _ => None,
+    /// The canonical model of the current assertions (module
+    /// documentation), or `None` when they are not satisfiable.
+    fn minimal_model(&mut self, obligation: &Obligation) -> Option<Model> {
+        let order = minimization_order(self.obligations, obligation);
+        self.solver.push();
+        for index in order {
+            let var = &self.obligations.vars[index];
+            let decided = if var.boolean {
+                let b = self.bool_var(&var.name);
+                let value = self.probe(&b.not());
+                match value {
+                    SatResult::Sat => self.solver.assert(b.not()),
+                    SatResult::Unsat => self.solver.assert(&b),
+                    SatResult::Unknown => {}
+                }
+                value != SatResult::Unknown
+            } else {
+                let x = self.int_var(&var.name);
+                self.minimize(&x)
             };
-            self.solver.pop(1);
-            if small.is_some() {
-                return small;
-            }
-            // The pop dropped the model of the first check: check again.
-            if self.solver.check() != SatResult::Sat {
-                return None;
+            if !decided {
+                break;
             }
         }
-        self.solver.get_model()
+        let model = match self.solver.check() {
+            SatResult::Sat => self.solver.get_model(),
+            _ => None,
+        };
+        self.solver.pop(1);
+        if model.is_some() {
+            return model;
+        }
+        // The search lost the model (a check it could not decide): the
+        // solver's own choice.
+        match self.solver.check() {
+            SatResult::Sat => self.solver.get_model(),
+            _ => None,
+        }
+    }
+
+    /// Whether the assertions with `extra` are satisfiable.
+    fn probe(&mut self, extra: &Bool) -> SatResult {
+        self.solver.push();
+        self.solver.assert(extra);
+        let result = self.solver.check();
+        self.solver.pop(1);
+        result
+    }
+
+    /// Fixes `x` to its value of smallest magnitude (the non-negative one
+    /// of two); `false` when a check was not decided.
+    fn minimize(&mut self, x: &Int) -> bool {
+        let within = |bound: i128| {
+            let b = Int::from_i128(bound);
+            Bool::and(&[x.le(&b), x.ge(b.unary_minus())])
+        };
+        // The least bound B with |x| <= B satisfiable: 0, then 1, 3, 7, ...
+        // until satisfiable, then by halving between the last two.
+        let mut unsat: i128 = -1;
+        let mut sat: i128 = 0;
+        loop {
+            match self.probe(&within(sat)) {
+                SatResult::Sat => break,
+                SatResult::Unsat => {
+                    unsat = sat;
+                    sat = match sat.checked_mul(2).and_then(|v| v.checked_add(1)) {
+                        Some(next) => next,
+                        None => return false,
+                    };
+                }
+                SatResult::Unknown => return false,
+            }
+        }
+        while sat - unsat > 1 {
+            let mid = unsat + (sat - unsat) / 2;
+            match self.probe(&within(mid)) {
+                SatResult::Sat => sat = mid,
+                SatResult::Unsat => unsat = mid,
+                SatResult::Unknown => return false,
+            }
+        }
+        let positive = x.eq(Int::from_i128(sat));
+        match self.probe(&positive) {
+            SatResult::Sat => self.solver.assert(&positive),
+            SatResult::Unsat => self.solver.assert(x.eq(Int::from_i128(-sat))),
+            SatResult::Unknown => return false,
+        }
+        true
     }
 
     /// The integer constant of a variable, declared with its range on
@@ -271,6 +346,10 @@ impl<'o> Encoder<'o> {
                 let (a, b) = (self.term(a), self.term(b));
                 c.ite(&a, &b)
             }
+            Term::Bits(op, a, b, width) => {
+                let (a, b) = (self.term(a), self.term(b));
+                bitwise(*op, &a, &b, *width)
+            }
         }
     }
 
@@ -300,6 +379,68 @@ impl<'o> Encoder<'o> {
             }
         }
     }
+}
+
+/// `a op b` for operands in `0 .. 2^width`, bit by bit: bit `k` of `x`
+/// is `(x div 2^k) mod 2`.
+fn bitwise(op: BitOp, a: &Int, b: &Int, width: u32) -> Int {
+    let one = Int::from_i64(1);
+    let zero = Int::from_i64(0);
+    let mut bits = Vec::new();
+    for k in 0..width.min(62) {
+        let power = Int::from_i64(1i64 << k);
+        let bit = |x: &Int| x.div(&power).modulo(Int::from_i64(2)).eq(&one);
+        let (x, y) = (bit(a), bit(b));
+        let set = match op {
+            BitOp::And => Bool::and(&[x, y]),
+            BitOp::Or => Bool::or(&[x, y]),
+            BitOp::Xor => x.xor(&y),
+        };
+        bits.push(set.ite(&power, &zero));
+    }
+    if bits.is_empty() {
+        return zero;
+    }
+    Int::add(&bits)
+}
+
+/// The order in which [`Encoder::minimal_model`] fixes the variables of an
+/// obligation: those in scope (sizes, block indices, thread, loops and
+/// lets, coordinates, each group in scope order), then every other
+/// variable the obligation mentions, in declaration order.
+fn minimization_order(obligations: &Obligations, obligation: &Obligation) -> Vec<usize> {
+    let mut order: Vec<usize> = Vec::new();
+    let mut scoped: Vec<usize> = obligation.scope.clone();
+    let rank = |role: Role| match role {
+        Role::Size => (0, 0),
+        Role::Block(axis) => (1, axis),
+        Role::Thread => (2, 0),
+        Role::Loop | Role::Let => (3, 0),
+        Role::Coordinate => (4, 0),
+        Role::Opaque => (5, 0),
+    };
+    scoped.sort_by_key(|&i| rank(obligations.vars[i].role));
+    for i in scoped {
+        if !order.contains(&i) {
+            order.push(i);
+        }
+    }
+    let mut rest: Vec<usize> = Vec::new();
+    let mut visit = |name: &str| {
+        if let Some(i) = obligations.vars.iter().position(|v| v.name == name)
+            && !order.contains(&i)
+            && !rest.contains(&i)
+        {
+            rest.push(i);
+        }
+    };
+    obligation.goal.visit_vars(&mut visit);
+    for h in &obligation.hypotheses {
+        h.visit_vars(&mut visit);
+    }
+    rest.sort_unstable();
+    order.extend(rest);
+    order
 }
 
 /// `floor(a / b)` from Z3's Euclidean division.

@@ -6,6 +6,11 @@
 //! `no-overflow` obligations state, so a bounds proof holds under the
 //! overflow proofs of the same access.
 //!
+//! Bitwise operators are terms only where both operands are known to lie
+//! in `0 .. 2^width` for a small `width` (hand-written swizzles such as
+//! `(j // 8) ^ (i % 8)`): the discharger then encodes them bit by bit,
+//! exactly. Elsewhere they stay opaque values (`obligations.rs`).
+//!
 //! Terms print in a compact infix form (`bx * 128 + i < M`) that tests pin
 //! and `tilec verify` shows.
 
@@ -29,6 +34,44 @@ pub enum Term {
     Min(Box<Term>, Box<Term>),
     Max(Box<Term>, Box<Term>),
     Ite(Box<Formula>, Box<Term>, Box<Term>),
+    /// A bitwise operator on operands that lie in `0 .. 2^width`.
+    Bits(BitOp, Box<Term>, Box<Term>, u32),
+}
+
+/// A bitwise operator of [`Term::Bits`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BitOp {
+    And,
+    Or,
+    Xor,
+}
+
+impl BitOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BitOp::And => "&",
+            BitOp::Or => "|",
+            BitOp::Xor => "^",
+        }
+    }
+
+    /// `a op b`.
+    pub fn apply(self, a: i128, b: i128) -> i128 {
+        match self {
+            BitOp::And => a & b,
+            BitOp::Or => a | b,
+            BitOp::Xor => a ^ b,
+        }
+    }
+
+    /// The result bit from two operand bits.
+    pub fn bit(self, a: bool, b: bool) -> bool {
+        match self {
+            BitOp::And => a && b,
+            BitOp::Or => a || b,
+            BitOp::Xor => a != b,
+        }
+    }
 }
 
 /// A comparison operator.
@@ -162,7 +205,8 @@ impl Term {
             | Term::FloorMod(a, b)
             | Term::TruncDiv(a, b)
             | Term::Min(a, b)
-            | Term::Max(a, b) => {
+            | Term::Max(a, b)
+            | Term::Bits(_, a, b, _) => {
                 a.visit_vars(f);
                 b.visit_vars(f);
             }
@@ -216,6 +260,10 @@ impl Term {
                 let (a, b) = two(a, b);
                 Term::Ite(Box::new(c.rename(rename)), a, b)
             }
+            Term::Bits(op, a, b, width) => {
+                let (a, b) = two(a, b);
+                Term::Bits(*op, a, b, *width)
+            }
         }
     }
 
@@ -256,6 +304,7 @@ impl Term {
                     b.eval(env)?
                 }
             }
+            Term::Bits(op, a, b, _) => op.apply(a.eval(env)?, b.eval(env)?),
         })
     }
 
@@ -416,6 +465,7 @@ impl fmt::Display for Term {
             Term::Min(a, b) => write!(f, "min({a}, {b})"),
             Term::Max(a, b) => write!(f, "max({a}, {b})"),
             Term::Ite(c, a, b) => write!(f, "select({c}, {a}, {b})"),
+            Term::Bits(op, a, b, _) => infix(f, a, op.symbol(), b),
         }
     }
 }

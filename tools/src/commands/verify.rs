@@ -15,8 +15,8 @@ use tilec_core::front::{Label, Severity};
 use tilec_core::ir::Span;
 use tilec_core::target::{self, TargetDescription};
 use tilec_core::verify::{
-    self, AccessSite, Counterexample, Obligation, ObligationKind, Obligations, Outcome,
-    VerifyOptions,
+    self, AccessSite, Counterexample, LayoutSource, Obligation, ObligationKind, Obligations,
+    Outcome, VerifyOptions,
 };
 
 use crate::cli::VerifyArgs;
@@ -294,6 +294,34 @@ fn meaning(o: &Obligation) -> String {
         }
         ObligationKind::Threads { limit } => {
             format!("the block has more threads than the target's {limit}")
+        }
+        ObligationKind::LayoutInjective { buffer, source } => match source {
+            LayoutSource::Grid => format!("two blocks write one element of `{buffer}`"),
+            LayoutSource::Accumulator => {
+                format!("two holders of the accumulator fragments write one element of `{buffer}`")
+            }
+        },
+        ObligationKind::FragmentCoverage { buffer, operand } => {
+            format!("the fragment of operand {operand} (`{buffer}`) does not cover its tile once")
+        }
+        ObligationKind::SwizzlePermutation { buffer, onto } => format!(
+            "the swizzled index of `{buffer}` is not {}",
+            if *onto {
+                "a permutation of its tile"
+            } else {
+                "one-to-one"
+            }
+        ),
+        ObligationKind::PipelineReuse { buffer, schedule } => format!(
+            "a pipelined copy overwrites a stage of `{buffer}` while it is read ({} versions for copies {} iterations ahead)",
+            schedule.versions,
+            schedule.ahead()
+        ),
+        ObligationKind::PipelineOrder { buffer, .. } => format!(
+            "a read of `{buffer}` in a pipelined loop is not ordered after its copy by a wait and a barrier"
+        ),
+        ObligationKind::Registers { .. } => {
+            "the registers the kernel keeps per thread exceed the target's budget".to_string()
         }
     }
 }
