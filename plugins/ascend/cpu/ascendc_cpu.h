@@ -13,12 +13,30 @@
 //   and L0B 512-byte aligned, in L0C 64-byte aligned; `DataCopy` between
 //   GM and UB moves whole 32-byte blocks;
 // - bounds: every access stays inside its tensor;
-// - pipe synchronisation: every buffer remembers which pipe last wrote it
-//   and which pipes read it since; an access from another pipe needs a
-//   `SetFlag`/`WaitFlag` pair from that pipe after the access (or a
-//   `PipeBarrier<PIPE_ALL>`). Setting a flag twice without its wait,
-//   waiting for a flag nobody set, and leaving a flag set at the end of the
-//   kernel are errors too.
+// - pipe synchronisation: every buffer (global tensors included) remembers
+//   which pipe last wrote it and which pipes read it since; an access from
+//   another pipe needs a `SetFlag`/`WaitFlag` pair from that pipe after the
+//   access (or a `PipeBarrier<PIPE_ALL>`). Setting a flag twice without
+//   its wait, waiting for a flag nobody set, and leaving a flag set at the
+//   end of the kernel are errors too;
+// - reach: the scalar unit reads and writes UB only, vector instructions
+//   take UB operands only; nothing but the fixpipe reads L0C.
+//
+// A kernel declared `KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2)` runs
+// on an AI core's AIC (cube core: S, MTE1, MTE2, M, FIX; L1, L0A, L0B, L0C)
+// and its AIVs (vector cores: S, V, MTE2, MTE3; UB). The model runs both
+// cores' instructions in the program order of the source, one AIV doing
+// the work (the emitted code leaves the second one idle but for the
+// cross-core flags, which it mirrors). Every instruction must run inside a
+// side scope (`SideScope`, what the emitted TILEC_AIC / TILEC_AIV guards
+// open) naming its core, on a pipe that core has and on buffers that core
+// can reach; a flag orders two pipes of one core; an ordering between the
+// cores (through global memory) needs `CrossCoreSetFlag<2, PIPE>` on the
+// source core after the access and `CrossCoreWaitFlag` on the other core
+// before the next one. A cross-core wait with no flag set (the core would
+// block forever), a flag id set from two different pipes before its wait
+// (their completions may overtake each other), more than 15 flags pending
+// on one id, and flags left pending at the end are errors.
 //
 // A violation throws `AscendC::cpu::ModelError`; `AscendC::cpu::launch`
 // turns it into a message for the caller.
@@ -56,11 +74,31 @@
 #ifndef ASCENDC_CPU_EVENT_IDS
 #define ASCENDC_CPU_EVENT_IDS 8
 #endif
+// Cross-core flag ids on A2 (CrossCoreSetFlag/CrossCoreWaitFlag).
+#ifndef ASCENDC_CPU_CROSS_FLAG_IDS
+#define ASCENDC_CPU_CROSS_FLAG_IDS 11
+#endif
+// Cross-core flags one id can hold before the waiting core takes them.
+#ifndef ASCENDC_CPU_CROSS_FLAG_DEPTH
+#define ASCENDC_CPU_CROSS_FLAG_DEPTH 15
+#endif
 
 #define __global__
 #define __aicore__
 #define __gm__
 #define GM_ADDR uint8_t*
+
+// Kernel types (KERNEL_TASK_TYPE_DEFAULT); the model distinguishes mixed
+// AIC + AIV kernels from the others.
+enum KernelMetaType {
+    KERNEL_TYPE_AIV_ONLY,
+    KERNEL_TYPE_AIC_ONLY,
+    KERNEL_TYPE_MIX_AIV_1_0,
+    KERNEL_TYPE_MIX_AIC_1_0,
+    KERNEL_TYPE_MIX_AIC_1_1,
+    KERNEL_TYPE_MIX_AIC_1_2,
+};
+#define KERNEL_TASK_TYPE_DEFAULT(type) ::AscendC::cpu::kernel_type(type)
 
 // ---------------------------------------------------------------------------
 // 16-bit floating-point types, rounded to nearest even from float.
@@ -158,6 +196,10 @@ inline const char* pipe_name(int p) {
     return names[p];
 }
 
+// A unit is a pipe of one core: side * PIPE_COUNT + pipe. Kernels that are
+// not mixed use side 0 only.
+constexpr int UNIT_COUNT = 2 * PIPE_COUNT;
+
 #define TILEC_EVENTS(X)                                                                           \
     X(MTE2_MTE1, PIPE_MTE2, PIPE_MTE1)                                                            \
     X(MTE1_MTE2, PIPE_MTE1, PIPE_MTE2) X(MTE1_M, PIPE_MTE1, PIPE_M) X(M_MTE1, PIPE_M, PIPE_MTE1) \
@@ -202,24 +244,50 @@ inline void event_pipes(HardEvent e, int& src, int& dst) {
     fail("unknown HardEvent");
 }
 
-// What one buffer (one TBuf allocation) has seen.
+// The cores of a mixed kernel.
+enum SideId { SIDE_AIC = 0, SIDE_AIV = 1 };
+
+inline const char* side_name(int side) { return side == SIDE_AIC ? "AIC" : "AIV"; }
+
+// Whether core `side` of a mixed kernel has pipe `pipe`.
+inline bool pipe_on_side(int pipe, int side) {
+    if (side == SIDE_AIC) {
+        return pipe == PIPE_S || pipe == PIPE_MTE1 || pipe == PIPE_MTE2 || pipe == PIPE_M ||
+               pipe == PIPE_FIX;
+    }
+    return pipe == PIPE_S || pipe == PIPE_V || pipe == PIPE_MTE2 || pipe == PIPE_MTE3;
+}
+
+// What one buffer (one TBuf allocation or one global tensor) has seen.
 struct BufferState {
     std::string name;
-    int last_writer = -1;
+    int space = 0;  // 0 GM, 1 L1, 2 L0A, 3 L0B, 4 L0C, 5 UB
+    int last_writer = -1;  // unit
     uint64_t write_time = 0;
-    uint64_t read_time[PIPE_COUNT] = {0, 0, 0, 0, 0, 0, 0};
+    uint64_t read_time[UNIT_COUNT] = {};
 };
 
-// The state of one AI core while it runs the kernel.
+// A cross-core flag set and not yet waited for.
+struct CrossFlag {
+    int unit;
+    uint64_t time;
+};
+
+// The state of one AI core (in a mixed kernel: one AIC and its AIV) while
+// it runs the kernel.
 struct Core {
     uint32_t block_idx = 0;
     uint32_t block_num = 1;
     uint64_t now = 1;
-    // visible[q][p]: operations of pipe q issued before this time are
-    // visible to pipe p.
-    uint64_t visible[PIPE_COUNT][PIPE_COUNT] = {};
+    bool mix = false;
+    int side = -1;  // the side scope open now, -1 outside any
+    // visible[q][p]: operations of unit q issued before this time are
+    // visible to unit p.
+    uint64_t visible[UNIT_COUNT][UNIT_COUNT] = {};
     // set_time[q][p][id]: when the flag was set; 0 when not set.
-    uint64_t set_time[PIPE_COUNT][PIPE_COUNT][ASCENDC_CPU_EVENT_IDS] = {};
+    uint64_t set_time[UNIT_COUNT][UNIT_COUNT][ASCENDC_CPU_EVENT_IDS] = {};
+    // cross[side][id]: cross-core flags set for core `side`, oldest first.
+    std::vector<CrossFlag> cross[2][ASCENDC_CPU_CROSS_FLAG_IDS];
     std::vector<BufferState> buffers;
     uint64_t used[10] = {};
 };
@@ -235,35 +303,123 @@ inline Core& core() {
     return *c;
 }
 
+inline const char* space_name(int space) {
+    static const char* names[] = {"GM", "L1", "L0A", "L0B", "L0C", "UB"};
+    return names[space];
+}
+
+// "pipe V" in a kernel that is not mixed, "AIV pipe V" in a mixed one.
+inline std::string unit_name(int unit) {
+    const Core& c = core();
+    std::string pipe = pipe_name(unit % PIPE_COUNT);
+    return c.mix ? std::string(side_name(unit / PIPE_COUNT)) + " pipe " + pipe : "pipe " + pipe;
+}
+
+// The unit `pipe` names where an instruction runs now.
+inline int unit_of(int pipe, const char* op) {
+    Core& c = core();
+    if (!c.mix) return pipe;
+    if (c.side < 0) {
+        fail(std::string(op) + " runs outside a TILEC_AIC/TILEC_AIV guard: in a mixed kernel every " +
+             "instruction runs on the AIC or on the AIV");
+    }
+    if (!pipe_on_side(pipe, c.side)) {
+        fail(std::string(op) + " runs on pipe " + pipe_name(pipe) + ", which the " +
+             side_name(c.side) + " does not have");
+    }
+    return c.side * PIPE_COUNT + pipe;
+}
+
+// Which core of a mixed kernel can reach a buffer of `space` (-1: both).
+inline int side_of_space(int space) {
+    if (space == 5) return SIDE_AIV;
+    if (space >= 1 && space <= 4) return SIDE_AIC;
+    return -1;
+}
+
+// What orders unit `src`'s work before unit `dst`'s.
+inline std::string missing_order(int src, int dst) {
+    if (src / PIPE_COUNT != dst / PIPE_COUNT) {
+        return std::string("a cross-core flag (CrossCoreSetFlag<2, PIPE_") +
+               pipe_name(src % PIPE_COUNT) + "> on the " + side_name(src / PIPE_COUNT) +
+               ", CrossCoreWaitFlag on the " + side_name(dst / PIPE_COUNT) + ")";
+    }
+    return std::string("a SetFlag/WaitFlag pair (HardEvent::") + pipe_name(src % PIPE_COUNT) + "_" +
+           pipe_name(dst % PIPE_COUNT) + ")";
+}
+
 // Records an access of `pipe` to buffer `id` and checks its ordering.
 inline void access(int id, int pipe, bool write, const char* op) {
     if (id < 0) return;
     Core& c = core();
+    int u = unit_of(pipe, op);
     BufferState& b = c.buffers[static_cast<size_t>(id)];
-    if (b.last_writer >= 0 && b.last_writer != pipe &&
-        c.visible[b.last_writer][pipe] < b.write_time) {
-        fail(std::string(op) + " on pipe " + pipe_name(pipe) + " accesses buffer `" + b.name +
-             "` written by pipe " + pipe_name(b.last_writer) +
-             " without a SetFlag/WaitFlag pair (HardEvent::" + pipe_name(b.last_writer) + "_" +
-             pipe_name(pipe) + ") in between");
+    int reach = side_of_space(b.space);
+    if (c.mix && reach >= 0 && reach != c.side) {
+        fail(std::string(op) + " on the " + side_name(c.side) + " reaches buffer `" + b.name +
+             "` in " + space_name(b.space) + ", which only the " + side_name(reach) +
+             " has (the cores share global memory only)");
+    }
+    if (b.last_writer >= 0 && b.last_writer != u && c.visible[b.last_writer][u] < b.write_time) {
+        fail(std::string(op) + " on " + unit_name(u) + " accesses buffer `" + b.name +
+             "` written by " + unit_name(b.last_writer) + " without " +
+             missing_order(b.last_writer, u) + " in between");
     }
     if (write) {
-        for (int q = 0; q < PIPE_COUNT; ++q) {
-            if (q != pipe && b.read_time[q] != 0 && c.visible[q][pipe] < b.read_time[q]) {
-                fail(std::string(op) + " on pipe " + pipe_name(pipe) + " overwrites buffer `" +
-                     b.name + "` still being read by pipe " + pipe_name(q) +
-                     " without a SetFlag/WaitFlag pair (HardEvent::" + pipe_name(q) + "_" +
-                     pipe_name(pipe) + ") in between");
+        for (int q = 0; q < UNIT_COUNT; ++q) {
+            if (q != u && b.read_time[q] != 0 && c.visible[q][u] < b.read_time[q]) {
+                fail(std::string(op) + " on " + unit_name(u) + " overwrites buffer `" + b.name +
+                     "` still being read by " + unit_name(q) + " without " + missing_order(q, u) +
+                     " in between");
             }
         }
-        b.last_writer = pipe;
+        b.last_writer = u;
         b.write_time = c.now;
         for (auto& t : b.read_time) t = 0;
     } else {
-        b.read_time[pipe] = c.now;
+        b.read_time[u] = c.now;
     }
     c.now += 1;
 }
+
+// Registers a buffer (a TBuf or a global tensor) and returns its id.
+inline int add_buffer(const std::string& name, int space) {
+    Core& c = core();
+    BufferState state;
+    state.name = name;
+    state.space = space;
+    c.buffers.push_back(state);
+    return static_cast<int>(c.buffers.size()) - 1;
+}
+
+inline void kernel_type(KernelMetaType type) {
+    Core& c = core();
+    if (!c.buffers.empty() || c.now != 1) {
+        fail("KERNEL_TASK_TYPE_DEFAULT after the kernel's first buffer or instruction");
+    }
+    c.mix = type == KERNEL_TYPE_MIX_AIC_1_2;
+}
+
+// Opens a side scope for its lifetime: what the emitted TILEC_AIC and
+// TILEC_AIV guards do on the model.
+struct SideScope {
+    int saved = -1;
+    explicit SideScope(SideId side) {
+        Core& c = core();
+        if (!c.mix) fail(std::string("a ") + side_name(side) + " guard in a kernel that is not mixed");
+        if (c.side >= 0 && c.side != side) {
+            fail(std::string(side_name(side)) + " code inside " + side_name(c.side) +
+                 " code: it would never run");
+        }
+        saved = c.side;
+        c.side = side;
+    }
+    SideScope(const SideScope&) = delete;
+    SideScope& operator=(const SideScope&) = delete;
+    ~SideScope() {
+        if (Core* c = core_slot()) c->side = saved;
+    }
+};
 
 inline uint64_t capacity(TPosition pos) {
     switch (pos) {
@@ -307,11 +463,6 @@ inline int space_of(TPosition pos) {
     }
 }
 
-inline const char* space_name(int space) {
-    static const char* names[] = {"GM", "L1", "L0A", "L0B", "L0C", "UB"};
-    return names[space];
-}
-
 inline uint64_t alignment(int space) {
     switch (space) {
         case 1:
@@ -343,13 +494,20 @@ inline int launch(uint32_t block_dim, char* error, uint64_t error_len,
             c.block_num = block_dim;
             core_slot() = &c;
             kernel();
-            for (int q = 0; q < PIPE_COUNT; ++q)
-                for (int p = 0; p < PIPE_COUNT; ++p)
+            for (int q = 0; q < UNIT_COUNT; ++q)
+                for (int p = 0; p < UNIT_COUNT; ++p)
                     for (int id = 0; id < ASCENDC_CPU_EVENT_IDS; ++id)
                         if (c.set_time[q][p][id] != 0)
-                            fail(std::string("the kernel ends with flag ") + pipe_name(q) + "_" +
-                                 pipe_name(p) + " id " + std::to_string(id) +
-                                 " set and never waited for");
+                            fail(std::string("the kernel ends with flag ") +
+                                 (c.mix ? std::string(side_name(q / PIPE_COUNT)) + " " : "") +
+                                 pipe_name(q % PIPE_COUNT) + "_" + pipe_name(p % PIPE_COUNT) +
+                                 " id " + std::to_string(id) + " set and never waited for");
+            for (int side = 0; side < 2; ++side)
+                for (int id = 0; id < ASCENDC_CPU_CROSS_FLAG_IDS; ++id)
+                    if (!c.cross[side][id].empty())
+                        fail(std::string("the kernel ends with cross-core flag ") +
+                             std::to_string(id) + " set for the " + side_name(side) +
+                             " and never waited for");
             core_slot() = nullptr;
         }
         return 0;
@@ -376,8 +534,10 @@ inline void SetFlag(int32_t id) {
     cpu::event_pipes(E, src, dst);
     if (id < 0 || id >= ASCENDC_CPU_EVENT_IDS) cpu::fail("event id " + std::to_string(id) + " out of range");
     cpu::Core& c = cpu::core();
+    src = cpu::unit_of(src, "SetFlag");
+    dst = cpu::unit_of(dst, "SetFlag");
     if (c.set_time[src][dst][id] != 0) {
-        cpu::fail(std::string("SetFlag ") + pipe_name(src) + "_" + pipe_name(dst) +
+        cpu::fail(std::string("SetFlag ") + pipe_name(src % PIPE_COUNT) + "_" + pipe_name(dst % PIPE_COUNT) +
                   " id " + std::to_string(id) + " set again before its WaitFlag");
     }
     c.set_time[src][dst][id] = c.now++;
@@ -389,23 +549,87 @@ inline void WaitFlag(int32_t id) {
     cpu::event_pipes(E, src, dst);
     if (id < 0 || id >= ASCENDC_CPU_EVENT_IDS) cpu::fail("event id " + std::to_string(id) + " out of range");
     cpu::Core& c = cpu::core();
+    src = cpu::unit_of(src, "WaitFlag");
+    dst = cpu::unit_of(dst, "WaitFlag");
     uint64_t t = c.set_time[src][dst][id];
     if (t == 0) {
-        cpu::fail(std::string("WaitFlag ") + pipe_name(src) + "_" + pipe_name(dst) +
+        cpu::fail(std::string("WaitFlag ") + pipe_name(src % PIPE_COUNT) + "_" + pipe_name(dst % PIPE_COUNT) +
                   " id " + std::to_string(id) + " waits for a flag nobody set (the core would hang)");
     }
     if (c.visible[src][dst] < t) c.visible[src][dst] = t;
     c.set_time[src][dst][id] = 0;
 }
 
+// PIPE_ALL orders every pipe of the core that runs it; outside a side
+// scope of a mixed kernel both cores run it, each for itself. A barrier
+// never orders one core after the other.
 template <pipe_t P>
 inline void PipeBarrier() {
     if (P == PIPE_ALL) {
         cpu::Core& c = cpu::core();
-        for (auto& row : c.visible)
-            for (auto& v : row) v = c.now;
+        for (int q = 0; q < UNIT_COUNT; ++q)
+            for (int p = 0; p < UNIT_COUNT; ++p) {
+                int side = q / PIPE_COUNT;
+                bool same = side == p / PIPE_COUNT;
+                if (same && (!c.mix || c.side < 0 || c.side == side)) c.visible[q][p] = c.now;
+            }
         c.now += 1;
     }
+}
+
+// Mixed kernels: how many AIVs per AIC the launch has (the model runs one
+// AIV per AI core) and which one this is.
+inline int64_t GetTaskRatio() { return 1; }
+inline int64_t GetSubBlockNum() { return 1; }
+inline int64_t GetSubBlockIdx() { return 0; }
+
+// Mode 2: between the AIC and the AIVs of one AI core. The flag counts on
+// the other core once `pipe`'s earlier instructions are done.
+template <uint8_t modeId, pipe_t pipe>
+inline void CrossCoreSetFlag(uint16_t flagId) {
+    cpu::Core& c = cpu::core();
+    if (!c.mix) cpu::fail("CrossCoreSetFlag in a kernel that is not mixed");
+    if (modeId != 2) cpu::fail("CrossCoreSetFlag: only mode 2 (AIC <-> AIV) is modelled");
+    if (pipe == PIPE_S || pipe == PIPE_ALL) cpu::fail("CrossCoreSetFlag cannot be set from PIPE_S or PIPE_ALL");
+    if (flagId >= ASCENDC_CPU_CROSS_FLAG_IDS) {
+        cpu::fail("cross-core flag id " + std::to_string(flagId) + " out of range (0.." +
+                  std::to_string(ASCENDC_CPU_CROSS_FLAG_IDS - 1) + ")");
+    }
+    int u = cpu::unit_of(pipe, "CrossCoreSetFlag");
+    auto& queue = c.cross[1 - c.side][flagId];
+    if (!queue.empty() && queue.front().unit != u) {
+        cpu::fail("cross-core flag " + std::to_string(flagId) + " set from " + cpu::unit_name(u) +
+                  " while one from " + cpu::unit_name(queue.front().unit) +
+                  " is still pending: their completions may overtake each other");
+    }
+    if (queue.size() >= ASCENDC_CPU_CROSS_FLAG_DEPTH) {
+        cpu::fail("cross-core flag " + std::to_string(flagId) + " set more than " +
+                  std::to_string(ASCENDC_CPU_CROSS_FLAG_DEPTH) + " times without a wait");
+    }
+    queue.push_back(cpu::CrossFlag{u, c.now++});
+}
+
+// Blocks everything the core issues after it until the other core's flag
+// arrives.
+inline void CrossCoreWaitFlag(uint16_t flagId) {
+    cpu::Core& c = cpu::core();
+    if (!c.mix) cpu::fail("CrossCoreWaitFlag in a kernel that is not mixed");
+    if (c.side < 0) cpu::fail("CrossCoreWaitFlag outside a TILEC_AIC/TILEC_AIV guard");
+    if (flagId >= ASCENDC_CPU_CROSS_FLAG_IDS) {
+        cpu::fail("cross-core flag id " + std::to_string(flagId) + " out of range");
+    }
+    auto& queue = c.cross[c.side][flagId];
+    if (queue.empty()) {
+        cpu::fail(std::string("CrossCoreWaitFlag on the ") + cpu::side_name(c.side) + " waits for flag " +
+                  std::to_string(flagId) + ", which the other core has not set (the core would hang)");
+    }
+    cpu::CrossFlag flag = queue.front();
+    queue.erase(queue.begin());
+    for (int p = 0; p < PIPE_COUNT; ++p) {
+        uint64_t& v = c.visible[flag.unit][c.side * PIPE_COUNT + p];
+        if (v < flag.time) v = flag.time;
+    }
+    c.now += 1;
 }
 
 // ---------------------------------------------------------------------------
@@ -415,9 +639,11 @@ template <typename T>
 struct GlobalTensor {
     T* data = nullptr;
     uint64_t size = 0;
-    void SetGlobalBuffer(T* ptr, uint64_t n) {
+    int buffer = -1;
+    void SetGlobalBuffer(T* ptr, uint64_t n, const char* name = "global tensor") {
         data = ptr;
         size = n;
+        buffer = cpu::add_buffer(name, 0);
     }
     GlobalTensor operator[](uint64_t offset) const {
         if (offset > size) cpu::fail("GlobalTensor offset " + std::to_string(offset) + " beyond its " + std::to_string(size) + " elements");
@@ -435,10 +661,12 @@ struct GlobalTensor {
     }
     T GetValue(uint64_t i) const {
         check(i, 1, "GlobalTensor::GetValue");
+        cpu::access(buffer, PIPE_S, false, "GlobalTensor::GetValue");
         return data[i];
     }
     void SetValue(uint64_t i, T v) const {
         check(i, 1, "GlobalTensor::SetValue");
+        cpu::access(buffer, PIPE_S, true, "GlobalTensor::SetValue");
         data[i] = v;
     }
 };
@@ -474,12 +702,22 @@ struct LocalTensor {
                       std::to_string(cpu::alignment(space)) + "-byte aligned");
         }
     }
+    // The scalar unit addresses UB; the cube's buffers are out of its reach.
+    void scalar_reach(const char* op) const {
+        if (space != 5) {
+            cpu::fail(std::string(op) + ": the scalar unit reads and writes UB only, not " +
+                      cpu::space_name(space) + " buffer `" +
+                      cpu::core().buffers[static_cast<size_t>(buffer)].name + "`");
+        }
+    }
     T GetValue(uint64_t i) const {
+        scalar_reach("GetValue");
         check(i, 1, "LocalTensor::GetValue");
         cpu::access(buffer, PIPE_S, false, "GetValue");
         return data[i];
     }
     void SetValue(uint64_t i, T v) const {
+        scalar_reach("SetValue");
         check(i, 1, "LocalTensor::SetValue");
         cpu::access(buffer, PIPE_S, true, "SetValue");
         data[i] = v;
@@ -532,10 +770,15 @@ struct TPipe {
         buf.storage = storage;
         buf.bytes = rounded;
         buf.offset = start;
-        buf.id = static_cast<int>(c.buffers.size());
-        cpu::BufferState state;
-        state.name = name;
-        c.buffers.push_back(state);
+        int reach = cpu::side_of_space(space);
+        if (c.mix && reach != c.side) {
+            cpu::fail(std::string("InitBuffer `") + name + "`: a " + cpu::space_name(space) +
+                      " buffer is set up " +
+                      (c.side < 0 ? std::string("outside a side guard")
+                                  : std::string("on the ") + cpu::side_name(c.side)) +
+                      "; only the " + cpu::side_name(reach) + " has " + cpu::space_name(space));
+        }
+        buf.id = cpu::add_buffer(name, space);
     }
 };
 
@@ -569,6 +812,7 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
     uint64_t n = p.blockLen / sizeof(T);
     uint64_t src_pitch = (p.blockLen + p.srcStride) / sizeof(T);
     uint64_t dst_pitch = ((p.blockLen + 31) / 32 + p.dstStride) * 32 / sizeof(T);
+    cpu::access(src.buffer, PIPE_MTE2, false, "DataCopyPad");
     cpu::access(dst.buffer, PIPE_MTE2, true, "DataCopyPad");
     for (uint64_t b = 0; b < p.blockCount; ++b) {
         src.check(b * src_pitch, n, "DataCopyPad GM->UB");
@@ -588,6 +832,7 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
     uint64_t src_pitch = ((p.blockLen + 31) / 32 + p.srcStride) * 32 / sizeof(T);
     uint64_t dst_pitch = (p.blockLen + p.dstStride) / sizeof(T);
     cpu::access(src.buffer, PIPE_MTE3, false, "DataCopyPad");
+    cpu::access(dst.buffer, PIPE_MTE3, true, "DataCopyPad");
     for (uint64_t b = 0; b < p.blockCount; ++b) {
         src.check(b * src_pitch, n, "DataCopyPad UB->GM");
         dst.check(b * dst_pitch, n, "DataCopyPad UB->GM");
@@ -598,6 +843,10 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
 // UB -> UB on V: `count` elements, a whole number of 32-byte blocks.
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count) {
+    if (dst.space != 5 || src.space != 5) {
+        cpu::fail(std::string("DataCopy between local tensors moves UB to UB, not ") +
+                  cpu::space_name(src.space) + " to " + cpu::space_name(dst.space));
+    }
     dst.aligned("DataCopy UB->UB");
     src.aligned("DataCopy UB->UB");
     if ((count * sizeof(T)) % 32 != 0) {
@@ -609,6 +858,40 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint3
     cpu::access(src.buffer, PIPE_V, false, "DataCopy");
     cpu::access(dst.buffer, PIPE_V, true, "DataCopy");
     std::memmove(dst.data, src.data, count * sizeof(T));
+}
+
+// GM -> UB on MTE2 and UB -> GM on MTE3: `count` contiguous elements, a
+// whole number of 32-byte blocks.
+namespace cpu {
+template <typename T>
+inline void contiguous(const LocalTensor<T>& ub, uint32_t count, const char* op) {
+    if (ub.space != 5) fail(std::string(op) + " needs a UB tensor, not " + space_name(ub.space));
+    ub.aligned(op);
+    if ((static_cast<uint64_t>(count) * sizeof(T)) % 32 != 0) {
+        fail(std::string(op) + " of " + std::to_string(count * sizeof(T)) +
+             " bytes: not a whole number of 32-byte blocks");
+    }
+}
+}  // namespace cpu
+
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count) {
+    cpu::contiguous(dst, count, "DataCopy GM->UB");
+    src.check(0, count, "DataCopy GM->UB");
+    dst.check(0, count, "DataCopy GM->UB");
+    cpu::access(src.buffer, PIPE_MTE2, false, "DataCopy GM->UB");
+    cpu::access(dst.buffer, PIPE_MTE2, true, "DataCopy GM->UB");
+    std::memcpy(dst.data, src.data, static_cast<size_t>(count) * sizeof(T));
+}
+
+template <typename T>
+inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count) {
+    cpu::contiguous(src, count, "DataCopy UB->GM");
+    src.check(0, count, "DataCopy UB->GM");
+    dst.check(0, count, "DataCopy UB->GM");
+    cpu::access(src.buffer, PIPE_MTE3, false, "DataCopy UB->GM");
+    cpu::access(dst.buffer, PIPE_MTE3, true, "DataCopy UB->GM");
+    std::memcpy(dst.data, src.data, static_cast<size_t>(count) * sizeof(T));
 }
 
 struct Nd2NzParams {
@@ -629,6 +912,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     if (dst.space != 1) cpu::fail("DataCopy with Nd2NzParams needs an L1 destination");
     if (p.ndNum != 1) cpu::fail("DataCopy ND->NZ: ndNum other than 1 is not modelled");
     const uint64_t c0 = 32 / sizeof(T);
+    cpu::access(src.buffer, PIPE_MTE2, false, "DataCopy ND->NZ");
     cpu::access(dst.buffer, PIPE_MTE2, true, "DataCopy ND->NZ");
     for (uint64_t r = 0; r < p.nValue; ++r) {
         src.check(r * p.srcDValue, p.dValue, "DataCopy ND->NZ");
@@ -769,6 +1053,7 @@ inline void Fixpipe(const GlobalTensor<D>& dst, const LocalTensor<S>& src, const
     bool quant = p.quantPre != QuantMode_t::NoQuant && sizeof(D) == 2;
     if (!same && !quant) cpu::fail("Fixpipe: the destination type needs a matching quantPre");
     cpu::access(src.buffer, PIPE_FIX, false, "Fixpipe");
+    cpu::access(dst.buffer, PIPE_FIX, true, "Fixpipe");
     for (uint64_t r = 0; r < p.mSize; ++r) {
         dst.check(r * p.dstStride, p.nSize, "Fixpipe");
         for (uint64_t c = 0; c < p.nSize; ++c) {

@@ -41,11 +41,17 @@ pub fn on_path(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// The AI core architecture CANN's compiler names for a target: the cube
-/// core of the 910B is `dav-c220-cube` (hardware-facts §5, "dav-c220").
-pub fn aicore_arch(target: &TargetDescription) -> &'static str {
+/// The AI core architecture CANN's compiler builds `source` for: the cube
+/// core of the 910B is `dav-c220-cube` (hardware-facts §5, "dav-c220");
+/// a source with a mixed kernel (AIC and AIV code, `KERNEL_TYPE_MIX_*`)
+/// builds for the whole AI core, `dav-c220`.
+pub fn aicore_arch(target: &TargetDescription, source: &str) -> &'static str {
     let _ = target;
-    "dav-c220-cube"
+    if source.contains("KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_") {
+        "dav-c220"
+    } else {
+        "dav-c220-cube"
+    }
 }
 
 /// Compiles `source` for the target's AI core with `tool` (object only).
@@ -64,7 +70,7 @@ pub fn check(tool: &Path, source: &str, target: &TargetDescription) -> Result<()
         .arg("-O2")
         .arg("-std=c++17")
         .arg("-xcce")
-        .arg(format!("--cce-aicore-arch={}", aicore_arch(target)))
+        .arg(format!("--cce-aicore-arch={}", aicore_arch(target, source)))
         .arg(&file)
         .arg("-o")
         .arg(dir.join("kernel.o"));

@@ -8,6 +8,8 @@
 //! 2. **Differential runs**: examples compiled, built against the CPU
 //!    execution model and run through the plugin's runtime on seeded
 //!    inputs, compared with the reference interpreter.
+//! 3. **Mutations** of emitted flash attention: without any one kind of
+//!    its cross-core flags, the CPU model must fail the launch.
 //!
 //! `TILEC_ASCEND_DUMP=dir` writes every source the runs compile there.
 //!
@@ -47,11 +49,15 @@ fn module(file: &str, call: &str) -> Module {
 const GOLDEN: &[(&str, &str, &str)] = &[
     ("gemm.ascendc.cpp", "gemm.py", "matmul(M=256, N=256, K=256)"),
     (
-        "flash_attention.refusal.txt",
+        "flash_attention.ascendc.cpp",
         "flash_attention.py",
-        "flash_attention(batch=1, heads=1, seq_len=64, dim=64, block_M=64, block_N=64)",
+        FLASH_ATTENTION,
     ),
 ];
+
+/// The flash-attention kernel the golden file and the mutation test pin:
+/// causal, two key blocks per query block at most.
+const FLASH_ATTENTION: &str = "flash_attention(batch=1, heads=1, seq_len=128, dim=64, is_causal=True, block_M=64, block_N=64)";
 
 fn emitted_or_refusal(file: &str, call: &str) -> String {
     let target = targets::describe("ascend910b").unwrap_or_else(|e| panic!("{}", e.message));
@@ -252,6 +258,24 @@ fn have_cxx() -> bool {
 
 /// (example, builder call, relative tolerance); no symbolic sizes.
 const RUNS: &[(&str, &str, f64)] = &[
+    // Flash attention: the scores, probabilities and output accumulator
+    // go between the cube and the vector core through the GM workspace.
+    // Ragged sequences (80 = 2.5 blocks) and both masks.
+    (
+        "flash_attention.py",
+        "flash_attention(batch=1, heads=2, seq_len=80, dim=32, is_causal=True, block_M=32, block_N=32)",
+        1e-2,
+    ),
+    (
+        "flash_attention.py",
+        "flash_attention(batch=2, heads=1, seq_len=80, dim=32, is_causal=False, block_M=32, block_N=32)",
+        1e-2,
+    ),
+    (
+        "flash_attention_gqa.py",
+        "flash_attention_gqa(batch=1, heads=4, kv_heads=2, seq_len=64, dim=32, is_causal=True, block_M=32, block_N=32)",
+        1e-2,
+    ),
     (
         "gemm.py",
         "matmul(M=80, N=72, K=40, block_M=32, block_N=32, block_K=16)",
@@ -314,6 +338,218 @@ fn examples_on_the_cpu_model_match_the_interpreter() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn flash_attention_is_a_mixed_kernel_with_a_workspace_round_trip() {
+    let text = emitted_or_refusal("flash_attention.py", FLASH_ATTENTION);
+    for needle in [
+        "KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);",
+        "GM_ADDR Output, GM_ADDR workspace, GM_ADDR tiling)",
+        "// tilec-entry main_k0 b b b b ws=",
+        // S = Q K^T: a fresh product in L0C, out through the fixpipe.
+        "Mmad(acc_s_l0c, tl_l0a, tl_l0b, tl_mp);",
+        "Fixpipe(acc_s_ws, acc_s_l0c, tl_fp);",
+        "TILEC_AIC CrossCoreSetFlag<2, PIPE_FIX>(0);",
+        "TILEC_AIV_ALL CrossCoreWaitFlag(0);",
+        // ... into UB and added to the mask the vector core wrote.
+        "DataCopy(tl_gemm_in_float32, acc_s_ws, 4096);",
+        "Add(acc_s, acc_s, tl_gemm_in_float32, 4096);",
+        // P: UB -> GM -> L1 as NZ fractals for the second gemm.
+        "DataCopy(acc_s_cast_ws, acc_s_cast, 4096);",
+        "TILEC_AIV_ALL CrossCoreSetFlag<2, PIPE_MTE3>(4);",
+        "TILEC_AIC CrossCoreWaitFlag(4);",
+        "DataCopy(acc_s_cast_l1, acc_s_cast_ws, Nd2NzParams{",
+        "Mmad(acc_o_l0c, tl_l0a, tl_l0b, tl_mp);",
+        // The next iteration may overwrite the workspace only after the
+        // other core has read it.
+        "TILEC_AIV_ALL CrossCoreSetFlag<2, PIPE_MTE2>(5);",
+        "TILEC_AIC CrossCoreSetFlag<2, PIPE_MTE2>(1);",
+    ] {
+        assert!(text.contains(needle), "missing `{needle}` in\n{text}");
+    }
+    // The vector core never touches the cube's buffers.
+    assert!(!text.contains("acc_s_l0c.GetValue"), "{text}");
+}
+
+/// Runs flash attention from `source` on the CPU model; the model's
+/// message if the launch fails.
+fn run_flash_attention(source: &str) -> Result<(), String> {
+    let m = module("flash_attention.py", FLASH_ATTENTION);
+    let func = &m.functions[0];
+    let target = targets::describe("ascend910b").unwrap_or_else(|e| panic!("{}", e.message));
+    let kernels = compile_module(&m, &target)
+        .unwrap_or_else(|e| panic!("{}", e.message))
+        .kernels;
+    let module = match runtime::call(RuntimeRequest::Load {
+        device: 0,
+        artifact: Artifact {
+            name: "fa.ascendc.cpp".into(),
+            kind: ArtifactKind::Text,
+            bytes: source.as_bytes().to_vec(),
+        },
+    }) {
+        Ok(RuntimeResponse::Module(m)) => m,
+        other => panic!("{other:?}"),
+    };
+    let mut args = Vec::new();
+    for t in inputs(func, &[], 5) {
+        let bytes = t.to_le_bytes();
+        let h = match rt(RuntimeRequest::Alloc {
+            device: 0,
+            bytes: bytes.len() as u64,
+        }) {
+            RuntimeResponse::Buffer(h) => h,
+            other => panic!("{other:?}"),
+        };
+        rt(RuntimeRequest::CopyToDevice {
+            buffer: h,
+            offset: 0,
+            data: bytes,
+        });
+        args.push(h);
+    }
+    let result = runtime::call(RuntimeRequest::Launch {
+        module,
+        entry: kernels[0].entry.clone(),
+        grid: [2, 1, 1],
+        threads: kernels[0].threads,
+        shared_bytes: 0,
+        args: args.clone(),
+    });
+    for h in args {
+        rt(RuntimeRequest::Free { buffer: h });
+    }
+    result.map(|_| ()).map_err(|e| e.message)
+}
+
+#[test]
+fn the_cpu_model_fails_flash_attention_without_its_cross_core_flags() {
+    if !have_cxx() {
+        return;
+    }
+    let text = emitted_or_refusal("flash_attention.py", FLASH_ATTENTION);
+    run_flash_attention(&text).unwrap_or_else(|e| panic!("the emitted kernel fails: {e}"));
+    // Each kind of cross-core pair (direction and source pipe): the
+    // scores to the vector core (FIX), the probabilities to the cube
+    // (MTE3), and the hand-backs at the end of an iteration (MTE2).
+    let pairs: Vec<(&str, &str)> = vec![
+        (
+            "TILEC_AIC CrossCoreSetFlag<2, PIPE_FIX>(0);",
+            "TILEC_AIV_ALL CrossCoreWaitFlag(0);",
+        ),
+        (
+            "TILEC_AIV_ALL CrossCoreSetFlag<2, PIPE_MTE3>(4);",
+            "TILEC_AIC CrossCoreWaitFlag(4);",
+        ),
+        (
+            "TILEC_AIC CrossCoreSetFlag<2, PIPE_MTE2>(1);",
+            "TILEC_AIV_ALL CrossCoreWaitFlag(1);",
+        ),
+        (
+            "TILEC_AIV_ALL CrossCoreSetFlag<2, PIPE_MTE2>(5);",
+            "TILEC_AIC CrossCoreWaitFlag(5);",
+        ),
+    ];
+    for (set, wait) in pairs {
+        assert!(text.contains(set) && text.contains(wait), "missing {set}");
+        let mutated: String = text
+            .lines()
+            .filter(|l| l.trim() != set && l.trim() != wait)
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let error = run_flash_attention(&mutated)
+            .err()
+            .unwrap_or_else(|| panic!("ran clean without `{set}`"));
+        assert!(
+            error.contains("without a cross-core flag"),
+            "without `{set}`: {error}"
+        );
+    }
+}
+
+/// Compiles `src` (a kernel file) with `call` and returns the refusal's
+/// message and the source line it points at.
+fn refusal_at(src: &str, call: &str) -> (String, String) {
+    let out = py::compile(
+        src,
+        &py::Options {
+            kernel: Some(call.to_string()),
+            defines: BTreeMap::new(),
+        },
+    );
+    let m = out
+        .module
+        .unwrap_or_else(|| panic!("{:?}", out.diagnostics));
+    let target = targets::describe("ascend910b").unwrap_or_else(|e| panic!("{}", e.message));
+    let error = compile_module(&m, &target)
+        .err()
+        .unwrap_or_else(|| panic!("{call}: accepted"));
+    assert_eq!(error.code, tilec_plugin_api::ErrorCode::UnsupportedFeature);
+    let span = error.diagnostics[0]
+        .location
+        .as_ref()
+        .map(|l| l.span)
+        .unwrap_or_default();
+    let line = line_col(src, span.start).0;
+    let text = src.lines().nth(line.saturating_sub(1)).unwrap_or("");
+    (error.message, text.trim().to_string())
+}
+
+/// A kernel with cube and vector work; `{extra}` adds statements.
+const MIXED: &str = r#"
+import tilelang
+import tilelang.language as T
+
+@tilelang.jit
+def mixed(M=32, N=32, K=32):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            a = T.alloc_shared((M, K), "float16")
+            b = T.alloc_shared((N, K), "float16")
+            c = T.alloc_fragment((M, N), "float32")
+{extra}
+            T.copy(A, a)
+            T.copy(B, b)
+            T.gemm(a, b, c, transpose_B=True, clear_accum=True)
+            for i, j in T.Parallel(M, N):
+                c[i, j] = c[i, j] * 2
+            T.copy(c, C)
+    return main
+"#;
+
+#[test]
+fn what_mixed_kernels_cannot_do_is_refused_at_its_line() {
+    let src = MIXED.replace("{extra}", "            n = T.alloc_var(\"int32\")");
+    let (message, line) = refusal_at(&src, "mixed()");
+    assert!(message.contains("`T.alloc_var`"), "{message}");
+    assert!(line.contains("T.alloc_var"), "{line}");
+    // The vector core's scalar unit writes A; the cube core then loads it.
+    let src = MIXED.replace(
+        "{extra}",
+        "            for i, k in T.Parallel(M, K):\n                A[i, k] = A[i, k] * 2",
+    );
+    let (message, line) = refusal_at(&src, "mixed()");
+    assert!(
+        message.contains("a cross-core flag cannot be set from that pipe"),
+        "{message}"
+    );
+    assert_eq!(line, "T.copy(A, a)");
+    // Without the extra statements the kernel compiles.
+    let src = MIXED.replace("{extra}", "");
+    let out = py::compile(
+        &src,
+        &py::Options {
+            kernel: Some("mixed()".to_string()),
+            defines: BTreeMap::new(),
+        },
+    );
+    let m = out
+        .module
+        .unwrap_or_else(|| panic!("{:?}", out.diagnostics));
+    let target = targets::describe("ascend910b").unwrap_or_else(|e| panic!("{}", e.message));
+    compile_module(&m, &target).unwrap_or_else(|e| panic!("{}", e.message));
 }
 
 #[test]

@@ -10,13 +10,16 @@ use tilec_core::ir::{
 use tilec_plugin_api::{ErrorCode, KernelMetadata, ParamMetadata};
 
 use super::expr::{self, Loads, ctype};
-use super::place::{self, Place, Placed, c0, round_up, ub_pitch};
-use super::sync::{Pipe, Tracker};
+use super::place::{self, Place, Placed, Stage, c0, round_up, ub_pitch};
+use super::sync::{Pipe, Side, Tracker, Unit};
 use super::{EntryInfo, Refusal, entry_line};
 use crate::targets::Engine;
 
-/// Why a `T.gemm` result cannot feed element-wise code.
-const CUBE_RESULT: &str = "on Ascend A2 the cube and vector units are separate cores and a `T.gemm` result reaches the vector unit only through global memory, which this backend does not stage yet";
+/// Why the scalar and vector units cannot touch a cube buffer.
+const CUBE_RESULT: &str = "on Ascend A2 the cube and vector units are separate cores and a cube buffer reaches the vector unit only through global memory";
+
+/// Byte alignment of each slot of the GM workspace.
+const WORKSPACE_ALIGN: i64 = 512;
 
 /// Emits every kernel of `f` into `out`; returns their launch metadata.
 pub fn emit_function(
@@ -36,7 +39,7 @@ pub fn emit_function(
             } => {
                 let entry = format!("{}_k{}", f.name, kernels.len());
                 let meta = metadata(f, &entry, grid, *threads, span)?;
-                let info = EntryInfo {
+                let mut info = EntryInfo {
                     entry: entry.clone(),
                     buffers: f
                         .params
@@ -44,8 +47,14 @@ pub fn emit_function(
                         .map(|_| true)
                         .chain(f.symbols.iter().map(|_| false))
                         .collect(),
+                    workspace: 0,
                 };
                 let placed = place::place(f, body, engine)?;
+                let cube = placed.values().any(|p| {
+                    matches!(p.place, Place::L1A | Place::L1B | Place::L0c) || p.stage.is_some()
+                });
+                let vector =
+                    placed.values().any(|p| p.place == Place::Ub) || has_element_code(f, body);
                 let mut k = Kernel {
                     f,
                     engine,
@@ -61,9 +70,25 @@ pub fn emit_function(
                     span,
                     scalar_region: false,
                     double: BTreeSet::new(),
+                    mix: cube && vector,
+                    side: None,
+                    hoisted: Vec::new(),
+                    touched: BTreeMap::new(),
+                    workspace: Vec::new(),
+                    workspace_bytes: 0,
+                    deferred: None,
                 };
-                k.plan_double_buffers(body);
+                if !k.mix {
+                    k.plan_double_buffers(body);
+                }
                 k.block(body)?;
+                // The next block on this core starts from a synchronised
+                // core (and, in a mixed kernel, pair of cores).
+                k.barrier_all();
+                if k.mix {
+                    k.drain();
+                }
+                info.workspace = u64::try_from(k.workspace_bytes).unwrap_or(0);
                 k.finish(grid, block_vars, &info, out)?;
                 kernels.push((meta, info));
             }
@@ -205,6 +230,32 @@ struct Kernel<'a> {
     scalar_region: bool,
     /// L1 buffers given two slots by a `T.Pipelined` loop (by arena index).
     double: BTreeSet<usize>,
+    /// The kernel has cube and vector work: it runs on an AIC and its
+    /// AIVs, every instruction guarded by the core that runs it.
+    mix: bool,
+    /// In a mixed kernel, the core of the segment being written.
+    side: Option<Side>,
+    /// Cross-core flag pairs the segment being written needs first.
+    hoisted: Vec<String>,
+    /// The cores that accessed each tracked buffer so far.
+    touched: BTreeMap<String, BTreeSet<Side>>,
+    /// Slots of this core's GM workspace region.
+    workspace: Vec<WorkspaceSlot>,
+    /// Bytes of the workspace region each core uses.
+    workspace_bytes: i64,
+    /// A refusal found while synchronising, reported at its statement.
+    deferred: Option<String>,
+}
+
+/// A slot of the GM workspace: the global tensor one staged buffer goes
+/// through.
+#[derive(Clone, Debug)]
+struct WorkspaceSlot {
+    name: String,
+    dtype: DType,
+    elements: i64,
+    /// Bytes from the start of the core's region.
+    offset: i64,
 }
 
 impl Loads for Kernel<'_> {
@@ -367,27 +418,198 @@ impl Kernel<'_> {
         if self.scalar_region {
             return;
         }
-        let needs = self.sync.needs(pipe, reads, writes);
+        let unit = self.unit(pipe);
+        if self.mix {
+            for b in reads.iter().chain(writes) {
+                self.touched.entry(b.clone()).or_default().insert(unit.side);
+            }
+        }
+        let needs = self.sync.needs(unit, reads, writes);
+        let mut barrier = false;
         for (src, dst) in needs {
-            if self.engine.has_event(src.name(), dst.name()) {
+            if src.side != dst.side {
+                if let Some((set, wait)) = self.cross_pair(src, dst.side) {
+                    self.hoisted.push(set);
+                    self.hoisted.push(wait);
+                }
+                continue;
+            }
+            if barrier {
+                continue;
+            }
+            if self.engine.has_event(src.pipe.name(), dst.pipe.name()) {
                 self.line(format!(
                     "SetFlag<HardEvent::{0}_{1}>(EVENT_ID0); WaitFlag<HardEvent::{0}_{1}>(EVENT_ID0);",
-                    src.name(),
-                    dst.name()
+                    src.pipe.name(),
+                    dst.pipe.name()
                 ));
                 self.sync.synced(src, dst);
             } else {
                 self.line("PipeBarrier<PIPE_ALL>();");
-                self.sync.clear();
-                break;
+                if self.mix {
+                    self.sync.synced_within(unit.side);
+                } else {
+                    self.sync.clear();
+                }
+                barrier = true;
             }
         }
-        self.sync.record(pipe, reads, writes, maybe);
+        self.sync.record(unit, reads, writes, maybe);
     }
 
+    /// The unit `pipe` names in the segment being written.
+    fn unit(&mut self, pipe: Pipe) -> Unit {
+        if !self.mix {
+            return Unit::new(Side::Aic, pipe);
+        }
+        match self.side {
+            Some(side) if side.pipes().contains(&pipe) => Unit::new(side, pipe),
+            Some(side) => {
+                self.defer(format!(
+                    "internal error: pipe {} used on the {}, which has no such pipe",
+                    pipe.name(),
+                    side.name()
+                ));
+                Unit::new(side, pipe)
+            }
+            None => {
+                self.defer(format!(
+                    "internal error: pipe {} used outside a segment of one core",
+                    pipe.name()
+                ));
+                Unit::new(Side::Aiv, pipe)
+            }
+        }
+    }
+
+    fn defer(&mut self, message: String) {
+        self.deferred.get_or_insert(message);
+    }
+
+    /// The cross-core flag pair that orders `src`'s accesses so far before
+    /// everything core `dst` issues next: a `CrossCoreSetFlag` on `src`'s
+    /// pipe (mode 2: between the AIC and the AIVs of one AI core) and a
+    /// `CrossCoreWaitFlag` on `dst`. Both AIVs set and wait, since the
+    /// AIC's flag counts on each AIV and the AIC's counter moves only when
+    /// both AIVs set theirs.
+    ///
+    /// Each (direction, source pipe) has its own flag id: sets from
+    /// different pipes may complete out of order, and a wait must not
+    /// take another pipe's flag for its own.
+    fn cross_pair(&mut self, src: Unit, dst: Side) -> Option<(String, String)> {
+        let id = match (src.side, src.pipe) {
+            (Side::Aic, Pipe::Fix) => 0,
+            (Side::Aic, Pipe::Mte2) => 1,
+            (Side::Aic, Pipe::Mte1) => 2,
+            (Side::Aic, Pipe::M) => 3,
+            (Side::Aiv, Pipe::Mte3) => 4,
+            (Side::Aiv, Pipe::Mte2) => 5,
+            (Side::Aiv, Pipe::V) => 6,
+            (side, pipe) => {
+                self.defer(format!(
+                    "global memory pipe {} of the {} accesses is also used by the {}: a cross-core flag cannot be set from that pipe (copy the data with `T.copy` instead)",
+                    pipe.name(),
+                    side.name(),
+                    side.other().name()
+                ));
+                return None;
+            }
+        };
+        self.sync.synced_cross(src, dst);
+        let guard = |side: Side| match side {
+            Side::Aic => "TILEC_AIC",
+            Side::Aiv => "TILEC_AIV_ALL",
+        };
+        Some((
+            format!(
+                "{} CrossCoreSetFlag<2, PIPE_{}>({id});",
+                guard(src.side),
+                src.pipe.name()
+            ),
+            format!("{} CrossCoreWaitFlag({id});", guard(dst)),
+        ))
+    }
+
+    /// Writes the lines `body` emits as a segment that runs on core `side`
+    /// only, after the cross-core flags it needs. Outside a mixed kernel
+    /// it writes them as they come.
+    fn segment(
+        &mut self,
+        side: Side,
+        body: impl FnOnce(&mut Self) -> Result<(), Refusal>,
+    ) -> Result<(), Refusal> {
+        if !self.mix {
+            return body(self);
+        }
+        if let Some(current) = self.side {
+            if current == side {
+                return body(self);
+            }
+            return Err(Refusal::internal(
+                self.span,
+                format!(
+                    "a segment for the {} inside one for the {}",
+                    side.name(),
+                    current.name()
+                ),
+            ));
+        }
+        let outer = std::mem::take(&mut self.body);
+        let hoisted = std::mem::take(&mut self.hoisted);
+        self.indent += 1;
+        self.side = Some(side);
+        let result = body(self);
+        self.side = None;
+        self.indent -= 1;
+        let inner = std::mem::replace(&mut self.body, outer);
+        let pairs = std::mem::replace(&mut self.hoisted, hoisted);
+        result?;
+        for l in pairs {
+            self.line(l);
+        }
+        if !inner.is_empty() {
+            self.line(format!(
+                "{} {{",
+                match side {
+                    Side::Aic => "TILEC_AIC",
+                    Side::Aiv => "TILEC_AIV",
+                }
+            ));
+            self.body.push_str(&inner);
+            self.line("}");
+        }
+        Ok(())
+    }
+
+    /// `PipeBarrier<PIPE_ALL>` on every core of the kernel: each core's
+    /// own pipes are synchronised; in a mixed kernel the cores still know
+    /// nothing of each other.
     fn barrier_all(&mut self) {
         self.line("PipeBarrier<PIPE_ALL>();");
-        self.sync.clear();
+        if self.mix {
+            self.sync.synced_within(Side::Aic);
+            self.sync.synced_within(Side::Aiv);
+        } else {
+            self.sync.clear();
+        }
+    }
+
+    /// Cross-core flags for every access to a buffer both cores use that
+    /// the other core is not yet ordered after: what the end of a loop
+    /// iteration (or of a block) needs so that the next one may start
+    /// from its first statement.
+    fn drain(&mut self) {
+        let touched = std::mem::take(&mut self.touched);
+        let pending = self
+            .sync
+            .pending_cross(|b| touched.get(b).is_some_and(|s| s.len() == 2));
+        self.touched = touched;
+        for (src, dst) in pending {
+            if let Some((set, wait)) = self.cross_pair(src, dst) {
+                self.line(set);
+                self.line(wait);
+            }
+        }
     }
 
     /// The tracked buffers (not scalars) among `buffers`, by C++ name.
@@ -417,6 +639,103 @@ impl Kernel<'_> {
     }
 
     fn stmt(&mut self, stmt: &Stmt, span: Span) -> Result<(), Refusal> {
+        let result = if self.mix && self.side.is_none() {
+            self.check_mixed(stmt, span)?;
+            match self.segment_of(stmt) {
+                Some(side) => self.segment(side, |k| k.stmt_inner(stmt, span)),
+                None => self.stmt_inner(stmt, span),
+            }
+        } else {
+            self.stmt_inner(stmt, span)
+        };
+        result?;
+        match self.deferred.take() {
+            Some(m) => Err(Refusal::unsupported(span, m)),
+            None => Ok(()),
+        }
+    }
+
+    /// In a mixed kernel, the core a statement runs on; `None` for
+    /// statements both cores run (control flow around tile operations,
+    /// scalar bindings) and for `T.gemm`, which writes its own segments.
+    fn segment_of(&self, stmt: &Stmt) -> Option<Side> {
+        match stmt {
+            Stmt::Kernel { .. }
+            | Stmt::Alloc { .. }
+            | Stmt::Assume { .. }
+            | Stmt::Barrier
+            | Stmt::Let { .. }
+            | Stmt::Gemm { .. } => None,
+            Stmt::For { body, .. } => (!has_tile_ops(body)).then_some(Side::Aiv),
+            Stmt::If {
+                then, otherwise, ..
+            } => (!(has_tile_ops(then) || has_tile_ops(otherwise))).then_some(Side::Aiv),
+            Stmt::Copy { src, dst } => match (self.place_of(src.buffer), self.place_of(dst.buffer))
+            {
+                (Place::Gm, Place::L1A | Place::L1B) | (Place::L0c, _) | (_, Place::L0c) => {
+                    Some(Side::Aic)
+                }
+                _ => Some(Side::Aiv),
+            },
+            Stmt::Fill { dst, .. } if self.place_of(dst.buffer) == Place::L0c => Some(Side::Aic),
+            Stmt::Fill { .. }
+            | Stmt::Store { .. }
+            | Stmt::Parallel { .. }
+            | Stmt::Reduce { .. }
+            | Stmt::Cumsum { .. }
+            | Stmt::AtomicAdd { .. } => Some(Side::Aiv),
+        }
+    }
+
+    /// What a statement that both cores of a mixed kernel run may not do:
+    /// read a buffer (only one core could), or declare a scalar variable
+    /// whose value one core alone would know.
+    fn check_mixed(&self, stmt: &Stmt, span: Span) -> Result<(), Refusal> {
+        const WHY: &str = "in a kernel with cube and vector work, the cube and the vector core each run the control flow and only the vector core reads buffers";
+        let mut reads = BTreeSet::new();
+        match stmt {
+            Stmt::Alloc { buffer, .. } if self.place_of(*buffer) == Place::Scalar => {
+                return Err(Refusal::unsupported(
+                    span,
+                    format!(
+                        "scalar variable `{}` (`T.alloc_var`) in a kernel that runs on both the cube and the vector core is not supported yet",
+                        self.f.buffers[*buffer].name
+                    ),
+                ));
+            }
+            Stmt::Let { value, .. } => loads_of(self.f, *value, &mut reads),
+            Stmt::For {
+                start,
+                extent,
+                body,
+                ..
+            } if has_tile_ops(body) => {
+                loads_of(self.f, *start, &mut reads);
+                loads_of(self.f, *extent, &mut reads);
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } if has_tile_ops(then) || has_tile_ops(otherwise) => {
+                loads_of(self.f, *cond, &mut reads)
+            }
+            Stmt::Gemm { clear_accum, .. } => loads_of(self.f, *clear_accum, &mut reads),
+            _ => {}
+        }
+        match reads.first() {
+            Some(&b) => Err(Refusal::unsupported(
+                span,
+                format!(
+                    "this statement reads `{}` to decide what both cores do: {WHY}",
+                    self.f.buffers[b].name
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn stmt_inner(&mut self, stmt: &Stmt, span: Span) -> Result<(), Refusal> {
         match stmt {
             Stmt::Kernel { .. } => Err(Refusal::unsupported(span, "a kernel inside a kernel")),
             Stmt::Alloc { buffer, init } => {
@@ -472,10 +791,14 @@ impl Kernel<'_> {
                 let c = self.expr(*cond, span)?;
                 self.line(format!("if ({c}) {{"));
                 self.indent += 1;
+                // Each branch starts from the state before the `if`; after
+                // it, what either branch left unordered is still pending.
+                let before = self.sync.clone();
                 self.block(then)?;
                 if tile {
                     self.barrier_all();
                 }
+                let after_then = std::mem::replace(&mut self.sync, before);
                 self.indent -= 1;
                 if !otherwise.is_empty() {
                     self.line("} else {");
@@ -486,6 +809,7 @@ impl Kernel<'_> {
                     }
                     self.indent -= 1;
                 }
+                self.sync = self.sync.join(&after_then);
                 self.line("}");
                 self.scalar_region = was_scalar;
                 Ok(())
@@ -535,12 +859,20 @@ impl Kernel<'_> {
                     "for ({ty} {v} = {s}; {v} < {ty}(int64_t({s}) + int64_t({e})); ++{v}) {{"
                 ));
                 self.indent += 1;
+                let entry = self.sync.clone();
                 self.block(body)?;
                 if tile {
                     self.barrier_all();
+                    // The next iteration starts with the body's first
+                    // statement: the cores hand back what they share.
+                    if self.mix {
+                        self.drain();
+                    }
                 }
                 self.indent -= 1;
                 self.line("}");
+                // The loop may not run at all.
+                self.sync = self.sync.join(&entry);
                 self.scalar_region = was_scalar;
                 Ok(())
             }
@@ -1492,6 +1824,10 @@ impl Kernel<'_> {
     // -----------------------------------------------------------------
     // T.gemm
 
+    fn staged(&self, b: Handle<Buffer>) -> Option<Stage> {
+        self.placed(b).and_then(|p| p.stage)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn gemm(
         &mut self,
@@ -1503,13 +1839,15 @@ impl Kernel<'_> {
         clear: Handle<Expr>,
         span: Span,
     ) -> Result<(), Refusal> {
-        if self.place_of(a.buffer) != Place::L1A
-            || self.place_of(b.buffer) != Place::L1B
-            || self.place_of(c.buffer) != Place::L0c
-        {
+        let a_ok = self.place_of(a.buffer) == Place::L1A
+            || self.staged(a.buffer) == Some(Stage::Operand(Place::L1A));
+        let b_ok = self.place_of(b.buffer) == Place::L1B
+            || self.staged(b.buffer) == Some(Stage::Operand(Place::L1B));
+        let c_staged = self.staged(c.buffer) == Some(Stage::Accumulator);
+        if !(a_ok && b_ok && (self.place_of(c.buffer) == Place::L0c || c_staged)) {
             return Err(Refusal::unsupported(
                 span,
-                "`T.gemm` on Ascend reads both operands from tiles loaded with `T.copy` from global memory (L1) and accumulates into a fragment (L0C)",
+                "`T.gemm` on Ascend reads its operands from tiles in L1 (loaded with `T.copy` from global memory, or staged there from UB) and accumulates into L0C",
             ));
         }
         if !(self.whole(a) && self.whole(b) && self.whole(c)) {
@@ -1573,6 +1911,80 @@ impl Kernel<'_> {
                 ),
             ));
         }
+        // Operands the vector unit wrote reach L1 through the workspace.
+        let an = if self.staged(a.buffer).is_some() {
+            self.stage_operand(a.buffer)?
+        } else {
+            self.name(a.buffer)
+        };
+        let bn = if self.staged(b.buffer).is_some() {
+            self.stage_operand(b.buffer)?
+        } else {
+            self.name(b.buffer)
+        };
+        let cn = if c_staged {
+            format!("{}_l0c", self.name(c.buffer))
+        } else {
+            self.name(c.buffer)
+        };
+        let clear_text = if c_staged {
+            // A fresh product; the vector unit adds it to the accumulator.
+            "true".to_string()
+        } else {
+            let fresh = format!("{cn}_fresh");
+            match self.f.as_literal(clear) {
+                Some(Literal::Bool(true)) => "true".to_string(),
+                Some(Literal::Bool(false)) => fresh,
+                _ => format!("({} || {fresh})", self.expr(clear, span)?),
+            }
+        };
+        let names = [
+            self.f.buffers[a.buffer].name.clone(),
+            self.f.buffers[b.buffer].name.clone(),
+            self.f.buffers[c.buffer].name.clone(),
+        ];
+        let shape = GemmShape {
+            m,
+            n,
+            k,
+            ta,
+            tb,
+            a_rows: pa.shape[0],
+            b_rows: pb.shape[0],
+        };
+        self.segment(Side::Aic, |kx| {
+            kx.gemm_cube(&shape, dt, [&an, &bn, &cn], &names, &clear_text, span)?;
+            if !c_staged {
+                kx.line(format!("{cn}_fresh = false;"));
+            }
+            Ok(())
+        })?;
+        if c_staged {
+            self.unstage_accumulator(c.buffer, clear, span)?;
+        }
+        Ok(())
+    }
+
+    /// The cube's part of a `T.gemm`: `LoadData` into L0A/L0B and `Mmad`
+    /// into the L0C tile `names[2]`, K split into chunks that fit L0.
+    fn gemm_cube(
+        &mut self,
+        g: &GemmShape,
+        dt: DType,
+        [an, bn, cn]: [&String; 3],
+        names: &[String; 3],
+        clear_text: &str,
+        span: Span,
+    ) -> Result<(), Refusal> {
+        let GemmShape {
+            m,
+            n,
+            k,
+            ta,
+            tb,
+            a_rows,
+            b_rows,
+        } = *g;
         let c0v = c0(dt);
         let kstep = c0v.max(16);
         let (mp, np, kp) = (round_up(m, 16), round_up(n, 16), round_up(k, kstep));
@@ -1600,29 +2012,14 @@ impl Kernel<'_> {
         }
         self.l0a = self.l0a.max((mp * kc * sz) as u64);
         self.l0b = self.l0b.max((kc * np * sz) as u64);
-        let (an, bn, cn) = (
-            self.name(a.buffer),
-            self.name(b.buffer),
-            self.name(c.buffer),
-        );
-        let fresh = format!("{cn}_fresh");
-        let clear_text = match self.f.as_literal(clear) {
-            Some(Literal::Bool(true)) => "true".to_string(),
-            Some(Literal::Bool(false)) | None if self.f.as_literal(clear).is_some() => {
-                fresh.clone()
-            }
-            _ => format!("({} || {fresh})", self.expr(clear, span)?),
-        };
         self.line(format!(
             "// T.gemm {}{} x {}{} -> {}: Mmad {m}x{n}x{k} over fractals, K in chunks of {kc}",
-            self.f.buffers[a.buffer].name,
+            names[0],
             if ta { "^T" } else { "" },
-            self.f.buffers[b.buffer].name,
+            names[1],
             if tb { "^T" } else { "" },
-            self.f.buffers[c.buffer].name
+            names[2]
         ));
-        let ty = ctype(dt).unwrap_or("half");
-        let _ = ty;
         let frac = 512 / sz; // elements per fractal
         let mut k0 = 0;
         let mut first = true;
@@ -1632,7 +2029,7 @@ impl Kernel<'_> {
             // L1 -> L0A: Zz fractals (m-block major).
             self.sync(
                 Pipe::Mte1,
-                std::slice::from_ref(&an),
+                std::slice::from_ref(an),
                 &["tl_l0a".to_string()],
             );
             let mblocks = mp / 16;
@@ -1644,7 +2041,7 @@ impl Kernel<'_> {
                 ));
             } else {
                 // A stored K x M: fractal (kb, mb) at mb * (Kp/16) + kb, transposed.
-                let kblocks = round_up(pa.shape[0], 16) / 16;
+                let kblocks = round_up(a_rows, 16) / 16;
                 self.line(format!(
                     "for (int64_t tl_mb = 0; tl_mb < {mblocks}; ++tl_mb) LoadData(tl_l0a[tl_mb * {}], {an}, LoadData2DParams{{uint16_t(tl_mb * {kblocks} + {kb0}), uint8_t({kbn}), 1, 0, 0, true, 0}});",
                     kbn * frac
@@ -1653,7 +2050,7 @@ impl Kernel<'_> {
             // L1 -> L0B: nZ fractals (k-block major).
             self.sync(
                 Pipe::Mte1,
-                std::slice::from_ref(&bn),
+                std::slice::from_ref(bn),
                 &["tl_l0b".to_string()],
             );
             let nblocks = np / 16;
@@ -1665,7 +2062,7 @@ impl Kernel<'_> {
                 ));
             } else {
                 // B stored K x N: fractal (kb, nb) at nb * (Kp/16) + kb, transposed.
-                let kblocks = round_up(pb.shape[0], 16) / 16;
+                let kblocks = round_up(b_rows, 16) / 16;
                 self.line(format!(
                     "for (int64_t tl_kb = 0; tl_kb < {kbn}; ++tl_kb) LoadData(tl_l0b[tl_kb * {}], {bn}, LoadData2DParams{{uint16_t({kb0} + tl_kb), uint8_t({nblocks}), uint16_t({kblocks}), 0, 0, true, 0}});",
                     nblocks * frac
@@ -1674,13 +2071,9 @@ impl Kernel<'_> {
             self.sync(
                 Pipe::M,
                 &["tl_l0a".to_string(), "tl_l0b".to_string()],
-                std::slice::from_ref(&cn),
+                std::slice::from_ref(cn),
             );
-            let init = if first {
-                clear_text.clone()
-            } else {
-                "false".to_string()
-            };
+            let init = if first { clear_text } else { "false" };
             self.line("{");
             self.indent += 1;
             self.line("MmadParams tl_mp;");
@@ -1693,8 +2086,170 @@ impl Kernel<'_> {
             first = false;
             k0 += klen;
         }
-        self.line(format!("{fresh} = false;"));
         Ok(())
+    }
+
+    /// The GM workspace slot buffer `name` goes through: a global tensor of
+    /// `elements` (the buffer's rows at its UB pitch) in this core's
+    /// region, laid out on first use.
+    fn workspace_slot(&mut self, name: &str, dtype: DType, elements: i64) -> String {
+        let ws = format!("{name}_ws");
+        if !self.workspace.iter().any(|w| w.name == ws) {
+            let offset = self.workspace_bytes;
+            self.workspace_bytes += round_up(elements * dtype.bytes() as i64, WORKSPACE_ALIGN);
+            self.workspace.push(WorkspaceSlot {
+                name: ws.clone(),
+                dtype,
+                elements,
+                offset,
+            });
+        }
+        ws
+    }
+
+    /// Brings an operand the vector unit wrote (in UB) to the cube: MTE3
+    /// copies its rows to the workspace on the vector core, MTE2 copies
+    /// them from there into the operand's L1 tile as NZ fractals on the
+    /// cube core. Returns the L1 tile's name.
+    fn stage_operand(&mut self, b: Handle<Buffer>) -> Result<String, Refusal> {
+        let p = self
+            .placed(b)
+            .cloned()
+            .ok_or_else(|| Refusal::internal(self.span, "a staged operand is not placed"))?;
+        let dt = self.f.buffers[b].dtype;
+        let ty = ctype(dt).unwrap_or("half");
+        let name = self.name(b);
+        let (rows, cols) = (p.shape[0], p.shape[1]);
+        let elements = rows * p.pitch;
+        let ws = self.workspace_slot(&name, dt, elements);
+        let l1 = format!("{name}_l1");
+        let (rows_p, cols_p) = (round_up(rows, 16), round_up(cols, c0(dt).max(16)));
+        self.segment(Side::Aiv, |k| {
+            k.line(format!(
+                "// {} -> GM workspace (UB -> GM), on its way to the cube",
+                k.f.buffers[b].name
+            ));
+            k.sync(
+                Pipe::Mte3,
+                std::slice::from_ref(&name),
+                std::slice::from_ref(&ws),
+            );
+            k.line(format!("DataCopy({ws}, {name}, {elements});"));
+            Ok(())
+        })?;
+        self.segment(Side::Aic, |k| {
+            k.line(format!(
+                "// GM workspace -> {l1} (GM -> L1, ND -> NZ fractals of 16 x {})",
+                c0(dt)
+            ));
+            k.sync(
+                Pipe::Mte2,
+                std::slice::from_ref(&ws),
+                std::slice::from_ref(&l1),
+            );
+            if rows != rows_p || cols != cols_p {
+                // The cube reads whole fractals: padding must be zero.
+                k.line(format!(
+                    "InitConstValue({l1}, InitConstValueParams<{ty}>{{uint16_t({}), 1, 0, {ty}(0)}});",
+                    rows_p * cols_p * dt.bytes() as i64 / 512
+                ));
+            }
+            k.line(format!(
+                "DataCopy({l1}, {ws}, Nd2NzParams{{1, uint16_t({rows}), uint16_t({cols}), 0, uint16_t({}), uint16_t({rows_p}), 1, 0}});",
+                p.pitch
+            ));
+            Ok(())
+        })?;
+        Ok(l1)
+    }
+
+    /// Brings a `T.gemm` product back to an accumulator in UB: the fixpipe
+    /// copies the L0C tile to the workspace (NZ → ND, rows at the UB
+    /// pitch) on the cube core, MTE2 copies it into UB on the vector core,
+    /// where it replaces the accumulator (`clear_accum`) or is added to it.
+    fn unstage_accumulator(
+        &mut self,
+        c: Handle<Buffer>,
+        clear: Handle<Expr>,
+        span: Span,
+    ) -> Result<(), Refusal> {
+        let p = self
+            .placed(c)
+            .cloned()
+            .ok_or_else(|| Refusal::internal(span, "a staged accumulator is not placed"))?;
+        let dt = self.f.buffers[c].dtype;
+        let ty = ctype(dt).unwrap_or("float");
+        let name = self.name(c);
+        let l0c = format!("{name}_l0c");
+        let (m, n) = (p.shape[0], p.shape[1]);
+        let elements = m * p.pitch;
+        let ws = self.workspace_slot(&name, dt, elements);
+        self.segment(Side::Aic, |k| {
+            k.line(format!(
+                "// {l0c} -> GM workspace (L0C -> GM through the fixpipe, NZ -> ND)"
+            ));
+            k.sync(
+                Pipe::Fix,
+                std::slice::from_ref(&l0c),
+                std::slice::from_ref(&ws),
+            );
+            k.line("{");
+            k.indent += 1;
+            k.line("FixpipeParamsV220 tl_fp;");
+            k.line(format!(
+                "tl_fp.nSize = {n}; tl_fp.mSize = {m}; tl_fp.srcStride = {}; tl_fp.dstStride = {}; tl_fp.quantPre = QuantMode_t::NoQuant;",
+                round_up(m, 16),
+                p.pitch
+            ));
+            k.line(format!("Fixpipe({ws}, {l0c}, tl_fp);"));
+            k.indent -= 1;
+            k.line("}");
+            Ok(())
+        })?;
+        // A literal `clear_accum`, or the C++ condition of a computed one.
+        let (literal, cond) = match self.f.as_literal(clear) {
+            Some(Literal::Bool(b)) => (Some(b), String::new()),
+            _ => (None, self.expr(clear, span)?),
+        };
+        self.segment(Side::Aiv, |k| {
+            if literal == Some(true) {
+                k.line(format!(
+                    "// GM workspace -> {} (GM -> UB): the product replaces it",
+                    k.f.buffers[c].name
+                ));
+                k.sync(
+                    Pipe::Mte2,
+                    std::slice::from_ref(&ws),
+                    std::slice::from_ref(&name),
+                );
+                k.line(format!("DataCopy({name}, {ws}, {elements});"));
+                return Ok(());
+            }
+            let tmp = k.scratch("gemm_in", dt, elements);
+            k.line(format!(
+                "// GM workspace -> UB, added to {}",
+                k.f.buffers[c].name
+            ));
+            k.sync(
+                Pipe::Mte2,
+                std::slice::from_ref(&ws),
+                std::slice::from_ref(&tmp),
+            );
+            k.line(format!("DataCopy({tmp}, {ws}, {elements});"));
+            if literal.is_none() {
+                k.sync(Pipe::V, &[], std::slice::from_ref(&name));
+                k.line(format!(
+                    "if ({cond}) Duplicate({name}, {ty}(0), {elements});"
+                ));
+            }
+            k.sync(
+                Pipe::V,
+                &[tmp.clone(), name.clone()],
+                std::slice::from_ref(&name),
+            );
+            k.line(format!("Add({name}, {name}, {tmp}, {elements});"));
+            Ok(())
+        })
     }
 
     // -----------------------------------------------------------------
@@ -2264,10 +2819,23 @@ impl Kernel<'_> {
             let _ = writeln!(out, "    int64_t {};", ident(&f.vars[s].name));
         }
         let _ = writeln!(out, "}};\n");
+        let workspace = self.workspace_bytes > 0;
+        if workspace {
+            let _ = writeln!(
+                out,
+                "// GM workspace of one AI core (staged gemm operands and products); the host allocates block_dim times this."
+            );
+            let _ = writeln!(
+                out,
+                "constexpr uint64_t {entry}_WORKSPACE_BYTES = {};\n",
+                self.workspace_bytes
+            );
+        }
         let params: Vec<String> = f
             .params
             .iter()
             .map(|p| format!("GM_ADDR {}", ident(&f.buffers[p.buffer].name)))
+            .chain(workspace.then(|| "GM_ADDR workspace".to_string()))
             .chain(std::iter::once("GM_ADDR tiling".to_string()))
             .collect();
         let _ = writeln!(
@@ -2275,6 +2843,24 @@ impl Kernel<'_> {
             "extern \"C\" __global__ __aicore__ void {entry}({})\n{{",
             params.join(", ")
         );
+        if self.mix {
+            let _ = writeln!(
+                out,
+                "    // One AIC and two AIVs per AI core; GetBlockIdx counts the AIVs twice."
+            );
+            let _ = writeln!(
+                out,
+                "    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);"
+            );
+            let _ = writeln!(
+                out,
+                "    const int64_t tl_core = GetBlockIdx() / GetTaskRatio();"
+            );
+            let _ = writeln!(
+                out,
+                "    const bool tl_aiv_worker = GetBlockIdx() % GetTaskRatio() == 0;"
+            );
+        }
         let _ = writeln!(
             out,
             "    const __gm__ {entry}_Tiling* td = reinterpret_cast<const __gm__ {entry}_Tiling*>(tiling);"
@@ -2298,24 +2884,56 @@ impl Kernel<'_> {
             let _ = writeln!(out, "    GlobalTensor<{ty}> {n}_gm;");
             let _ = writeln!(
                 out,
-                "    {n}_gm.SetGlobalBuffer(reinterpret_cast<__gm__ {ty}*>({n}), uint64_t({size}));"
+                "    TILEC_SET_GLOBAL({n}_gm, reinterpret_cast<__gm__ {ty}*>({n}), uint64_t({size}), \"{}\");",
+                b.name
             );
+        }
+        if workspace {
+            let core = if self.mix { "tl_core" } else { "GetBlockIdx()" };
+            let _ = writeln!(
+                out,
+                "    // This core's region of the GM workspace: rows at the UB pitch."
+            );
+            for w in &self.workspace {
+                let ty = ctype(w.dtype).unwrap_or("uint8_t");
+                let _ = writeln!(out, "    GlobalTensor<{ty}> {};", w.name);
+                let _ = writeln!(
+                    out,
+                    "    TILEC_SET_GLOBAL({0}, reinterpret_cast<__gm__ {ty}*>(workspace + {core} * {entry}_WORKSPACE_BYTES + {1}), uint64_t({2}), \"{0}\");",
+                    w.name, w.offset, w.elements
+                );
+            }
         }
         let _ = writeln!(
             out,
             "    // On-chip buffers, placed by the target description's capacities."
         );
         let _ = writeln!(out, "    TPipe pipe;");
+        let mix = self.mix;
+        // In a mixed kernel each core sets up the buffers it has.
         let decl = |out: &mut String, name: &str, pos: &str, ty: &str, bytes: u64, what: &str| {
             let _ = writeln!(out, "    TBuf<TPosition::{pos}> {name}_buf;  // {what}");
-            let _ = writeln!(
-                out,
-                "    TILEC_INIT_BUFFER(pipe, {name}_buf, {bytes}, \"{name}\");"
-            );
-            let _ = writeln!(
-                out,
-                "    LocalTensor<{ty}> {name} = {name}_buf.Get<{ty}>();"
-            );
+            if mix {
+                let guard = if matches!(pos, "VECCALC" | "VECIN" | "VECOUT") {
+                    "TILEC_AIV"
+                } else {
+                    "TILEC_AIC"
+                };
+                let _ = writeln!(out, "    LocalTensor<{ty}> {name};");
+                let _ = writeln!(
+                    out,
+                    "    {guard} {{ TILEC_INIT_BUFFER(pipe, {name}_buf, {bytes}, \"{name}\"); {name} = {name}_buf.Get<{ty}>(); }}"
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    "    TILEC_INIT_BUFFER(pipe, {name}_buf, {bytes}, \"{name}\");"
+                );
+                let _ = writeln!(
+                    out,
+                    "    LocalTensor<{ty}> {name} = {name}_buf.Get<{ty}>();"
+                );
+            }
         };
         let mut fresh = Vec::new();
         for (&i, p) in &self.placed {
@@ -2360,9 +2978,38 @@ impl Kernel<'_> {
                 Place::L1B => decl(out, &name, "B1", ty, p.bytes, &format!("L1, {shape}, NZ")),
                 Place::L0c => {
                     decl(out, &name, "CO1", ty, p.bytes, &format!("L0C, {shape}, NZ"));
-                    fresh.push(name);
+                    fresh.push(name.clone());
                 }
                 _ => {}
+            }
+            match p.stage {
+                Some(Stage::Operand(l1)) => {
+                    let rows = round_up(p.shape[0], 16);
+                    let cols = round_up(p.shape[1], c0(b.dtype).max(16));
+                    let bytes = u64::try_from(rows * cols).unwrap_or(0) * b.dtype.bytes();
+                    decl(
+                        out,
+                        &format!("{name}_l1"),
+                        if l1 == Place::L1A { "A1" } else { "B1" },
+                        ty,
+                        bytes,
+                        &format!("L1, {shape}, NZ: {name} staged for the cube"),
+                    );
+                }
+                Some(Stage::Accumulator) => {
+                    let rows = round_up(p.shape[0], 16);
+                    let cols = round_up(p.shape[1], 16);
+                    let bytes = u64::try_from(rows * cols).unwrap_or(0) * b.dtype.bytes();
+                    decl(
+                        out,
+                        &format!("{name}_l0c"),
+                        "CO1",
+                        ty,
+                        bytes,
+                        &format!("L0C, {shape}, NZ: the cube's products for {name}"),
+                    );
+                }
+                None => {}
             }
         }
         for (name, (dt, n)) in &self.scratch {
@@ -2384,7 +3031,8 @@ impl Kernel<'_> {
         );
         let _ = writeln!(
             out,
-            "    for (int64_t block = GetBlockIdx(); block < blocks; block += GetBlockNum()) {{"
+            "    for (int64_t block = {}; block < blocks; block += GetBlockNum()) {{",
+            if self.mix { "tl_core" } else { "GetBlockIdx()" }
         );
         for (i, &v) in block_vars.iter().enumerate() {
             let ty = ctype(f.vars[v].dtype).unwrap_or("int32_t");
@@ -2397,7 +3045,6 @@ impl Kernel<'_> {
             let _ = writeln!(out, "        bool {name}_fresh = true;");
         }
         out.push_str(&self.body);
-        let _ = writeln!(out, "        PipeBarrier<PIPE_ALL>();");
         let _ = writeln!(out, "    }}");
         let _ = writeln!(out, "}}\n");
         // Host side.
@@ -2405,11 +3052,19 @@ impl Kernel<'_> {
             .params
             .iter()
             .map(|p| ident(&f.buffers[p.buffer].name))
+            .chain(workspace.then(|| "workspace".to_string()))
             .collect();
         let _ = writeln!(out, "#ifndef ASCENDC_CPU_MODEL");
         let _ = writeln!(
             out,
-            "// Host launch: `tiling` holds a {entry}_Tiling in device memory; block_dim = min(blocks, AI cores)."
+            "// Host launch: `tiling` holds a {entry}_Tiling in device memory; block_dim = min(blocks, AI cores).{}",
+            if workspace {
+                format!(
+                    "\n// `workspace`: block_dim * {entry}_WORKSPACE_BYTES bytes of device memory."
+                )
+            } else {
+                String::new()
+            }
         );
         let _ = writeln!(
             out,
@@ -2442,7 +3097,10 @@ impl Kernel<'_> {
     fn cube_type(&self) -> &'static str {
         self.placed
             .iter()
-            .find(|(_, p)| p.place == Place::L1A)
+            .find(|(_, p)| {
+                matches!(p.place, Place::L1A | Place::L1B)
+                    || matches!(p.stage, Some(Stage::Operand(_)))
+            })
             .and_then(|(&i, _)| self.f.buffers.iter().nth(i).map(|(_, b)| b.dtype))
             .and_then(ctype)
             .unwrap_or("half")
@@ -2802,6 +3460,18 @@ impl VecCx<'_, '_> {
     }
 }
 
+/// The shape of one `T.gemm`, as its cube part needs it.
+struct GemmShape {
+    m: i64,
+    n: i64,
+    k: i64,
+    ta: bool,
+    tb: bool,
+    /// Stored rows of A and B (K for a transposed A, for a plain B).
+    a_rows: i64,
+    b_rows: i64,
+}
+
 /// A copy's shape without unit dimensions, and the source and destination
 /// dimension each entry maps to.
 type CopyDims = (Vec<i64>, Vec<usize>, Vec<usize>);
@@ -2813,6 +3483,7 @@ type GmBox = (Vec<String>, Vec<String>, Vec<String>, String, String);
 fn unreachable_placed() -> Placed {
     Placed {
         place: Place::Ub,
+        stage: None,
         shape: vec![1],
         pitch: 1,
         bytes: 0,
@@ -2908,6 +3579,26 @@ fn tile_refs(block: &Block, b: Handle<Buffer>) -> usize {
             _ => 0,
         })
         .sum()
+}
+
+/// Whether a block has element-wise work for the vector or scalar unit on
+/// global memory or on-chip buffers (which then live in UB).
+fn has_element_code(f: &Function, block: &Block) -> bool {
+    let global = |b: Handle<Buffer>| f.buffers[b].scope == tilec_core::ir::Scope::Global;
+    block.iter().any(|(s, _)| match s {
+        Stmt::Store { .. }
+        | Stmt::Parallel { .. }
+        | Stmt::Reduce { .. }
+        | Stmt::Cumsum { .. }
+        | Stmt::AtomicAdd { .. } => true,
+        Stmt::Copy { src, dst } => global(src.buffer) && global(dst.buffer),
+        Stmt::Fill { dst, .. } => global(dst.buffer),
+        Stmt::For { body, .. } | Stmt::Kernel { body, .. } => has_element_code(f, body),
+        Stmt::If {
+            then, otherwise, ..
+        } => has_element_code(f, then) || has_element_code(f, otherwise),
+        _ => false,
+    })
 }
 
 /// Whether a block contains statements that run on pipes other than the

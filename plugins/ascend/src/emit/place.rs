@@ -1,10 +1,21 @@
 //! Placement: which position of the AI core each buffer of a kernel lives
 //! in, decided from how the kernel uses it, and sized against the target's
 //! capacities.
+//!
+//! Operands of `T.gemm` live in L1 and accumulators in L0C as long as the
+//! kernel only loads the operands from global memory, clears the
+//! accumulators and copies them out. A buffer the vector or scalar unit
+//! also touches (flash attention's scores, probabilities and output
+//! accumulator) lives in UB instead and is **staged** for the cube: on A2
+//! the cube and the vector unit are separate cores, and the only path
+//! between their buffers is global memory. Such an operand gets an L1
+//! copy, refreshed through a GM workspace before each `T.gemm`; such an
+//! accumulator gets an L0C tile the `T.gemm` computes into, brought back
+//! to UB through the workspace and added there.
 
 use std::collections::BTreeMap;
 
-use tilec_core::ir::{Block, Buffer, DType, Function, Handle, Scope, Span, Stmt};
+use tilec_core::ir::{Block, Buffer, DType, Expr, Function, Handle, Scope, Span, Stmt};
 
 use super::Refusal;
 use crate::targets::Engine;
@@ -38,10 +49,24 @@ impl Place {
     }
 }
 
+/// How a UB buffer that is also a `T.gemm` operand or accumulator reaches
+/// the cube.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// An operand: copied UB → GM workspace → L1 (ND → NZ) before each
+    /// `T.gemm` that reads it; the L1 tile's position (A1 or B1).
+    Operand(Place),
+    /// An accumulator: each `T.gemm` computes into an L0C tile that goes
+    /// L0C → GM workspace → UB and is added to the buffer.
+    Accumulator,
+}
+
 /// One placed buffer.
 #[derive(Clone, Debug)]
 pub struct Placed {
     pub place: Place,
+    /// For a UB buffer the cube also uses, how it is staged.
+    pub stage: Option<Stage>,
     /// Constant extents (on-chip buffers only).
     pub shape: Vec<i64>,
     /// Elements between rows of the last dimension: padded so every row
@@ -73,26 +98,115 @@ struct Uses {
     gemm_a: Option<Span>,
     gemm_b: Option<Span>,
     gemm_c: Option<Span>,
+    /// Read or written element by element, by a vector instruction, or by
+    /// a copy between on-chip buffers.
+    element: bool,
+    /// The destination of a copy from global memory.
+    loaded: bool,
+    /// The source of a copy to global memory.
+    stored: bool,
 }
 
-fn collect(block: &Block, uses: &mut BTreeMap<usize, Uses>) {
+fn collect(f: &Function, block: &Block, uses: &mut BTreeMap<usize, Uses>) {
+    let global = |b: Handle<Buffer>| f.buffers[b].scope == Scope::Global;
+    let element = |uses: &mut BTreeMap<usize, Uses>, b: Handle<Buffer>| {
+        uses.entry(b.index()).or_default().element = true;
+    };
+    let loads = |uses: &mut BTreeMap<usize, Uses>, e: Handle<Expr>| {
+        let mut stack = vec![e];
+        while let Some(e) = stack.pop() {
+            if let Expr::Load { buffer, .. } = &f.exprs[e] {
+                uses.entry(buffer.index()).or_default().element = true;
+            }
+            stack.extend(f.exprs[e].operands());
+        }
+    };
     for (stmt, span) in block.iter() {
         match stmt {
-            Stmt::Gemm { a, b, c, .. } => {
+            Stmt::Gemm {
+                a,
+                b,
+                c,
+                clear_accum,
+                ..
+            } => {
                 uses.entry(a.buffer.index()).or_default().gemm_a = Some(span);
                 uses.entry(b.buffer.index()).or_default().gemm_b = Some(span);
                 uses.entry(c.buffer.index()).or_default().gemm_c = Some(span);
+                loads(uses, *clear_accum);
             }
-            Stmt::Kernel { body, .. } | Stmt::For { body, .. } | Stmt::Parallel { body, .. } => {
-                collect(body, uses)
+            Stmt::Copy { src, dst } => match (global(src.buffer), global(dst.buffer)) {
+                (true, false) => uses.entry(dst.buffer.index()).or_default().loaded = true,
+                (false, true) => uses.entry(src.buffer.index()).or_default().stored = true,
+                (false, false) => {
+                    element(uses, src.buffer);
+                    element(uses, dst.buffer);
+                }
+                (true, true) => {}
+            },
+            Stmt::Fill { dst, value } => {
+                let zero = f.as_literal(*value).is_some_and(|l| l.as_f64() == 0.0);
+                let whole = f.const_shape(dst.buffer).is_some_and(|shape| {
+                    dst.ranges.len() == shape.len()
+                        && dst.ranges.iter().zip(&shape).all(|(r, &n)| {
+                            f.as_const_int(r.start) == Some(0)
+                                && f.as_const_int(r.extent) == Some(n)
+                        })
+                });
+                if !(zero && whole) {
+                    element(uses, dst.buffer);
+                }
+                loads(uses, *value);
+            }
+            Stmt::Store {
+                buffer,
+                indices,
+                value,
+            } => {
+                element(uses, *buffer);
+                for &i in indices {
+                    loads(uses, i);
+                }
+                loads(uses, *value);
+            }
+            Stmt::Let { value, .. } => loads(uses, *value),
+            Stmt::Reduce { src, dst, .. } | Stmt::Cumsum { src, dst, .. } => {
+                element(uses, *src);
+                element(uses, *dst);
+            }
+            Stmt::AtomicAdd { dst, .. } => element(uses, dst.buffer),
+            Stmt::Kernel { body, .. } => collect(f, body, uses),
+            Stmt::For {
+                start,
+                extent,
+                body,
+                ..
+            } => {
+                loads(uses, *start);
+                loads(uses, *extent);
+                collect(f, body, uses);
+            }
+            Stmt::Parallel { extents, body, .. } => {
+                for &e in extents {
+                    loads(uses, e);
+                }
+                collect(f, body, uses);
             }
             Stmt::If {
-                then, otherwise, ..
+                cond,
+                then,
+                otherwise,
             } => {
-                collect(then, uses);
-                collect(otherwise, uses);
+                loads(uses, *cond);
+                collect(f, then, uses);
+                collect(f, otherwise, uses);
             }
-            _ => {}
+            Stmt::Alloc { init, .. } => {
+                if let Some(e) = init {
+                    loads(uses, *e);
+                }
+            }
+            Stmt::Assume { .. } | Stmt::Barrier => {}
         }
     }
 }
@@ -122,11 +236,11 @@ pub fn place(
     engine: &Engine,
 ) -> Result<BTreeMap<usize, Placed>, Refusal> {
     let mut uses = BTreeMap::new();
-    collect(body, &mut uses);
+    collect(f, body, &mut uses);
     let mut list = Vec::new();
     allocs(body, &mut list);
     let mut out = BTreeMap::new();
-    let mut used = [0u64; 4]; // UB, L1, L0C, (unused)
+    let mut used = [0u64; 3]; // UB, L1, L0C
     for (h, span) in list {
         let b = &f.buffers[h];
         if b.scope == Scope::Global {
@@ -162,15 +276,36 @@ pub fn place(
             ));
         }
         let bytes_of = |n: i64| u64::try_from(n).unwrap_or(0) * b.dtype.bytes();
+        let two_d = |what: &str| {
+            if shape.len() == 2 {
+                Ok(())
+            } else {
+                Err(Refusal::unsupported(
+                    span,
+                    format!("{what} `{}` must be two-dimensional", b.name),
+                ))
+            }
+        };
+        let operand = u.gemm_a.is_some() || u.gemm_b.is_some();
+        let stage = if b.scope == Scope::Var {
+            None
+        } else if operand && (u.element || u.stored) {
+            Some(Stage::Operand(if u.gemm_a.is_some() {
+                Place::L1A
+            } else {
+                Place::L1B
+            }))
+        } else if u.gemm_c.is_some() && (u.element || u.loaded) {
+            Some(Stage::Accumulator)
+        } else {
+            None
+        };
+        // Bytes a staged buffer needs on the cube's side: (slot, bytes).
+        let mut cube_copy = None;
         let (place, pitch, bytes) = if b.scope == Scope::Var {
             (Place::Scalar, 1, 0)
-        } else if u.gemm_a.is_some() || u.gemm_b.is_some() {
-            if shape.len() != 2 {
-                return Err(Refusal::unsupported(
-                    span,
-                    format!("cube operand `{}` must be two-dimensional", b.name),
-                ));
-            }
+        } else if operand && stage.is_none() {
+            two_d("cube operand")?;
             let rows = round_up(shape[0], 16);
             let cols = round_up(shape[1], c0(b.dtype).max(16));
             let place = if u.gemm_a.is_some() {
@@ -179,31 +314,46 @@ pub fn place(
                 Place::L1B
             };
             (place, rows, bytes_of(rows * cols))
-        } else if u.gemm_c.is_some() {
-            if shape.len() != 2 {
-                return Err(Refusal::unsupported(
-                    span,
-                    format!("accumulator `{}` must be two-dimensional", b.name),
-                ));
-            }
+        } else if u.gemm_c.is_some() && stage.is_none() {
+            two_d("accumulator")?;
             let rows = round_up(shape[0], 16);
             let cols = round_up(shape[1], 16);
             (Place::L0c, rows, bytes_of(rows * cols))
         } else {
+            match stage {
+                Some(Stage::Operand(_)) => {
+                    two_d("cube operand")?;
+                    let rows = round_up(shape[0], 16);
+                    let cols = round_up(shape[1], c0(b.dtype).max(16));
+                    cube_copy = Some((1, bytes_of(rows * cols)));
+                }
+                Some(Stage::Accumulator) => {
+                    two_d("accumulator")?;
+                    let rows = round_up(shape[0], 16);
+                    let cols = round_up(shape[1], 16);
+                    cube_copy = Some((2, bytes_of(rows * cols)));
+                }
+                None => {}
+            }
             let last = shape.last().copied().unwrap_or(1);
             let pitch = ub_pitch(last, b.dtype);
             let rows: i64 = shape[..shape.len().saturating_sub(1)].iter().product();
             (Place::Ub, pitch, bytes_of(rows.max(1) * pitch))
         };
-        let (slot, space, what) = match place {
-            Place::Ub => (0, engine.ub, "UB"),
-            Place::L1A | Place::L1B => (1, engine.l1, "L1"),
-            Place::L0c => (2, engine.l0c, "L0C"),
-            _ => (3, engine.ub, ""),
+        let slot = match place {
+            Place::Ub => Some(0),
+            Place::L1A | Place::L1B => Some(1),
+            Place::L0c => Some(2),
+            _ => None,
         };
-        if slot < 3 {
-            let rounded = bytes.div_ceil(space.alignment.max(32)) * space.alignment.max(32);
-            used[slot] += rounded;
+        for (slot, bytes) in slot.map(|s| (s, bytes)).into_iter().chain(cube_copy) {
+            let (space, what) = match slot {
+                0 => (engine.ub, "UB"),
+                1 => (engine.l1, "L1"),
+                _ => (engine.l0c, "L0C"),
+            };
+            let align = space.alignment.max(32);
+            used[slot] += bytes.div_ceil(align) * align;
             if used[slot] > space.capacity {
                 return Err(Refusal::unsupported(
                     span,
@@ -218,6 +368,7 @@ pub fn place(
             h.index(),
             Placed {
                 place,
+                stage,
                 shape,
                 pitch,
                 bytes,

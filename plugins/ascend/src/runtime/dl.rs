@@ -27,8 +27,9 @@ impl Library {
     }
 
     /// Runs `<entry>_cpu` on `block_dim` cores. `args` are the base
-    /// addresses of the kernel's buffers in parameter order, `tiling` its
-    /// tiling structure. Returns the model's error message on failure.
+    /// addresses of the kernel's buffers in parameter order, then its
+    /// workspace if it has one, `tiling` its tiling structure. Returns the
+    /// model's error message on failure.
     pub fn launch(
         &self,
         entry: &str,
@@ -44,7 +45,9 @@ impl Library {
         let mut error = vec![0u8; 4096];
         // SAFETY: `args` holds one pointer per buffer parameter of the
         // kernel, each to a live allocation of the size the kernel's
-        // global tensors are declared with (the caller checked the sizes);
+        // global tensors are declared with (the caller checked the sizes),
+        // then, for a kernel with a workspace, one to `block_dim` times its
+        // per-core workspace bytes;
         // `tiling` is laid out as `<entry>_Tiling` (i64 grid[3], then one
         // i64 per symbolic size); `error` has `error.len()` writable bytes.
         // Model errors are C++ exceptions caught inside the launcher.

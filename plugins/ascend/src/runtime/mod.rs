@@ -12,8 +12,13 @@
 //!   (`ASCENDC_CPU_UB_BYTES`, ...); identical sources reuse their build.
 //! - **Launch** fills the kernel's tiling structure (grid, symbolic sizes)
 //!   and runs its CPU launcher on `min(blocks, AI cores)` model cores, one
-//!   after another. A violation the model detects (capacity, alignment,
-//!   bounds, pipe synchronisation) fails the launch with its message.
+//!   after another. A kernel whose entry line names a workspace (`ws=N`:
+//!   bytes per core) gets `block_dim · N` bytes of global memory after its
+//!   buffers, as the host stub's caller would allocate them; they start as
+//!   `0xFF` bytes (NaN in every float type), so a read of workspace nothing
+//!   wrote shows in the results. A violation the model detects (capacity,
+//!   alignment, bounds, pipe synchronisation) fails the launch with its
+//!   message.
 //! - **Time** measures host wall time; it says nothing about an NPU.
 //!
 //! The compiler is the one [`CXX_VAR`] names, else `c++`, `g++` or
@@ -362,11 +367,22 @@ impl State {
                 tiling.extend_from_slice(&(arg as i64).to_le_bytes());
             }
         }
+        let workspace = info.workspace;
         let blocks: u64 = grid.iter().map(|&g| u64::from(g)).product();
         if blocks == 0 {
             return Ok(());
         }
         let block_dim = u32::try_from(blocks.min(u64::from(self.engine.cores))).unwrap_or(1);
+        // The scratch global memory the host stub's caller allocates: one
+        // region per launched core.
+        let bytes = workspace
+            .checked_mul(u64::from(block_dim))
+            .and_then(|b| usize::try_from(b).ok())
+            .ok_or_else(|| bad(format!("`{entry}` needs more workspace than this host has")))?;
+        let mut scratch = vec![0xFFu8; bytes];
+        if workspace > 0 {
+            ptrs.push(scratch.as_mut_ptr());
+        }
         let m = &self.modules[module];
         m.lib
             .launch(entry, block_dim, &mut ptrs, &mut tiling)

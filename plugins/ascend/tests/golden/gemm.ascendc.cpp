@@ -19,6 +19,23 @@ using namespace AscendC;
 #define TILEC_INIT_BUFFER(pipe, buf, bytes, name) (pipe).InitBuffer((buf), (bytes))
 #endif
 
+// A kernel with cube and vector work runs on an AIC and its two AIVs
+// (KERNEL_TYPE_MIX_AIC_1_2): each instruction is guarded by the core that runs it,
+// TILEC_AIC or TILEC_AIV (the first AIV does the vector work); both AIVs set and wait
+// for the cross-core flags (TILEC_AIV_ALL). The CPU model runs both cores in program
+// order and checks every instruction against the core its guard names.
+#ifdef ASCENDC_CPU_MODEL
+#define TILEC_SET_GLOBAL(t, ptr, n, name) (t).SetGlobalBuffer((ptr), (n), (name))
+#define TILEC_AIC if (AscendC::cpu::SideScope tl_side{AscendC::cpu::SIDE_AIC}; true)
+#define TILEC_AIV if (AscendC::cpu::SideScope tl_side{AscendC::cpu::SIDE_AIV}; tl_aiv_worker)
+#define TILEC_AIV_ALL if (AscendC::cpu::SideScope tl_side{AscendC::cpu::SIDE_AIV}; true)
+#else
+#define TILEC_SET_GLOBAL(t, ptr, n, name) (t).SetGlobalBuffer((ptr), (n))
+#define TILEC_AIC if (ASCEND_IS_AIC)
+#define TILEC_AIV if (ASCEND_IS_AIV && tl_aiv_worker)
+#define TILEC_AIV_ALL if (ASCEND_IS_AIV)
+#endif
+
 // Scalar helpers: computed in double and rounded once into the result type.
 __aicore__ inline double tl_exp(double x) { return exp(x); }
 __aicore__ inline double tl_exp2(double x) { return exp2(x); }
@@ -75,11 +92,11 @@ extern "C" __global__ __aicore__ void main_k0(GM_ADDR A, GM_ADDR B, GM_ADDR C, G
     const __gm__ main_k0_Tiling* td = reinterpret_cast<const __gm__ main_k0_Tiling*>(tiling);
     // Global memory.
     GlobalTensor<half> A_gm;
-    A_gm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(A), uint64_t(int64_t(1) * int64_t(int32_t(256)) * int64_t(int32_t(256))));
+    TILEC_SET_GLOBAL(A_gm, reinterpret_cast<__gm__ half*>(A), uint64_t(int64_t(1) * int64_t(int32_t(256)) * int64_t(int32_t(256))), "A");
     GlobalTensor<half> B_gm;
-    B_gm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(B), uint64_t(int64_t(1) * int64_t(int32_t(256)) * int64_t(int32_t(256))));
+    TILEC_SET_GLOBAL(B_gm, reinterpret_cast<__gm__ half*>(B), uint64_t(int64_t(1) * int64_t(int32_t(256)) * int64_t(int32_t(256))), "B");
     GlobalTensor<half> C_gm;
-    C_gm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(C), uint64_t(int64_t(1) * int64_t(int32_t(256)) * int64_t(int32_t(256))));
+    TILEC_SET_GLOBAL(C_gm, reinterpret_cast<__gm__ half*>(C), uint64_t(int64_t(1) * int64_t(int32_t(256)) * int64_t(int32_t(256))), "C");
     // On-chip buffers, placed by the target description's capacities.
     TPipe pipe;
     TBuf<TPosition::A1> A_shared_ping_buf;  // L1, 128 x 32, NZ, ping slot
