@@ -12,7 +12,8 @@ use tilec_core::target::TargetDescription;
 use tilec_core::thread::{self, Dim, ExprKind, Param};
 
 use crate::{
-    ErrorCode, IrLocation, KernelMetadata, ParamMetadata, PluginDiagnostic, PluginError, Severity,
+    CompileOptions, ErrorCode, IrLocation, KernelMetadata, ParamMetadata, PluginDiagnostic,
+    PluginError, Severity,
 };
 
 /// A refusal with an error diagnostic at `span` of `function`.
@@ -53,17 +54,41 @@ pub fn check_dtypes(module: &ir::Module, target: &TargetDescription) -> Result<(
     Ok(())
 }
 
+/// What the host passed for the lowering in `options.extra`: the accesses
+/// `tilec verify` proved in bounds ([`lower::PROVED_SITES_OPTION`]), whose
+/// guards the lowering then leaves out. Absent, nothing is assumed; a
+/// value that does not decode is a `BadRequest`.
+pub fn lower_options(options: &CompileOptions) -> Result<lower::LowerOptions, PluginError> {
+    match options.extra.get(lower::PROVED_SITES_OPTION) {
+        None => Ok(lower::LowerOptions::default()),
+        Some(text) => lower::LowerOptions::decode_proved(text)
+            .map_err(|e| PluginError::new(ErrorCode::BadRequest, e.to_string())),
+    }
+}
+
 /// Lowers each function on its own, so that a refusal names its function.
 pub fn lower_functions(
     module: &ir::Module,
     target: &TargetDescription,
 ) -> Result<thread::Module, PluginError> {
+    lower_functions_with(module, target, &lower::LowerOptions::default())
+}
+
+/// [`lower_functions`] with facts from the host ([`lower_options`]).
+pub fn lower_functions_with(
+    module: &ir::Module,
+    target: &TargetDescription,
+    options: &lower::LowerOptions,
+) -> Result<thread::Module, PluginError> {
     let mut out = thread::Module::default();
-    for f in &module.functions {
+    for (index, f) in module.functions.iter().enumerate() {
         let single = ir::Module {
             functions: vec![f.clone()],
         };
-        let lowered = lower::to_thread(&single, target).map_err(|e| {
+        let single_options = lower::LowerOptions {
+            proved: options.proved.get(index).cloned().into_iter().collect(),
+        };
+        let lowered = lower::to_thread_with(&single, target, &single_options).map_err(|e| {
             let code = match e {
                 lower::LowerError::Unsupported { .. } => ErrorCode::UnsupportedFeature,
                 lower::LowerError::Malformed { .. } => ErrorCode::InvalidIr,

@@ -458,8 +458,10 @@ pub struct CompileArgs {
     /// Prove the kernel's safety obligations before the backend gets it
     /// (`tilec verify`, `docs/verify.md`), for `--target` when it is a
     /// built-in or plugin target, else sm_80. A refuted or undecided
-    /// obligation is an error (exit 1); nothing is written. With `--backend
-    /// sim`, accesses proved in bounds are lowered without bounds guards.
+    /// obligation is an error (exit 1); nothing is written. Accesses proved
+    /// in bounds are lowered without bounds guards, with `--backend sim` and
+    /// with plugins that lower with the core (they receive the proved
+    /// sites as the `tilec.proved-sites` option).
     #[arg(long)]
     pub verify: bool,
 }

@@ -173,12 +173,56 @@ impl LowerError {
 type Result<T> = std::result::Result<T, LowerError>;
 
 /// What the lowering may rely on beyond the Tile IR itself.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LowerOptions {
     /// Per function of the module (by position): the accesses proved in
     /// bounds ([`crate::verify::proved_sites`]). Their bounds guards are
     /// left out.
     pub proved: Vec<HashSet<AccessSite>>,
+}
+
+/// The key of a compile request's extra options under which a host passes
+/// [`LowerOptions::proved`] to a backend plugin, encoded by
+/// [`LowerOptions::encode_proved`] (`docs/plugin-abi.md`).
+pub const PROVED_SITES_OPTION: &str = "tilec.proved-sites";
+
+/// A [`PROVED_SITES_OPTION`] value that does not decode.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("malformed `{PROVED_SITES_OPTION}` option: {0}")]
+pub struct ProvedSitesError(String);
+
+impl LowerOptions {
+    /// [`LowerOptions::proved`] as JSON: per function, its sites in one
+    /// canonical order (so equal sets encode equally).
+    pub fn encode_proved(&self) -> String {
+        let per_function: Vec<Vec<AccessSite>> = self
+            .proved
+            .iter()
+            .map(|sites| {
+                let mut keyed: Vec<(String, AccessSite)> = sites
+                    .iter()
+                    .map(|s| (serde_json::to_string(s).unwrap_or_default(), *s))
+                    .collect();
+                keyed.sort_by(|a, b| a.0.cmp(&b.0));
+                keyed.into_iter().map(|(_, s)| s).collect()
+            })
+            .collect();
+        serde_json::to_string(&per_function).unwrap_or_else(|_| "[]".to_string())
+    }
+
+    /// The inverse of [`LowerOptions::encode_proved`]. Sites naming
+    /// statements or expressions the module does not have are harmless:
+    /// the lowering never meets them.
+    pub fn decode_proved(text: &str) -> std::result::Result<LowerOptions, ProvedSitesError> {
+        let per_function: Vec<Vec<AccessSite>> =
+            serde_json::from_str(text).map_err(|e| ProvedSitesError(e.to_string()))?;
+        Ok(LowerOptions {
+            proved: per_function
+                .into_iter()
+                .map(|sites| sites.into_iter().collect())
+                .collect(),
+        })
+    }
 }
 
 /// Lowers every kernel of `module` to thread-level IR for `target`, and

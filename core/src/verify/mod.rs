@@ -343,7 +343,7 @@ pub struct Obligation {
 /// An access of a statement, as the lowering meets it: a bounds guard the
 /// lowering would emit for it is redundant when every obligation of the
 /// site is proved ([`proved_sites`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum AccessSite {
     /// The load expression `expr`, in the statement at `span`.
     Load {

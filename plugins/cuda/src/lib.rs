@@ -26,7 +26,7 @@ pub mod ptxas;
 pub mod runtime;
 pub mod targets;
 
-use tilec_plugin_api::simt::{check_dtypes, kernel_metadata, lower_functions};
+use tilec_plugin_api::simt::{check_dtypes, kernel_metadata, lower_functions_with, lower_options};
 
 use tilec_core::ir;
 use tilec_core::target::TargetDescription;
@@ -77,7 +77,7 @@ fn compile(request: CompileRequest) -> Result<CompileResult, PluginError> {
         ));
     }
     check_dtypes(module, &target)?;
-    let lowered = lower_functions(module, &target)?;
+    let lowered = lower_functions_with(module, &target, &lower_options(&request.options)?)?;
     let kernels = lowered
         .kernels
         .iter()

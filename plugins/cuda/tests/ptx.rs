@@ -990,3 +990,78 @@ mod all_ops {
         assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     }
 }
+
+/// The accesses the host proved in bounds (`tilec compile --verify`) reach
+/// the plugin in the compile request's extra options
+/// (`lower::PROVED_SITES_OPTION`), and the lowering leaves their guards
+/// out. Here every site with an obligation is passed as proved (deciding
+/// them is `tilec verify`'s job, tested in `core/tests/verify.rs`): the
+/// thread-level IR the plugin returns then has fewer guarded moves.
+#[test]
+fn proved_sites_from_the_host_drop_guards() {
+    use tilec_backend_cuda::Cuda;
+    use tilec_core::verify::{self, Outcome, VerifyOptions};
+    use tilec_plugin_api::{
+        BackendPlugin, CompileOptions, CompileRequest, IrDocument, TILE_IR_FORMAT,
+    };
+
+    let path = repo().join("core/tests/verify/good/dynamic_store_assumed.py");
+    let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let out = py::compile(&source, &py::Options::default());
+    let module = out
+        .module
+        .unwrap_or_else(|| panic!("{:?}", out.diagnostics));
+    let t = builtin("sm_90a");
+    let obligations = verify::generate(&module.functions[0], &VerifyOptions::for_target(&t))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let all_proved = vec![Outcome::Proved; obligations.items.len()];
+    let proved = verify::proved_sites(&obligations, &all_proved);
+    assert!(!proved.is_empty());
+    let lower_options = lower::LowerOptions {
+        proved: vec![proved],
+    };
+    let guards = |extra: BTreeMap<String, String>| {
+        let request = CompileRequest {
+            ir: IrDocument {
+                format: TILE_IR_FORMAT,
+                module: module.clone(),
+            },
+            target: "sm_90a".to_string(),
+            options: CompileOptions {
+                emit: "thread-ir".to_string(),
+                fast_math: false,
+                extra,
+            },
+        };
+        let result = Cuda::compile(request).unwrap_or_else(|e| panic!("{}", e.message));
+        let text = String::from_utf8(result.artifacts[0].bytes.clone()).unwrap_or_default();
+        text.matches(" when ").count()
+    };
+    let without = guards(BTreeMap::new());
+    let with = guards(BTreeMap::from([(
+        lower::PROVED_SITES_OPTION.to_string(),
+        lower_options.encode_proved(),
+    )]));
+    assert!(
+        with < without,
+        "guards: {with} with proved sites, {without} without"
+    );
+    assert_eq!(
+        lower::LowerOptions::decode_proved(&lower_options.encode_proved()),
+        Ok(lower_options)
+    );
+    // A value that does not decode is refused, not ignored.
+    let request = CompileRequest {
+        ir: IrDocument {
+            format: TILE_IR_FORMAT,
+            module: module.clone(),
+        },
+        target: "sm_90a".to_string(),
+        options: CompileOptions {
+            emit: String::new(),
+            fast_math: false,
+            extra: BTreeMap::from([(lower::PROVED_SITES_OPTION.to_string(), "{".to_string())]),
+        },
+    };
+    assert!(Cuda::compile(request).is_err());
+}

@@ -34,7 +34,8 @@ pub mod runtime;
 pub mod targets;
 pub mod toolchain;
 
-use tilec_plugin_api::simt::{check_dtypes, kernel_metadata, lower_functions};
+use tilec_core::lower::LowerOptions;
+use tilec_plugin_api::simt::{check_dtypes, kernel_metadata, lower_functions_with, lower_options};
 
 use tilec_core::ir;
 use tilec_core::target::{MemoryKind, TargetDescription};
@@ -215,6 +216,17 @@ pub fn compile_module(
     target: &TargetDescription,
     options: &emit::EmitOptions,
 ) -> Result<Compiled, PluginError> {
+    compile_module_with(module, target, options, &LowerOptions::default())
+}
+
+/// [`compile_module`], with facts from the host for the lowering
+/// (`tilec_plugin_api::simt::lower_options`).
+pub fn compile_module_with(
+    module: &ir::Module,
+    target: &TargetDescription,
+    options: &emit::EmitOptions,
+    lower: &LowerOptions,
+) -> Result<Compiled, PluginError> {
     // Never trust the host: IR that breaks the verifier's invariants is
     // refused before anything relies on them.
     if let Err(errors) = ir::verify::verify_module(module) {
@@ -228,7 +240,7 @@ pub fn compile_module(
         ));
     }
     check_dtypes(module, target)?;
-    let lowered = lower_functions(module, target)?;
+    let lowered = lower_functions_with(module, target, lower)?;
     let emitted = translate(&lowered, target, options)?;
     let mut kernels = lowered
         .kernels
@@ -278,7 +290,8 @@ fn compile(request: CompileRequest) -> Result<CompileResult, PluginError> {
     let options = emit::EmitOptions {
         fast_math: request.options.fast_math,
     };
-    let compiled = compile_module(&request.ir.module, &target, &options)?;
+    let lower = lower_options(&request.options)?;
+    let compiled = compile_module_with(&request.ir.module, &target, &options, &lower)?;
     let mut kernels = compiled.kernels;
     let mut diagnostics = Vec::new();
     let artifact = match emit {

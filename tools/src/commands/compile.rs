@@ -112,9 +112,13 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
                 thread_ir(module, target.as_deref(), &frontend.stem(), &lower_options)
             }
             Backend::Ref => (Some(tile_ir(module, &frontend.stem())), Vec::new()),
-            Backend::Plugin(plugin) => {
-                plugin_compile(plugin, module, target.as_deref().unwrap_or(""), args)
-            }
+            Backend::Plugin(plugin) => plugin_compile(
+                plugin,
+                module,
+                target.as_deref().unwrap_or(""),
+                args,
+                &lower_options,
+            ),
         };
         frontend.reports.extend(reports);
         produced = result.filter(|_| !frontend.has_errors());
@@ -446,6 +450,28 @@ fn fast_math(module: &Module) -> bool {
     })
 }
 
+/// The options a plugin compiles with: the emit kind, fast math, and the
+/// accesses `--verify` proved in bounds (`lower::PROVED_SITES_OPTION`),
+/// which backends that use the core's lowering compile without guards.
+fn plugin_options(
+    module: &Module,
+    args: &CompileArgs,
+    lower: &tilec_core::lower::LowerOptions,
+) -> CompileOptions {
+    let mut extra = BTreeMap::new();
+    if lower.proved.iter().any(|sites| !sites.is_empty()) {
+        extra.insert(
+            tilec_core::lower::PROVED_SITES_OPTION.to_string(),
+            lower.encode_proved(),
+        );
+    }
+    CompileOptions {
+        emit: args.emit.clone().unwrap_or_default(),
+        fast_math: fast_math(module),
+        extra,
+    }
+}
+
 /// Compiles with a plugin: what it produced (`None` after an error) and
 /// its diagnostics as reports.
 fn plugin_compile(
@@ -453,12 +479,9 @@ fn plugin_compile(
     module: &Module,
     target: &str,
     args: &CompileArgs,
+    lower: &tilec_core::lower::LowerOptions,
 ) -> (Option<Produced>, Vec<Report>) {
-    let options = CompileOptions {
-        emit: args.emit.clone().unwrap_or_default(),
-        fast_math: fast_math(module),
-        extra: BTreeMap::new(),
-    };
+    let options = plugin_options(module, args, lower);
     match plugin.compile(module, target, &options) {
         Ok(result) => {
             let reports = plugin_reports(plugin.name(), None, &result.diagnostics);
@@ -797,6 +820,39 @@ mod tests {
             crate::cli::Command::Compile(args) => args,
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn proved_sites_are_passed_to_plugins() {
+        use tilec_core::lower::{LowerOptions, PROVED_SITES_OPTION};
+        use tilec_core::verify::AccessSite;
+        let mut module = Module::default();
+        module.functions.push(Function::new("main"));
+        let args = compile_args(&["--verify"]);
+        let nothing = LowerOptions {
+            proved: vec![Default::default()],
+        };
+        assert!(plugin_options(&module, &args, &nothing).extra.is_empty());
+        let site = AccessSite::Store {
+            span: Span::UNKNOWN,
+            buffer: module.functions[0].buffers.append(tilec_core::ir::Buffer {
+                name: "B".to_string(),
+                dtype: tilec_core::ir::DType::F32,
+                shape: Vec::new(),
+                scope: tilec_core::ir::Scope::Global,
+                placement: None,
+            }),
+        };
+        let proved = LowerOptions {
+            proved: vec![[site].into_iter().collect()],
+        };
+        let options = plugin_options(&module, &args, &proved);
+        let text = options
+            .extra
+            .get(PROVED_SITES_OPTION)
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(LowerOptions::decode_proved(&text), Ok(proved));
     }
 
     fn artifact(name: &str, kind: ArtifactKind) -> Artifact {
