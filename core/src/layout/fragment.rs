@@ -129,7 +129,9 @@ impl FragmentLayout {
                 limit: EXHAUSTIVE_LIMIT,
             });
         }
-        let mut holders: Vec<Vec<u64>> = vec![Vec::new(); tile_size as usize];
+        // Per element: how many (thread, slot) pairs hold it, and the first.
+        let mut count = vec![0u64; tile_size as usize];
+        let mut first = vec![0u64; tile_size as usize];
         for (index, value) in self.bounded_values()?.into_iter().enumerate() {
             let index = index as u64;
             let slot_of = |i: u64| (i % threads, i / threads);
@@ -145,9 +147,8 @@ impl FragmentLayout {
                     tile: self.tile_text(),
                 });
             };
-            let list = &mut holders[element];
-            if list.len() as u64 == self.replication {
-                let (first_thread, first_slot) = slot_of(list[0]);
+            if count[element] == self.replication {
+                let (first_thread, first_slot) = slot_of(first[element]);
                 let (second_thread, second_slot) = slot_of(index);
                 return Err(LayoutError::FragmentOverlap {
                     element: self.coordinate(value).unwrap_or_default(),
@@ -158,13 +159,16 @@ impl FragmentLayout {
                     declared: self.replication,
                 });
             }
-            list.push(index);
+            if count[element] == 0 {
+                first[element] = index;
+            }
+            count[element] += 1;
         }
-        for (element, list) in holders.iter().enumerate() {
-            if list.len() as u64 != self.replication {
+        for (element, &found) in count.iter().enumerate() {
+            if found != self.replication {
                 return Err(LayoutError::FragmentUncovered {
                     element: self.coordinate(element as i64).unwrap_or_default(),
-                    found: list.len() as u64,
+                    found,
                     declared: self.replication,
                 });
             }
