@@ -450,8 +450,11 @@ pub struct CompileArgs {
     #[arg(long = "print-after", value_name = "PASS", value_parser = parse_pass_name, action = clap::ArgAction::Append)]
     pub print_after: Vec<&'static str>,
 
-    /// Print the wall-clock time of each pass (running it, and verifying
-    /// the IR after it) to standard error, as a table.
+    /// Print wall-clock times to standard error: a table of each pass of
+    /// `--passes` (running it, and verifying the IR after it), then one of
+    /// the phases of the compilation (front end, passes, `--verify`, and
+    /// the backend: the lowering with `sim`, the plugin's whole compile
+    /// with a plugin).
     #[arg(long)]
     pub time_passes: bool,
 

@@ -16,6 +16,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use tilec_core::front::{Label, Severity};
 use tilec_core::ir::Module;
@@ -82,13 +83,21 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
     };
     out.target.clone_from(&target);
 
+    let mut phases = Phases::default();
+    let started = Instant::now();
     let mut frontend = Frontend::load(&args.source);
+    phases.record("front end", started);
+    let started = Instant::now();
     if frontend.succeeded()
         && let Some(module) = frontend.module.as_mut()
         && let Err(report) = run_passes(&pipeline, module, args, &backend, target.as_deref())
     {
         frontend.reports.push(report);
     }
+    if !pipeline.passes().is_empty() {
+        phases.record("passes", started);
+    }
+    let started = Instant::now();
     let mut lower_options = tilec_core::lower::LowerOptions::default();
     if args.verify
         && frontend.succeeded()
@@ -102,11 +111,20 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
         );
         frontend.reports.extend(reports);
         lower_options.proved = proved;
+        phases.record("verify", started);
     }
+    let started = Instant::now();
     let mut produced = None;
     if frontend.succeeded()
         && let Some(module) = &frontend.module
     {
+        let phase = match backend {
+            Backend::Ref if sim && args.emit.as_deref() != Some(EMIT_TILE_IR) => {
+                "lowering (sim: to thread IR, verified, printed)"
+            }
+            Backend::Ref => "printing Tile IR",
+            Backend::Plugin(_) => "backend plugin (lowering and code generation)",
+        };
         let (result, reports) = match backend {
             Backend::Ref if sim && args.emit.as_deref() != Some(EMIT_TILE_IR) => {
                 thread_ir(module, target.as_deref(), &frontend.stem(), &lower_options)
@@ -122,6 +140,10 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
         };
         frontend.reports.extend(reports);
         produced = result.filter(|_| !frontend.has_errors());
+        phases.record(phase, started);
+    }
+    if args.time_passes {
+        eprint!("{}", phases.table());
     }
     let Some(produced) = produced else {
         return finish(args, cx, out, Some(&frontend), &[]);
@@ -262,6 +284,43 @@ fn pass_failure(error: PassError) -> Report {
         );
     }
     report
+}
+
+/// The wall-clock time of each phase of `compile` (`--time-passes`).
+#[derive(Default)]
+struct Phases(Vec<(&'static str, std::time::Duration)>);
+
+impl Phases {
+    fn record(&mut self, phase: &'static str, started: Instant) {
+        self.0.push((phase, started.elapsed()));
+    }
+
+    /// One row per phase, then the total, in milliseconds.
+    fn table(&self) -> String {
+        let width = self
+            .0
+            .iter()
+            .map(|(p, _)| p.len())
+            .chain(["phase".len()])
+            .max()
+            .unwrap_or(5);
+        let mut out = String::from("// ----- compile phases (wall clock) -----\n");
+        out.push_str(&format!("{:<width$}  {:>10}\n", "phase", "ms"));
+        for (phase, d) in &self.0 {
+            out.push_str(&format!(
+                "{:<width$}  {:>10.3}\n",
+                phase,
+                d.as_secs_f64() * 1000.0
+            ));
+        }
+        let total: std::time::Duration = self.0.iter().map(|(_, d)| *d).sum();
+        out.push_str(&format!(
+            "{:<width$}  {:>10.3}\n",
+            "total",
+            total.as_secs_f64() * 1000.0
+        ));
+        out
+    }
 }
 
 /// `--time-passes`: one row per pass run, then the total, in milliseconds.
