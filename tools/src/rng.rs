@@ -31,6 +31,14 @@ impl SplitMix64 {
         SplitMix64::new(mixed ^ (index as u64).wrapping_add(1).wrapping_mul(GOLDEN_GAMMA))
     }
 
+    /// This generator after `n` more draws, without drawing them (the state
+    /// advances by a constant per draw).
+    pub fn skipped(&self, n: u64) -> SplitMix64 {
+        SplitMix64 {
+            state: self.state.wrapping_add(n.wrapping_mul(GOLDEN_GAMMA)),
+        }
+    }
+
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(GOLDEN_GAMMA);
         let mut z = self.state;
@@ -83,6 +91,15 @@ impl Normal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn skipping_equals_drawing() {
+        let start = SplitMix64::for_param(7, 2);
+        let mut drawn = start.clone();
+        for n in 0..100u64 {
+            assert_eq!(start.skipped(n).next_u64(), drawn.next_u64(), "{n}");
+        }
+    }
 
     #[test]
     fn splitmix_matches_the_published_sequence() {

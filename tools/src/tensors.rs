@@ -16,42 +16,83 @@ const UINT_LIMIT: i64 = 16;
 /// element the kernel forgot to write stands out (`0x5A` bytes).
 const INT_POISON: i64 = 0x5A5A_5A5A_5A5A_5A5A;
 
+/// Tensors at least this large are generated on several threads.
+const PARALLEL_ELEMENTS: usize = 1 << 20;
+
 /// A tensor of `dtype` and `shape` filled with values drawn from `rng`:
 /// floats N(0, 1) rounded to the dtype, integers uniform in a small range,
 /// bools 0 or 1.
+///
+/// Element `e` depends only on `rng` and `e`: every element takes one draw
+/// (normals in Box–Muller pairs, two draws per pair), so a part of the
+/// tensor that starts at an even element starts from `rng` skipped by that
+/// many draws. Large tensors are filled in such parts in parallel, with the
+/// same values as one thread gives.
 pub fn random(dtype: DType, shape: &[usize], rng: SplitMix64) -> Tensor {
+    let count: usize = shape.iter().product();
+    let threads = if count >= PARALLEL_ELEMENTS {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    } else {
+        1
+    };
+    random_in_parts(dtype, shape, rng, threads)
+}
+
+/// [`random`] in `threads` parts.
+fn random_in_parts(dtype: DType, shape: &[usize], rng: SplitMix64, threads: usize) -> Tensor {
     let count = shape.iter().product();
     let data = match dtype.kind() {
-        DTypeKind::Float => {
+        DTypeKind::Float => TensorData::Float(fill(count, rng, threads, |rng, part| {
             let mut normal = Normal::new(rng);
-            TensorData::Float(
-                (0..count)
-                    .map(|_| dtype.round_f64(normal.sample()))
-                    .collect(),
-            )
-        }
-        DTypeKind::Signed => {
-            let mut rng = rng;
-            TensorData::Int(
-                (0..count)
-                    .map(|_| dtype.wrap_i64(rng.int_in(-INT_RANGE, INT_RANGE)))
-                    .collect(),
-            )
-        }
-        DTypeKind::Unsigned => {
-            let mut rng = rng;
-            TensorData::Int((0..count).map(|_| rng.int_in(0, UINT_LIMIT - 1)).collect())
-        }
-        DTypeKind::Bool => {
-            let mut rng = rng;
-            TensorData::Int((0..count).map(|_| rng.int_in(0, 1)).collect())
-        }
+            for x in part {
+                *x = dtype.round_f64(normal.sample());
+            }
+        })),
+        DTypeKind::Signed => TensorData::Int(fill(count, rng, threads, |mut rng, part| {
+            for x in part {
+                *x = dtype.wrap_i64(rng.int_in(-INT_RANGE, INT_RANGE));
+            }
+        })),
+        DTypeKind::Unsigned => TensorData::Int(fill(count, rng, threads, |mut rng, part| {
+            for x in part {
+                *x = rng.int_in(0, UINT_LIMIT - 1);
+            }
+        })),
+        DTypeKind::Bool => TensorData::Int(fill(count, rng, threads, |mut rng, part| {
+            for x in part {
+                *x = rng.int_in(0, 1);
+            }
+        })),
     };
     Tensor {
         dtype,
         shape: shape.to_vec(),
         data,
     }
+}
+
+/// `count` values in up to `threads` parts filled on their own threads by
+/// `part(rng_at_start, values)`; parts start at even elements.
+fn fill<V: Clone + Default + Send>(
+    count: usize,
+    rng: SplitMix64,
+    threads: usize,
+    part: impl Fn(SplitMix64, &mut [V]) + Sync,
+) -> Vec<V> {
+    let mut out = vec![V::default(); count];
+    if threads <= 1 || count < 2 {
+        part(rng, &mut out);
+        return out;
+    }
+    let per = count.div_ceil(threads).next_multiple_of(2);
+    let part = &part;
+    std::thread::scope(|scope| {
+        for (i, values) in out.chunks_mut(per).enumerate() {
+            let start = rng.skipped((i * per) as u64);
+            scope.spawn(move || part(start, values));
+        }
+    });
+    out
 }
 
 /// A tensor whose every element is a poison value: NaN for floats, a fixed
@@ -134,6 +175,24 @@ pub fn stats(tensor: &Tensor) -> Stats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parts_on_threads_give_the_values_of_one_thread() {
+        for dtype in [DType::F16, DType::F32, DType::I8, DType::U8, DType::Bool] {
+            for count in [1usize, 2, 7, 1001] {
+                let rng = SplitMix64::for_param(3, 1);
+                let one = random_in_parts(dtype, &[count], rng.clone(), 1);
+                for threads in [2, 3, 8] {
+                    let parts = random_in_parts(dtype, &[count], rng.clone(), threads);
+                    assert_eq!(
+                        one.to_le_bytes(),
+                        parts.to_le_bytes(),
+                        "{dtype} x {count} on {threads} threads"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn random_inputs_respect_dtype_and_seed() {
