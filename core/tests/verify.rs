@@ -94,6 +94,19 @@ fn target_of(text: &str) -> &str {
         .map_or("sm_80", str::trim)
 }
 
+/// The refuted obligations, with their outcomes.
+fn refuted<'a>(
+    obligations: &'a Obligations,
+    outcomes: &'a [Outcome],
+) -> Vec<(&'a Obligation, &'a Outcome)> {
+    obligations
+        .items
+        .iter()
+        .zip(outcomes)
+        .filter(|(_, r)| matches!(r, Outcome::Refuted(_)))
+        .collect()
+}
+
 fn verify_function(function: &Function) -> (Obligations, Vec<Outcome>) {
     verify_with(function, &options())
 }
@@ -538,11 +551,8 @@ def main(A: T.Tensor((8,), "float32")):
         .module
         .expect("compiles");
     let (obligations, outcomes) = verify_function(&module.functions[0]);
-    let refuted: Vec<&Obligation> = obligations
-        .items
-        .iter()
-        .zip(&outcomes)
-        .filter(|(_, r)| r.name() == "refuted")
+    let refuted: Vec<&Obligation> = refuted(&obligations, &outcomes)
+        .into_iter()
         .map(|(o, _)| o)
         .collect();
     assert_eq!(refuted.len(), 1, "{refuted:?}");
@@ -594,12 +604,7 @@ def main(A: T.Tensor((8,), "float32")):
         .module
         .expect("compiles");
     let (obligations, outcomes) = verify_function(&module.functions[0]);
-    let refuted: Vec<(&Obligation, &Outcome)> = obligations
-        .items
-        .iter()
-        .zip(&outcomes)
-        .filter(|(_, r)| r.name() == "refuted")
-        .collect();
+    let refuted = refuted(&obligations, &outcomes);
     assert_eq!(refuted.len(), 1, "{refuted:?}");
     assert_eq!(refuted[0].0.subject, "index arithmetic of store S[7 // d]");
     let Outcome::Refuted(cx) = refuted[0].1 else {
@@ -956,13 +961,9 @@ fn pipelined_trip_count(function: &Function) -> Option<i64> {
 fn register_refutation_is_the_tile_size() {
     let path = root().join("core/tests/verify/registers_over_budget.py");
     let (_, module, obligations, outcomes) = verify_file(&path);
-    let refuted: Vec<(&Obligation, &Outcome)> = obligations
-        .items
-        .iter()
-        .zip(&outcomes)
-        .filter(|(o, r)| {
-            matches!(o.kind, ObligationKind::Registers { .. }) && r.name() == "refuted"
-        })
+    let refuted: Vec<(&Obligation, &Outcome)> = refuted(&obligations, &outcomes)
+        .into_iter()
+        .filter(|(o, _)| matches!(o.kind, ObligationKind::Registers { .. }))
         .collect();
     assert_eq!(refuted.len(), 1);
     let Outcome::Refuted(cx) = refuted[0].1 else {
@@ -1118,11 +1119,8 @@ fn broken_fragments_are_refuted() {
             }
         }
         let (obligations, outcomes) = verify_with(&module.functions[0], &options);
-        let refuted: Vec<&Obligation> = obligations
-            .items
-            .iter()
-            .zip(&outcomes)
-            .filter(|(_, r)| r.name() == "refuted")
+        let refuted: Vec<&Obligation> = refuted(&obligations, &outcomes)
+            .into_iter()
             .map(|(o, _)| o)
             .collect();
         assert!(
@@ -1166,12 +1164,7 @@ fn a_read_before_its_copy_is_refuted() {
         .module
         .expect("compiles");
     let (obligations, outcomes) = verify_function(&module.functions[0]);
-    let refuted: Vec<(&Obligation, &Outcome)> = obligations
-        .items
-        .iter()
-        .zip(&outcomes)
-        .filter(|(_, r)| r.name() == "refuted")
-        .collect();
+    let refuted = refuted(&obligations, &outcomes);
     assert!(!refuted.is_empty());
     for (o, r) in &refuted {
         assert_eq!(o.kind.name(), "pipeline-order", "{}", o.subject);
