@@ -181,6 +181,16 @@ pub enum ExecErrorKind {
     },
     #[error("mma `{atom}`: {reason}")]
     Atom { atom: String, reason: String },
+    #[error(
+        "async mma not waited for: thread {thread} touches `%{register}`[{index}], the \
+         accumulator of an async_mma (at `{mma_stmt}`) no async_mma_wait has retired"
+    )]
+    AsyncMmaPending {
+        register: String,
+        index: u64,
+        thread: u32,
+        mma_stmt: String,
+    },
     #[error("ldmatrix `{load}`: {reason}")]
     MatrixLoad { load: String, reason: String },
     #[error("integer division by zero")]

@@ -132,6 +132,11 @@ struct Pending {
 struct ThreadAsync {
     pending: Vec<Pending>,
     committed: u64,
+    /// Accumulators of `async_mma`s not yet retired: register, first and
+    /// last slot (in the thread's array), commit group once committed, and
+    /// the statement.
+    mma: Vec<(usize, usize, usize, Option<u64>, usize)>,
+    mma_committed: u64,
 }
 
 /// One block's state.
@@ -149,6 +154,8 @@ pub(super) struct Machine<'a, 't> {
     asyncs: Vec<ThreadAsync>,
     /// The shared accesses of the statement being run, for the bank model.
     lanes: Vec<super::banks::LaneAccess>,
+    /// Threads with `async_mma` accumulators not yet retired.
+    mma_live: usize,
 }
 
 impl<'a, 't> Machine<'a, 't> {
@@ -185,6 +192,7 @@ impl<'a, 't> Machine<'a, 't> {
             epoch: 1,
             asyncs: (0..n).map(|_| ThreadAsync::default()).collect(),
             lanes: Vec::new(),
+            mma_live: 0,
         }
     }
 
@@ -265,7 +273,67 @@ impl<'a, 't> Machine<'a, 't> {
         Ok(t * len + index as usize)
     }
 
+    /// Fails when element `index` of register `r` of thread `t` is the
+    /// accumulator of an `async_mma` not yet retired.
+    fn check_mma_pending(&self, r: usize, index: i64, t: usize) -> Result<(), Fault> {
+        if self.mma_live == 0 {
+            return Ok(());
+        }
+        let Some(a) = self.asyncs.get(t) else {
+            return Ok(());
+        };
+        for &(reg, lo, hi, _, stmt) in &a.mma {
+            if reg == r && (lo as i64..=hi as i64).contains(&index) {
+                return Err(Fault::AsyncMmaPending {
+                    register: self
+                        .cx
+                        .k
+                        .registers
+                        .get(r)
+                        .map_or_else(String::new, |x| x.name.clone()),
+                    index: index as u64,
+                    thread: t as u32,
+                    mma_stmt: self.header(stmt),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Records thread `t`'s `async_mma` into slots `lo..=hi` of register `r`.
+    pub(super) fn mma_issue(&mut self, t: usize, r: usize, lo: usize, hi: usize, stmt: usize) {
+        if let Some(a) = self.asyncs.get_mut(t) {
+            if a.mma.is_empty() {
+                self.mma_live += 1;
+            }
+            a.mma.push((r, lo, hi, None, stmt));
+        }
+    }
+
+    fn mma_commit(&mut self, t: usize) {
+        if let Some(a) = self.asyncs.get_mut(t) {
+            let group = a.mma_committed;
+            for p in a.mma.iter_mut().filter(|p| p.3.is_none()) {
+                p.3 = Some(group);
+            }
+            a.mma_committed += 1;
+        }
+    }
+
+    fn mma_wait(&mut self, t: usize, allowed: u64) {
+        if let Some(a) = self.asyncs.get_mut(t) {
+            let committed = a.mma_committed;
+            let was = !a.mma.is_empty();
+            a.mma
+                .retain(|p| p.3.is_none_or(|g| g.saturating_add(allowed) >= committed));
+            if was && a.mma.is_empty() {
+                self.mma_live -= 1;
+            }
+        }
+    }
+
     fn read_reg(&self, r: usize, index: i64, t: usize) -> Result<Val, Fault> {
+        self.check_mma_pending(r, index, t)?;
         let slot = self.reg_slot(r, index, t)?;
         self.regs
             .get(r)
@@ -275,6 +343,7 @@ impl<'a, 't> Machine<'a, 't> {
     }
 
     pub fn write_reg(&mut self, r: usize, index: i64, t: usize, v: Val) -> Result<(), Fault> {
+        self.check_mma_pending(r, index, t)?;
         let slot = self.reg_slot(r, index, t)?;
         match self.regs.get_mut(r).and_then(|v| v.get_mut(slot)) {
             Some(place) => {
@@ -445,7 +514,13 @@ impl<'a, 't> Machine<'a, 't> {
     }
 
     /// A read of shared element `i` of buffer `b` by thread `t`.
-    fn shared_read(&mut self, b: usize, i: usize, t: u32, stmt: usize) -> Result<Val, Fault> {
+    pub(super) fn shared_read(
+        &mut self,
+        b: usize,
+        i: usize,
+        t: u32,
+        stmt: usize,
+    ) -> Result<Val, Fault> {
         let epoch = self.epoch;
         let name = self.shared_name(b);
         let Some(mem) = self.shared.get_mut(b) else {
@@ -754,6 +829,25 @@ impl<'a, 't> Machine<'a, 't> {
                 b,
                 c,
             } => super::mma::execute(self, s, atom, *n, [*a, *b, *c, *d], mask)?,
+            StmtKind::AsyncMma {
+                atom,
+                n,
+                d,
+                a,
+                b,
+                accumulate,
+            } => super::mma::execute_async(self, s, atom, *n, *d, [a, b], accumulate, mask)?,
+            StmtKind::AsyncMmaFence => {}
+            StmtKind::AsyncMmaCommit => {
+                for t in Self::active(mask) {
+                    self.mma_commit(t);
+                }
+            }
+            StmtKind::AsyncMmaWait { pending } => {
+                for t in Self::active(mask) {
+                    self.mma_wait(t, u64::from(*pending));
+                }
+            }
             StmtKind::MatrixLoad {
                 load,
                 count,

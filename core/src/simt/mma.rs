@@ -17,7 +17,7 @@ use super::exec::Machine;
 use super::value::Val;
 use crate::ir::DType;
 use crate::target::{MatrixAtom, OperandRole};
-use crate::thread::{FragRef, Stmt};
+use crate::thread::{Expr, FragRef, SharedMatrix, Stmt};
 
 /// Element indices of every (thread, slot) of an atom's operands.
 pub(crate) struct AtomTables {
@@ -217,6 +217,183 @@ fn run_groups(
                     .write_reg(fd.array.index(), index as i64, t, v)
                     .map_err(|k| machine.fail(s, Some(t), k))?;
             }
+        }
+        machine.stats.mma += 1;
+    }
+    Ok(())
+}
+
+/// Runs an `async_mma`: for each issuing group, A (m×k) and B (k×n) are
+/// read from shared memory through their canonical layouts
+/// ([`SharedMatrix::offset`] and the swizzle, relative to the buffer's
+/// start, which the verifier keeps aligned to the swizzle pattern) and D
+/// through the accumulator fragment; D = A·B (+ D) is computed as for
+/// `mma` and written at once, and D's slots are marked pending for every
+/// thread of the group until an `async_mma_wait` retires them. The
+/// operand indices and the accumulate flag must agree across the group.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn execute_async(
+    machine: &mut Machine<'_, '_>,
+    s: &Stmt,
+    atom_name: &str,
+    n: u32,
+    d: FragRef,
+    operands: [&SharedMatrix; 2],
+    accumulate: &Expr,
+    mask: &[bool],
+) -> Result<(), SimtError> {
+    let atom_error = |reason: String| ExecErrorKind::Atom {
+        atom: atom_name.to_string(),
+        reason,
+    };
+    let Some(atom) = machine.cx.target.matrix_atom(atom_name) else {
+        return Err(machine.fail(s, None, atom_error("not in the target".to_string())));
+    };
+    let (m, k) = (atom.shape.m as usize, atom.shape.k as usize);
+    let group = atom.issue.threads as usize;
+    let (slots, table) = operand_table(atom, OperandRole::Accumulator, n)
+        .map_err(|r| machine.fail(s, None, atom_error(r)))?;
+    let n = n as usize;
+    let (acc_dtype, acc_len) = machine
+        .cx
+        .k
+        .registers
+        .get(d.array.index())
+        .map_or((DType::F32, 1), |r| (r.dtype, r.len() as usize));
+    let key = super::exec::stmt_key(s);
+    for g in 0..machine.n / group.max(1) {
+        let base = g * group;
+        let active = (base..base + group).filter(|&t| mask[t]).count();
+        if active == 0 {
+            continue;
+        }
+        if active != group {
+            return Err(machine.fail(
+                s,
+                None,
+                ExecErrorKind::PartialIssueGroup {
+                    atom: atom_name.to_string(),
+                    index: g as u32,
+                    active: active as u32,
+                    group: group as u32,
+                },
+            ));
+        }
+        // Uniform operands: the group's first thread decides, the others
+        // must agree.
+        let mut starts = [0i64; 2];
+        let mut acc = true;
+        for t in base..base + group {
+            let mut here = [0i64; 2];
+            for (o, op) in operands.iter().enumerate() {
+                here[o] = machine
+                    .eval(&op.index, t)
+                    .map_err(|e| machine.fail(s, Some(t), e))?
+                    .as_i64();
+            }
+            let a = machine
+                .eval(accumulate, t)
+                .map_err(|e| machine.fail(s, Some(t), e))?
+                .is_true();
+            if t == base {
+                (starts, acc) = (here, a);
+            } else if here != starts || a != acc {
+                return Err(machine.fail(
+                    s,
+                    Some(t),
+                    atom_error("operands differ across the issuing group".to_string()),
+                ));
+            }
+        }
+        // Gather A (m×k, row-major) and B (k×n, row-major).
+        let mut tiles: [Vec<f64>; 2] = [vec![0.0; m * k], vec![0.0; k * n]];
+        for (o, op) in operands.iter().enumerate() {
+            let b = op.buffer.index();
+            let Some(buf) = machine.cx.k.shared.get(b) else {
+                return Err(machine.fail(s, None, atom_error("no such buffer".to_string())));
+            };
+            let (dtype, len) = (buf.dtype, buf.len);
+            let e = dtype.bytes();
+            let mn_extent = if o == 0 { m } else { n };
+            for mn in 0..mn_extent {
+                for kk in 0..k {
+                    let start = starts[o].saturating_mul(e as i64);
+                    let byte = start.saturating_add(op.offset(mn as u64, kk as u64, e) as i64);
+                    let byte = if byte < 0 {
+                        byte
+                    } else {
+                        SharedMatrix::swizzle_address(op.swizzle, byte as u64) as i64
+                    };
+                    let element = byte.div_euclid(e as i64);
+                    if byte < 0 || byte % e as i64 != 0 || element as u64 >= len {
+                        return Err(machine.fail(
+                            s,
+                            Some(base),
+                            ExecErrorKind::OutOfBounds {
+                                space: "shared",
+                                buffer: buf.name.clone(),
+                                start: element,
+                                end: element.saturating_add(1),
+                                len,
+                            },
+                        ));
+                    }
+                    let v = machine
+                        .shared_read(b, element as usize, base as u32, key)
+                        .map_err(|f| machine.fail(s, Some(base), f))?;
+                    let x = v.as_f64(dtype);
+                    if o == 0 {
+                        tiles[0][mn * k + kk] = x;
+                    } else {
+                        tiles[1][kk * n + mn] = x;
+                    }
+                }
+            }
+        }
+        // Old D through the accumulator fragment (element `row + m·col`).
+        let mut dtile = vec![0.0f64; m * n];
+        for tl in 0..group {
+            for slot in 0..slots {
+                let element = table[tl * slots + slot];
+                let index = (base + tl) * acc_len + d.offset as usize + slot;
+                let v = machine
+                    .regs
+                    .get(d.array.index())
+                    .and_then(|r| r.get(index))
+                    .copied()
+                    .ok_or_else(|| {
+                        machine.fail(
+                            s,
+                            Some(base + tl),
+                            ExecErrorKind::Malformed("fragment outside its array".into()),
+                        )
+                    })?;
+                if let Some(place) = dtile.get_mut(element) {
+                    *place = if acc { v.as_f64(acc_dtype) } else { 0.0 };
+                }
+            }
+        }
+        for tl in 0..group {
+            let t = base + tl;
+            for slot in 0..slots {
+                let element = table[tl * slots + slot];
+                let (row, col) = (element % m, element / m);
+                let mut sum = 0.0;
+                for kk in 0..k {
+                    sum += tiles[0][row * k + kk] * tiles[1][kk * n + col];
+                }
+                let exact = dtile.get(element).copied().unwrap_or(f64::NAN) + sum;
+                let index = t * acc_len + d.offset as usize + slot;
+                if let Some(place) = machine
+                    .regs
+                    .get_mut(d.array.index())
+                    .and_then(|r| r.get_mut(index))
+                {
+                    *place = Val::F(acc_dtype.round_f64(exact));
+                }
+            }
+            let lo = d.offset as usize;
+            machine.mma_issue(t, d.array.index(), lo, lo + slots - 1, key);
         }
         machine.stats.mma += 1;
     }

@@ -500,6 +500,70 @@ pub struct FragRef {
     pub offset: u32,
 }
 
+/// Which dimension of a shared-memory matrix operand is contiguous.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Major {
+    /// K (the reduction dimension) is contiguous.
+    K,
+    /// M (for A) or N (for B) is contiguous.
+    Mn,
+}
+
+/// A matrix operand of `async_mma` in shared memory: the descriptor of
+/// the target's canonical layouts. With `T = 16 / element bytes`, `e` the
+/// element size and `W = swizzle` bytes, element (mn, k) of the operand
+/// (mn the row of A or the column of B) lies at byte
+/// `start + off(mn, k)` of the shared window, `start` being the byte
+/// address of element `index` of `buffer`, where `off` is
+/// - K-major, no swizzle: `(mn%8)·16 + (mn/8)·sbo + (k%T)·e + (k/T)·lbo`;
+/// - K-major, `W`: `(mn%8)·W + (mn/8)·sbo + k·e`;
+/// - MN-major, no swizzle: `(mn%T)·e + (mn/T)·sbo + (k%8)·16 + (k/8)·lbo`;
+/// - MN-major, `W`: `(mn%(W/e))·e + (mn/(W/e))·lbo + (k%8)·W + (k/8)·sbo`;
+///
+/// and a swizzle of `W` bytes then XORs address bits 4.. with bits 7..
+/// (`addr ^ ((addr >> 7) & (W/16 − 1)) << 4`), on the absolute address:
+/// a swizzled operand's buffer must be aligned to `8·W` bytes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SharedMatrix {
+    pub buffer: SharedId,
+    /// Element index of the operand's origin.
+    pub index: Expr,
+    pub major: Major,
+    /// Swizzle span in bytes: 0 (none), 32, 64 or 128.
+    pub swizzle: u32,
+    /// Leading- and stride-dimension byte offsets.
+    pub lbo: u32,
+    pub sbo: u32,
+}
+
+impl SharedMatrix {
+    /// Byte offset from the operand's start of element (mn, k), before
+    /// the swizzle; `e` is the element size in bytes.
+    pub fn offset(&self, mn: u64, k: u64, e: u64) -> u64 {
+        let (lbo, sbo) = (u64::from(self.lbo), u64::from(self.sbo));
+        let t = 16 / e.max(1);
+        let w = u64::from(self.swizzle);
+        match (self.major, w) {
+            (Major::K, 0) => (mn % 8) * 16 + (mn / 8) * sbo + (k % t) * e + (k / t) * lbo,
+            (Major::K, w) => (mn % 8) * w + (mn / 8) * sbo + k * e,
+            (Major::Mn, 0) => (mn % t) * e + (mn / t) * sbo + (k % 8) * 16 + (k / 8) * lbo,
+            (Major::Mn, w) => {
+                let row = w / e;
+                (mn % row) * e + (mn / row) * lbo + (k % 8) * w + (k / 8) * sbo
+            }
+        }
+    }
+
+    /// The swizzle applied to an absolute shared-memory byte address.
+    pub fn swizzle_address(swizzle: u32, addr: u64) -> u64 {
+        if swizzle < 32 {
+            return addr;
+        }
+        let mask = u64::from(swizzle / 16 - 1);
+        addr ^ (((addr >> 7) & mask) << 4)
+    }
+}
+
 /// Which memory a load or store addresses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MemRef {
@@ -641,6 +705,32 @@ pub enum StmtKind {
         b: FragRef,
         c: FragRef,
     },
+    /// `d = a · b (+ d when accumulate)` through the named matrix atom with
+    /// shared-memory operands (wgmma): issued by a whole issuing group
+    /// (every thread of it active, the operands uniform over it), with A
+    /// and B read from shared memory in one of the target's canonical
+    /// layouts ([`SharedMatrix`]) and D in the group's local arrays laid
+    /// out by the accumulator fragment. The operation is asynchronous: D
+    /// may not be read or written until an `async_mma_wait` retires the
+    /// group the statement was committed in, except by further
+    /// `async_mma`s into the same D.
+    AsyncMma {
+        atom: String,
+        n: u32,
+        d: FragRef,
+        a: SharedMatrix,
+        b: SharedMatrix,
+        /// A boolean: `false` makes D = A·B, ignoring D's old value.
+        accumulate: Expr,
+    },
+    /// Orders earlier register writes before the following `async_mma`s
+    /// (`wgmma.fence`).
+    AsyncMmaFence,
+    /// Closes the thread's open group of `async_mma`s.
+    AsyncMmaCommit,
+    /// Waits until at most `pending` committed `async_mma` groups of the
+    /// thread are outstanding.
+    AsyncMmaWait { pending: u32 },
     /// A warp-wide load of `count` small matrices from shared memory
     /// through the target's matrix load named `load` (`ldmatrix`). Lane
     /// `rows·j + r` supplies, as `index`, the element index in `src` where

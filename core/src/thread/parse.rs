@@ -12,9 +12,9 @@ use std::collections::HashMap;
 
 use super::lexer::{Tok, Token, tokenize};
 use super::{
-    Dim, Expr, ExprKind, FragRef, GlobalBuffer, Guard, GuardElse, Kernel, MemRef, Module, Param,
-    ParamId, ParseError, RegId, RegRef, Register, RegisterKind, SharedBuffer, SharedId,
-    ShuffleKind, Special, Stmt, StmtKind, Unroll,
+    Dim, Expr, ExprKind, FragRef, GlobalBuffer, Guard, GuardElse, Kernel, Major, MemRef, Module,
+    Param, ParamId, ParseError, RegId, RegRef, Register, RegisterKind, SharedBuffer, SharedId,
+    SharedMatrix, ShuffleKind, Special, Stmt, StmtKind, Unroll,
 };
 use crate::ir::{DType, DTypeKind, Literal, Span, UnaryOp};
 use crate::text::{binary_function_from_name, infix_from_punct};
@@ -557,6 +557,49 @@ impl Parser {
         Ok(space)
     }
 
+    /// `%buf[index] k|mn swW lbo(L) sbo(S)`.
+    fn shared_matrix(&mut self) -> PResult<SharedMatrix> {
+        let (buffer, index) = match self.mem_ref("shared")? {
+            (MemRef::Shared(b), index) => (b, index),
+            _ => return Err(self.error("an async_mma operand is in shared memory")),
+        };
+        let token = self.tok().clone();
+        let major = match self.ident("`k` or `mn`")?.as_str() {
+            "k" => Major::K,
+            "mn" => Major::Mn,
+            other => {
+                return Err(self.error_at(&token, format!("expected `k` or `mn`, found `{other}`")));
+            }
+        };
+        let token = self.tok().clone();
+        let word = self.ident("a swizzle `sw0`, `sw32`, `sw64` or `sw128`")?;
+        let swizzle = word
+            .strip_prefix("sw")
+            .and_then(|w| w.parse::<u32>().ok())
+            .ok_or_else(|| {
+                self.error_at(
+                    &token,
+                    format!("expected a swizzle like `sw128`, found `{word}`"),
+                )
+            })?;
+        self.expect_word("lbo")?;
+        self.expect_punct("(")?;
+        let lbo = self.int_u32("a byte offset")?;
+        self.expect_punct(")")?;
+        self.expect_word("sbo")?;
+        self.expect_punct("(")?;
+        let sbo = self.int_u32("a byte offset")?;
+        self.expect_punct(")")?;
+        Ok(SharedMatrix {
+            buffer,
+            index,
+            major,
+            swizzle,
+            lbo,
+            sbo,
+        })
+    }
+
     fn frag(&mut self) -> PResult<FragRef> {
         let (name, token) = self.name()?;
         let array = match self.resolve(&name, &token)? {
@@ -658,6 +701,40 @@ impl Parser {
                         pending: self.int_u32("a group count")?,
                     },
                     "barrier" => StmtKind::Barrier,
+                    "async_mma_fence" => StmtKind::AsyncMmaFence,
+                    "async_mma_commit" => StmtKind::AsyncMmaCommit,
+                    "async_mma_wait" => StmtKind::AsyncMmaWait {
+                        pending: self.int_u32("a group count")?,
+                    },
+                    "async_mma" => {
+                        let atom = match self.peek().clone() {
+                            Tok::Str(s) => {
+                                self.bump();
+                                s
+                            }
+                            _ => return Err(self.expected("the atom name as a string")),
+                        };
+                        self.expect_word("n")?;
+                        self.expect_punct("(")?;
+                        let n = self.int_u32("N")?;
+                        self.expect_punct(")")?;
+                        let d = self.frag()?;
+                        self.expect_punct("<-")?;
+                        let a = self.shared_matrix()?;
+                        self.expect_punct(",")?;
+                        let b = self.shared_matrix()?;
+                        self.expect_punct(",")?;
+                        self.expect_word("accumulate")?;
+                        let accumulate = self.expr()?;
+                        StmtKind::AsyncMma {
+                            atom,
+                            n,
+                            d,
+                            a,
+                            b,
+                            accumulate,
+                        }
+                    }
                     "atomic_add" => {
                         let (dst, index) = self.mem_ref("global")?;
                         self.expect_punct(",")?;

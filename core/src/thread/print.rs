@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 
 use super::lexer::{is_bare_name, quote};
 use super::{
-    Dim, Expr, ExprKind, FragRef, Guard, GuardElse, Kernel, MemRef, Module, Param, ParamId, RegId,
-    RegRef, RegisterKind, SharedId, Stmt, StmtKind, Unroll,
+    Dim, Expr, ExprKind, FragRef, Guard, GuardElse, Kernel, Major, MemRef, Module, Param, ParamId,
+    RegId, RegRef, RegisterKind, SharedId, SharedMatrix, Stmt, StmtKind, Unroll,
 };
 use crate::ir::{DType, Literal, UnaryOp};
 use crate::text::{PREC_UNARY, binary_function, infix};
@@ -208,6 +208,20 @@ impl Printer<'_> {
         self.out.push(']');
     }
 
+    /// `%buf[index] k sw128 lbo(16) sbo(1024)`.
+    fn shared_matrix(&mut self, m: &SharedMatrix) {
+        self.mem_ref(MemRef::Shared(m.buffer), &m.index);
+        let major = match m.major {
+            Major::K => "k",
+            Major::Mn => "mn",
+        };
+        let _ = write!(
+            self.out,
+            " {major} sw{} lbo({}) sbo({})",
+            m.swizzle, m.lbo, m.sbo
+        );
+    }
+
     fn frag(&mut self, f: FragRef) {
         self.reg(f.array);
         let _ = write!(self.out, "[{}]", f.offset);
@@ -283,6 +297,28 @@ impl Printer<'_> {
                 let _ = write!(self.out, "wait_group {pending}");
             }
             StmtKind::Barrier => self.out.push_str("barrier"),
+            StmtKind::AsyncMmaFence => self.out.push_str("async_mma_fence"),
+            StmtKind::AsyncMmaCommit => self.out.push_str("async_mma_commit"),
+            StmtKind::AsyncMmaWait { pending } => {
+                let _ = write!(self.out, "async_mma_wait {pending}");
+            }
+            StmtKind::AsyncMma {
+                atom,
+                n,
+                d,
+                a,
+                b,
+                accumulate,
+            } => {
+                let _ = write!(self.out, "async_mma {} n({n}) ", quote(atom));
+                self.frag(*d);
+                self.out.push_str(" <- ");
+                self.shared_matrix(a);
+                self.out.push_str(", ");
+                self.shared_matrix(b);
+                self.out.push_str(", accumulate ");
+                self.expr(accumulate);
+            }
             StmtKind::Shuffle {
                 kind,
                 dst,

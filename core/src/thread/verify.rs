@@ -61,6 +61,15 @@
 //! 14. `for` binds a loop register of type `i32` exactly once; `start` and
 //!     `step` are `i32`, `count` an integer; a constant step is not zero.
 //!     `if` conditions are `bool`.
+//! 15. `async_mma` names an atom with a shared-memory descriptor and a
+//!     supported `n`; D is a local array of the accumulator type with room
+//!     for the accumulator fragment; A and B are shared buffers whose types,
+//!     with D's, are one of the atom's combinations; swizzles are modes of
+//!     the descriptor, `lbo` and `sbo` multiples of its address alignment
+//!     below 2^18, and a buffer with a `W`-byte swizzle is aligned to `8·W`
+//!     bytes; the accumulate flag is `bool`; `threads` is a multiple of the
+//!     issuing group. `async_mma_fence`, `_commit` and `_wait` need such an
+//!     atom in the target.
 //!
 //! Thread dependence is a may-analysis run to a fixed point: an expression
 //! is thread-dependent when it reads `thread_idx`, `lane_id`, `warp_id` or a
@@ -74,9 +83,11 @@ use std::fmt;
 
 use super::{
     Dim, Expr, ExprKind, FragRef, Guard, GuardElse, Kernel, MemRef, Module, Param, ParamId, RegId,
-    RegRef, RegisterKind, SharedId, Stmt, StmtKind, StmtPath, TypeError, binary_type, unary_type,
+    RegRef, RegisterKind, SharedId, SharedMatrix, Stmt, StmtKind, StmtPath, TypeError, binary_type,
+    unary_type,
 };
 use crate::ir::{DType, Span};
+use crate::layout::SwizzleMode;
 use crate::target::{AsyncCopy, Barrier, MatrixAtom, OperandRole, TargetDescription};
 
 /// A violated invariant, with where it was found.
@@ -215,6 +226,8 @@ pub enum VerifyErrorKind {
         "atom `{atom}` operand {operand} has no register fragment (descriptor operands are not supported yet)"
     )]
     NoRegisterFragment { atom: String, operand: &'static str },
+    #[error("async_mma through atom `{atom}`: {reason}")]
+    AsyncMma { atom: String, reason: String },
     #[error("atom `{atom}`: fragment layout error: {reason}")]
     AtomLayout { atom: String, reason: String },
     #[error("atom `{atom}` does not take types a={a}, b={b}, c={c}, d={d}")]
@@ -492,7 +505,9 @@ impl Verifier<'_> {
                 StmtKind::Shuffle { dst, .. } => {
                     out.insert(dst.reg());
                 }
-                StmtKind::Mma { d, .. } | StmtKind::MatrixLoad { dst: d, .. } => {
+                StmtKind::Mma { d, .. }
+                | StmtKind::MatrixLoad { dst: d, .. }
+                | StmtKind::AsyncMma { d, .. } => {
                     out.insert(d.array);
                 }
                 StmtKind::For {
@@ -842,6 +857,99 @@ impl Verifier<'_> {
         Ok(())
     }
 
+    /// Invariant 15 (`async_mma`).
+    fn async_mma(
+        &self,
+        atom: &str,
+        n: u32,
+        d: FragRef,
+        operands: [&SharedMatrix; 2],
+        accumulate: &Expr,
+    ) -> VResult {
+        let fail = |reason: String| {
+            self.err(VerifyErrorKind::AsyncMma {
+                atom: atom.to_string(),
+                reason,
+            })
+        };
+        let desc = self
+            .target
+            .matrix_atom(atom)
+            .ok_or_else(|| self.err(VerifyErrorKind::UnknownAtom(atom.to_string())))?;
+        let Some(descriptor) = &desc.descriptor else {
+            return Err(fail("the atom takes no shared-memory operands".into()));
+        };
+        let supported = desc.supported_n();
+        if !supported.contains(&n) {
+            return Err(self.err(VerifyErrorKind::AtomN {
+                atom: atom.to_string(),
+                n,
+                supported,
+            }));
+        }
+        let dd = self.frag_check(desc, OperandRole::Accumulator, n, d, "d")?;
+        if self.register(d.array)?.kind == RegisterKind::Loop {
+            return Err(self.err(VerifyErrorKind::LoopVarWritten(self.reg_name(d.array))));
+        }
+        let mut types = [DType::Bool; 2];
+        for (i, m) in operands.into_iter().enumerate() {
+            let sh = self.shared(m.buffer)?;
+            types[i] = sh.dtype;
+            self.int_expr(&m.index, "an operand index")?;
+            let mode = match m.swizzle {
+                0 => SwizzleMode::None,
+                32 => SwizzleMode::B32,
+                64 => SwizzleMode::B64,
+                128 => SwizzleMode::B128,
+                w => return Err(fail(format!("swizzle of {w} bytes"))),
+            };
+            if !descriptor.swizzle_modes.contains(&mode) {
+                return Err(fail(format!(
+                    "the descriptor has no {}-byte swizzle",
+                    m.swizzle
+                )));
+            }
+            let unit = descriptor.address_alignment_bytes.max(1);
+            if m.lbo % unit != 0 || m.sbo % unit != 0 || m.lbo >= 1 << 18 || m.sbo >= 1 << 18 {
+                return Err(fail(format!(
+                    "byte offsets lbo {} and sbo {} must be multiples of {unit} below 2^18",
+                    m.lbo, m.sbo
+                )));
+            }
+            let need = if m.swizzle == 0 { unit } else { 8 * m.swizzle };
+            if sh.align < need {
+                return Err(fail(format!(
+                    "shared buffer `{}` is aligned to {} bytes, the layout needs {need}",
+                    sh.name, sh.align
+                )));
+            }
+        }
+        self.bool_expr(accumulate, "the accumulate flag")?;
+        let types_ok = desc.types.iter().any(|t| {
+            element_dtype(t.a) == Some(types[0])
+                && element_dtype(t.b) == Some(types[1])
+                && element_dtype(t.accumulator) == Some(dd)
+        });
+        if !types_ok {
+            return Err(self.err(VerifyErrorKind::AtomTypes {
+                atom: atom.to_string(),
+                a: types[0],
+                b: types[1],
+                c: dd,
+                d: dd,
+            }));
+        }
+        let group = desc.issue.threads;
+        if group == 0 || !self.k.threads.is_multiple_of(group) {
+            return Err(self.err(VerifyErrorKind::IssueGroup {
+                atom: atom.to_string(),
+                group,
+                threads: self.k.threads,
+            }));
+        }
+        Ok(())
+    }
+
     fn frag_check(
         &self,
         atom: &MatrixAtom,
@@ -1086,6 +1194,27 @@ impl Verifier<'_> {
                 src,
                 index,
             } => self.matrix_load(load, *count, *trans, *dst, *src, index)?,
+            StmtKind::AsyncMma {
+                atom,
+                n,
+                d,
+                a,
+                b,
+                accumulate,
+            } => self.async_mma(atom, *n, *d, [a, b], accumulate)?,
+            StmtKind::AsyncMmaFence | StmtKind::AsyncMmaCommit | StmtKind::AsyncMmaWait { .. } => {
+                if !self
+                    .target
+                    .matrix_atoms
+                    .iter()
+                    .any(|a| a.descriptor.is_some())
+                {
+                    return Err(self.err(VerifyErrorKind::AsyncMma {
+                        atom: String::new(),
+                        reason: "the target has no atom with shared-memory operands".into(),
+                    }));
+                }
+            }
             StmtKind::For {
                 var,
                 start,

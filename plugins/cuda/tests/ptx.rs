@@ -250,6 +250,56 @@ fn header(text: &str, key: &str) -> Option<String> {
         })
 }
 
+/// On sm_90a the GEMM goes through wgmma with shared-memory descriptors;
+/// every barrier is preceded by the proxy fence that makes generic-proxy
+/// writes (cp.async, stores) visible to wgmma's reads; a 4-stage pipeline
+/// keeps one wgmma group in flight. sm_80 keeps mma.sync.
+#[test]
+fn sm90a_gemm_issues_wgmma_through_descriptors() {
+    let call =
+        "matmul(512, 512, 512, block_M=128, block_N=256, block_K=64, num_stages=4, threads=256)";
+    let module = compile_example("gemm.py", call);
+    let t = builtin("sm_90a");
+    let lowered = lower::to_thread(&module, &t).unwrap_or_else(|e| panic!("{call}: {e}"));
+    let (m, _) = emit_and_assemble(&lowered, &t, &PtxOptions::default(), call)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let lines: Vec<&str> = m.text.lines().map(str::trim).collect();
+    let wgmma = lines
+        .iter()
+        .filter(|l| l.starts_with("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16"))
+        .count();
+    // Two warpgroups, one m64n256k16 each per k-step, 4 k-steps.
+    assert_eq!(wgmma, 4, "{call}");
+    assert!(
+        lines.contains(&"wgmma.wait_group.sync.aligned 1;"),
+        "{call}"
+    );
+    assert!(
+        lines.contains(&"wgmma.wait_group.sync.aligned 0;"),
+        "{call}"
+    );
+    for (i, l) in lines.iter().enumerate() {
+        if l.starts_with("bar.sync") {
+            assert_eq!(lines[i - 1], "fence.proxy.async.shared::cta;", "{call}");
+        }
+    }
+    // A: K-major, 128-byte swizzle, sbo 1024; B: N-major, lbo one panel of
+    // 64 rows × 128 bytes, sbo 1024.
+    let a_high = (1u64 << 16) | (64 << 32) | (1 << 62);
+    let b_high = (512u64 << 16) | (64 << 32) | (1 << 62);
+    assert!(m.text.contains(&a_high.to_string()), "A descriptor");
+    assert!(m.text.contains(&b_high.to_string()), "B descriptor");
+    assert!(
+        !m.text.contains(".local"),
+        "{call}: accumulators in local memory"
+    );
+    let sm80 = builtin("sm_80");
+    let lowered = lower::to_thread(&module, &sm80).unwrap_or_else(|e| panic!("{call}: {e}"));
+    let (m, _) = emit_and_assemble(&lowered, &sm80, &PtxOptions::default(), call)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!m.text.contains("wgmma") && m.text.contains("mma.sync"));
+}
+
 #[test]
 #[allow(clippy::print_stderr)] // reports how many kernels ptxas checked
 fn every_verifying_thread_ir_kernel_emits_and_assembles() {

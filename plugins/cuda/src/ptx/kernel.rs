@@ -504,7 +504,34 @@ impl<'a> Emitter<'a> {
                 Ok(())
             }
             StmtKind::Barrier => {
+                if self.plan.async_mma {
+                    // Shared-memory writes of the generic proxy (stores,
+                    // cp.async) become visible to wgmma's async-proxy
+                    // reads only through a proxy fence; one before each
+                    // barrier orders every write the barrier publishes.
+                    self.emit("fence.proxy.async.shared::cta");
+                }
                 self.emit("bar.sync 0");
+                Ok(())
+            }
+            StmtKind::AsyncMma {
+                atom,
+                n,
+                d,
+                a,
+                b,
+                accumulate,
+            } => self.async_mma(atom, *n, *d, [a, b], accumulate),
+            StmtKind::AsyncMmaFence => {
+                self.emit("wgmma.fence.sync.aligned");
+                Ok(())
+            }
+            StmtKind::AsyncMmaCommit => {
+                self.emit("wgmma.commit_group.sync.aligned");
+                Ok(())
+            }
+            StmtKind::AsyncMmaWait { pending } => {
+                self.emit(format!("wgmma.wait_group.sync.aligned {pending}"));
                 Ok(())
             }
             StmtKind::Shuffle {

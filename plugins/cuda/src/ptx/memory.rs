@@ -119,6 +119,19 @@ fn operand_list(regs: &[String]) -> String {
 }
 
 impl Emitter<'_> {
+    /// The element type of a shared buffer.
+    pub fn shared_dtype(&self, s: SharedId) -> Result<DType> {
+        self.mem_dtype(MemRef::Shared(s))
+    }
+
+    /// The register holding the shared window address of `tilec_smem`.
+    pub fn smem_reg(&self) -> Result<String> {
+        self.smem
+            .as_ref()
+            .map(|v| v.text.clone())
+            .ok_or_else(|| self.malformed("shared access without shared buffers"))
+    }
+
     /// The dtype of a buffer.
     fn mem_dtype(&self, m: MemRef) -> Result<DType> {
         match m {

@@ -22,7 +22,7 @@
 
 use tilec_core::ir::DType;
 use tilec_core::target::{IssueGranularity, MatrixAtom, OperandRole, OperandSource};
-use tilec_core::thread::FragRef;
+use tilec_core::thread::{FragRef, Major, MemRef, SharedMatrix};
 
 use super::PtxError;
 use super::kernel::Emitter;
@@ -227,6 +227,126 @@ impl Emitter<'_> {
         Ok(())
     }
 
+    /// `async_mma` as `wgmma.mma_async` with shared-memory descriptors
+    /// (sm_90a). D's slots are PTX's `d0..d(N/2-1)` in order: the
+    /// description's accumulator fragment for N must be PTX's (row `16w +
+    /// g + 8·((i>>1)&1)`, column `8·(i>>2) + 2t + (i&1)`), which
+    /// [`wgmma_fragment_mismatch`] checks.
+    pub fn async_mma(
+        &mut self,
+        name: &str,
+        n: u32,
+        d: FragRef,
+        operands: [&SharedMatrix; 2],
+        accumulate: &tilec_core::thread::Expr,
+    ) -> Result<()> {
+        let atom = self
+            .desc
+            .matrix_atom(name)
+            .ok_or_else(|| self.unsupported(format!("the target has no matrix atom `{name}`")))?
+            .clone();
+        if self.target.sm != "sm_90a" || atom.descriptor.is_none() {
+            return Err(self.unsupported(format!(
+                "async_mma through `{name}`: the PTX emitter has wgmma for sm_90a only"
+            )));
+        }
+        let (m, k) = (atom.shape.m, atom.shape.k);
+        let ta = self.shared_dtype(operands[0].buffer)?;
+        let tb = self.shared_dtype(operands[1].buffer)?;
+        let td = self.reg_dtype(d.array)?;
+        if (m, k) != (64, 16)
+            || ta != tb
+            || !matches!(ta, DType::F16 | DType::BF16)
+            || td != DType::F32
+            || n == 0
+            || !n.is_multiple_of(8)
+            || n > 256
+        {
+            return Err(self.unsupported(format!(
+                "async_mma through `{name}` m{m}n{n}k{k} with {ta} × {tb} → {td}: the PTX emitter knows wgmma m64nNk16 with f16 or bf16 inputs and f32 accumulators"
+            )));
+        }
+        if let Some(why) = wgmma_fragment_mismatch(&atom, n) {
+            return Err(self.unsupported(format!(
+                "atom `{name}`: the description's accumulator does not match PTX's: {why}"
+            )));
+        }
+        let mut descs = Vec::with_capacity(2);
+        for op in operands {
+            descs.push(self.matrix_descriptor(op)?);
+        }
+        let scale_d = match self.expr(accumulate)? {
+            v if v.class == Class::Pred && v.imm.is_none() => v.text,
+            v => {
+                let on = matches!(v.imm, Some(super::value::Imm::Bool(true)));
+                let p = self.tmp(Class::Pred);
+                self.emit(format!("setp.ne.u32 {p}, {}, 0", u32::from(on)));
+                p
+            }
+        };
+        let slots = m * n / 128;
+        let offset = tilec_core::thread::Expr::int(d.offset as i32);
+        let places = self.places_at(d.array, Some(&offset), slots)?;
+        let regs: Option<Vec<String>> = places
+            .iter()
+            .map(|p| match p {
+                super::kernel::Place::Reg(r) => Some(r.clone()),
+                super::kernel::Place::Local { .. } => None,
+            })
+            .collect();
+        let Some(regs) = regs else {
+            return Err(self.unsupported(
+                "an async_mma accumulator in local memory (its array is indexed at run time)",
+            ));
+        };
+        let trans = |op: &SharedMatrix| u32::from(op.major == Major::Mn);
+        let t = ta.short_name();
+        self.emit(format!(
+            "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} {{{}}}, {}, {}, {scale_d}, 1, 1, {}, {}",
+            regs.join(", "),
+            descs[0],
+            descs[1],
+            trans(operands[0]),
+            trans(operands[1]),
+        ));
+        Ok(())
+    }
+
+    /// The 64-bit shared-memory matrix descriptor of an operand: start
+    /// address bits 0-13, LBO 16-29 and SBO 32-45 (each `(x & 0x3FFFF) >>
+    /// 4`), swizzle in bits 62-63 (1 = 128B, 2 = 64B, 3 = 32B), base offset
+    /// 0 (the verifier keeps swizzled buffers on their pattern boundary).
+    fn matrix_descriptor(&mut self, op: &SharedMatrix) -> Result<String> {
+        let addr = self.address(MemRef::Shared(op.buffer), &op.index)?;
+        let base = if addr.base == super::kernel::SMEM {
+            self.smem_reg()?
+        } else {
+            addr.base.clone()
+        };
+        let start = if addr.offset == 0 {
+            base
+        } else {
+            let r = self.tmp(Class::B32);
+            self.emit(format!("add.u32 {r}, {base}, {}", addr.offset));
+            r
+        };
+        let field = self.tmp(Class::B32);
+        self.emit(format!("bfe.u32 {field}, {start}, 4, 14"));
+        let wide = self.tmp(Class::B64);
+        self.emit(format!("cvt.u64.u32 {wide}, {field}"));
+        let mode: u64 = match op.swizzle {
+            128 => 1,
+            64 => 2,
+            32 => 3,
+            _ => 0,
+        };
+        let enc = |x: u32| u64::from((x & 0x3FFFF) >> 4);
+        let high = (enc(op.lbo) << 16) | (enc(op.sbo) << 32) | (mode << 62);
+        let desc = self.tmp(Class::B64);
+        self.emit(format!("or.b64 {desc}, {wide}, {high}"));
+        Ok(desc)
+    }
+
     /// The registers PTX reads an operand from: 16-bit slots packed in
     /// pairs (lower slot in bits 15:0), 32-bit slots as they are.
     fn operand_regs(&mut self, f: FragRef, slots: u32, dtype: DType) -> Result<Vec<String>> {
@@ -251,6 +371,44 @@ impl Emitter<'_> {
     }
 }
 
+/// The first (thread, slot) where the description's accumulator for
+/// `wgmma` m64nNk16 differs from PTX's placement, as a sentence.
+pub(crate) fn wgmma_fragment_mismatch(atom: &MatrixAtom, n: u32) -> Option<String> {
+    let fragment = match atom.fragment_for_n(OperandRole::Accumulator, n) {
+        Ok(Some(f)) => f,
+        Ok(None) => return Some("the accumulator has no register fragment".to_string()),
+        Err(e) => return Some(e.to_string()),
+    };
+    let slots = 64 * n / 128;
+    if fragment.threads() != 128 || fragment.slots() != u64::from(slots) {
+        return Some(format!(
+            "{} threads × {} slots, PTX has 128 × {slots}",
+            fragment.threads(),
+            fragment.slots()
+        ));
+    }
+    for tid in 0..128u32 {
+        let (w, g, t) = (tid / 32, (tid % 32) >> 2, tid & 3);
+        for i in 0..slots {
+            let row = 16 * w + g + 8 * ((i >> 1) & 1);
+            let col = 8 * (i >> 2) + 2 * t + (i & 1);
+            let want = i64::from(row + 64 * col);
+            match fragment.element_index(u64::from(tid), u64::from(i)) {
+                Ok(got) if got == want => {}
+                Ok(got) => {
+                    return Some(format!(
+                        "thread {tid} slot {i} holds ({}, {}) in the description, PTX puts ({row}, {col}) there",
+                        got.max(0) % 64,
+                        got.max(0) / 64
+                    ));
+                }
+                Err(e) => return Some(e.to_string()),
+            }
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,6 +430,24 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The shipped sm_90a wgmma accumulator is PTX's for every N; a
+    /// description with two slots swapped is caught.
+    #[test]
+    fn shipped_wgmma_accumulator_matches_ptx() {
+        let t = target::builtin("sm_90a").expect("builtin target");
+        let atom = t.matrix_atom("wgmma.m64nNk16").expect("the wgmma atom");
+        for n in atom.supported_n() {
+            assert_eq!(wgmma_fragment_mismatch(atom, n), None, "n = {n}");
+        }
+        let mut wrong = atom.clone();
+        if let Some(f) = wrong.accumulator.fragment.as_mut() {
+            *f = "((4,8,4),(2,2)):((128,1,16),(8,64))"
+                .parse()
+                .expect("layout");
+        }
+        assert!(wgmma_fragment_mismatch(&wrong, 64).is_some());
     }
 
     /// A spot check of PTX's placement (PTX ISA figures): lane 5 is group 1,

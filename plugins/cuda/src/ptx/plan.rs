@@ -91,6 +91,8 @@ pub(crate) struct Plan {
     pub shared_align: u32,
     /// The kernel shuffles.
     pub shuffles: bool,
+    /// The kernel issues `async_mma` (wgmma).
+    pub async_mma: bool,
 }
 
 impl Plan {
@@ -112,6 +114,7 @@ impl Plan {
             shared_bytes: offset,
             shared_align,
             shuffles: false,
+            async_mma: false,
         };
         let mut env = HashMap::new();
         plan.scan_body(&k.body, &mut env);
@@ -260,6 +263,15 @@ impl Plan {
                 }
             }
             StmtKind::MatrixLoad { index, .. } => self.expr(index, env),
+            StmtKind::AsyncMma {
+                a, b, accumulate, ..
+            } => {
+                self.async_mma = true;
+                self.expr(&a.index, env);
+                self.expr(&b.index, env);
+                self.expr(accumulate, env);
+            }
+            StmtKind::AsyncMmaFence | StmtKind::AsyncMmaCommit | StmtKind::AsyncMmaWait { .. } => {}
             StmtKind::CommitGroup
             | StmtKind::WaitGroup { .. }
             | StmtKind::Barrier

@@ -646,6 +646,14 @@ impl<'a> KernelEmitter<'a> {
             StmtKind::MatrixLoad { load, .. } => Err(self.unsupported(format!(
                 "the matrix load `{load}` (AMDGPU has no ldmatrix; fragments load from LDS per lane)"
             ))),
+            // The AMDGPU descriptions have no shared-operand atoms, so the
+            // lowering never produces these for them.
+            StmtKind::AsyncMma { atom, .. } => Err(self.unsupported(format!(
+                "async_mma through `{atom}` (AMDGPU MFMA reads registers only)"
+            ))),
+            StmtKind::AsyncMmaFence | StmtKind::AsyncMmaCommit | StmtKind::AsyncMmaWait { .. } => {
+                Err(self.unsupported("async_mma groups (AMDGPU MFMA is synchronous)"))
+            }
             StmtKind::For {
                 var,
                 start,
