@@ -598,6 +598,7 @@ const FILE_CLASSES: &[(&str, u64)] = &[
     ("gemm_fallback.apple", 16),
     ("gemm_fallback.sm_80", 16),
     ("gemm_idle_groups.sm_90a", 48),
+    ("gemm_wgmma.sm_90a", 192),
     ("gemm_mfma32.gfx942", 48),
     ("gemm_per_tile.sm_80", 32),
     ("gemm_resident.sm_80", 64),

@@ -91,7 +91,7 @@ use super::{
 use crate::ir::{self, BinaryOp, GemmPolicy, Handle, Literal, Region};
 use crate::layout::FragmentLayout;
 use crate::target::{AtomLowering, AtomTypes, ElementType, MatrixAtom, OperandRole, OperandSource};
-use crate::thread::FragRef;
+use crate::thread::{FragRef, Major, SharedMatrix};
 
 /// Most 32-bit registers per thread the resident C fragments may take.
 const RESIDENT_ACCUMULATOR_REGISTERS: i64 = 128;
@@ -162,7 +162,11 @@ pub(super) struct AtomPlan<'t> {
     pub(super) tn: i64,
     pub(super) ksteps: i64,
     pub(super) resident: bool,
+    /// A, B and accumulator fragments (B's is empty for a shared-operand
+    /// atom, whose operands come through descriptors: `swizzle.rs`).
     pub(super) maps: [FragMap; 3],
+    /// Whether the atom reads A and B from shared memory (`async_mma`).
+    pub(super) shared_operands: bool,
 }
 
 impl<'a> Lower<'a> {
@@ -256,6 +260,18 @@ impl<'a> Lower<'a> {
                 })
             }
         };
+        if self.async_atom.is_some() {
+            let dtypes = [a, b, c].map(|r| self.f.buffers[r.buffer].dtype);
+            return self.gemm_async(
+                [a, b, c],
+                (ta, tb),
+                (m, n, k),
+                dtypes,
+                clear_lit,
+                clear_e,
+                out,
+            );
+        }
         if let Some((plan, ops)) = self.plan_atoms([&ra, &rb, &rc], (ta, tb), (m, n, k), policy)? {
             // A register-resident C takes its buffer's plan, or the buffer
             // goes back to shared memory (the kernel is lowered again).
@@ -362,6 +378,9 @@ impl<'a> Lower<'a> {
         (mm, nn, kk): (i64, i64, i64),
         policy: GemmPolicy,
     ) -> Option<AtomPlan<'a>> {
+        if let Some(atom) = self.async_atom {
+            return self.async_plan(atom, dtypes, (mm, nn, kk));
+        }
         let target: &'a crate::target::TargetDescription = self.target;
         let mut best: Option<(&'a MatrixAtom, [FragMap; 3])> = None;
         for atom in &target.matrix_atoms {
@@ -403,6 +422,44 @@ impl<'a> Lower<'a> {
             ksteps: kk / k,
             resident: acc_registers <= budget,
             maps,
+            shared_operands: false,
+        })
+    }
+
+    /// The plan of a gemm through a shared-operand atom (`swizzle.rs`):
+    /// its split, the register-A and accumulator fragments at the groups'
+    /// N, accumulators resident.
+    fn async_plan(
+        &self,
+        atom: &'a MatrixAtom,
+        dtypes: [DType; 3],
+        (mm, nn, kk): (i64, i64, i64),
+    ) -> Option<AtomPlan<'a>> {
+        let split = self.async_split(atom, dtypes, (mm, nn, kk))?;
+        let n = u32::try_from(split.n).ok()?;
+        let a = decompose(&atom.fragment(OperandRole::A).ok()??)?;
+        let c = decompose(&atom.fragment_for_n(OperandRole::Accumulator, n).ok()??)?;
+        let empty = FragMap {
+            slots: 0,
+            lane: Vec::new(),
+            slot: Vec::new(),
+        };
+        let k = i64::from(atom.shape.k);
+        Some(AtomPlan {
+            atom,
+            m: i64::from(atom.shape.m),
+            n: split.n,
+            k,
+            group: i64::from(atom.issue.threads),
+            groups: split.groups,
+            gm: split.gm,
+            gn: split.gn,
+            tm: split.tm,
+            tn: 1,
+            ksteps: kk / k,
+            resident: true,
+            maps: [a, empty, c],
+            shared_operands: true,
         })
     }
 
@@ -940,6 +997,160 @@ impl<'a> Lower<'a> {
         Ok(())
     }
 
+    // ----- the shared-operand atom path ------------------------------------
+
+    /// A gemm through the kernel's shared-operand atom (`swizzle.rs`):
+    ///
+    /// ```text
+    /// zero the accumulators (clear_accum)
+    /// async_mma_fence
+    /// for each k-step, for each of the group's 64-row slabs:
+    ///   async_mma slab accumulators <- A descriptor, B descriptor
+    /// async_mma_commit; async_mma_wait 0
+    /// ```
+    ///
+    /// Waiting at the end keeps the statement synchronous for everything
+    /// around it: its shared reads are done before the thread goes on, so
+    /// the barriers placed for the gemm's reads (pipeline stages) hold. A
+    /// pipelined loop may instead keep one group in flight (`wait 1`,
+    /// `pipeline.rs`), and then waits for it after the loop.
+    #[allow(clippy::too_many_arguments)]
+    fn gemm_async(
+        &mut self,
+        [a, b, c]: [&Region; 3],
+        (ta, tb): (bool, bool),
+        (mm, nn, kk): (i64, i64, i64),
+        dtypes: [DType; 3],
+        clear_lit: Option<bool>,
+        clear_e: Option<Expr>,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let Some(plan) = self.async_plan_for(dtypes, (mm, nn, kk)) else {
+            return Err(self.unsupported("this gemm through the shared-operand atom"));
+        };
+        let arr = match self.resident.get(&c.buffer) {
+            Some(r) if r.plan.same_split(&plan) => r.arr,
+            Some(_) => return Err(self.demote(c.buffer)),
+            None => {
+                return Err(self.unsupported(
+                    "a shared-operand gemm whose accumulator is not kept in registers",
+                ));
+            }
+        };
+        let (Some(&la), Some(&lb)) = (self.swizzled.get(&a.buffer), self.swizzled.get(&b.buffer))
+        else {
+            return Err(self.malformed("a shared-operand gemm operand is not swizzled"));
+        };
+        let (Ok(Mem::Shared { id: ida, .. }), Ok(Mem::Shared { id: idb, .. })) =
+            (self.mem(a.buffer), self.mem(b.buffer))
+        else {
+            return Err(self.malformed("a shared-operand gemm operand is not in shared memory"));
+        };
+        let (_, grp, gi, gj) = self.group_coords(&plan)?;
+        let slots = plan.maps[2].slots;
+        let c_len = plan.tm * slots;
+        let mut body = Vec::new();
+        if clear_lit == Some(true) {
+            self.zero(arr, dtypes[2], c_len, &mut body);
+        } else if let Some(cond) = &clear_e {
+            let mut then = Vec::new();
+            self.zero(arr, dtypes[2], c_len, &mut then);
+            body.push(self.stmt(StmtKind::If {
+                cond: cond.clone(),
+                then_body: then,
+                else_body: None,
+            }));
+        }
+        // Operand origins: a constant, plus the group's row (column)
+        // offset times a constant, plus the pipeline stage.
+        let rows = plan.tm * plan.m;
+        let a_origin = |row: i64, k: i64| {
+            if ta {
+                la.origin(k, row)
+            } else {
+                la.origin(row, k)
+            }
+        };
+        let b_origin = |k: i64, col: i64| {
+            if tb {
+                lb.origin(col, k)
+            } else {
+                lb.origin(k, col)
+            }
+        };
+        let a_step = a_origin(rows, 0) - a_origin(0, 0);
+        let b_step = b_origin(0, plan.n) - b_origin(0, 0);
+        let a_group = self.scaled(&gi, a_step)?;
+        let b_group = self.scaled(&gj, b_step)?;
+        let with_stage = |s: &Self, buf, e: Expr| -> Result<Expr> {
+            match s.stage_offset(buf) {
+                Some((offset, _)) => s.bin(BinaryOp::Add, offset, e),
+                None => Ok(e),
+            }
+        };
+        let a_base = with_stage(self, a.buffer, a_group)?;
+        let b_base = with_stage(self, b.buffer, b_group)?;
+        let a_base = self.let_reg("a_desc", a_base, &mut body);
+        let b_base = self.let_reg("b_desc", b_base, &mut body);
+        let matrix = |layout: &super::swizzle::Swizzled, id, index, k_major: bool| SharedMatrix {
+            buffer: id,
+            index,
+            major: if k_major { Major::K } else { Major::Mn },
+            swizzle: layout.width as u32,
+            lbo: if k_major {
+                16
+            } else {
+                layout.panel_bytes() as u32
+            },
+            sbo: (8 * layout.width) as u32,
+        };
+        body.push(self.stmt(StmtKind::AsyncMmaFence));
+        for ks in 0..plan.ksteps {
+            let k0 = ks * plan.k;
+            let bi = self.bin(BinaryOp::Add, b_base.clone(), lit_i32(b_origin(k0, 0)))?;
+            for i in 0..plan.tm {
+                let ai = self.bin(
+                    BinaryOp::Add,
+                    a_base.clone(),
+                    lit_i32(a_origin(i * plan.m, k0)),
+                )?;
+                body.push(self.stmt(StmtKind::AsyncMma {
+                    atom: plan.atom.name.clone(),
+                    n: plan.n as u32,
+                    d: FragRef {
+                        array: arr,
+                        offset: (i * slots) as u32,
+                    },
+                    a: matrix(&la, ida, ai, !ta),
+                    b: matrix(&lb, idb, bi.clone(), tb),
+                    accumulate: Expr::literal(Literal::Bool(true)),
+                }));
+            }
+        }
+        body.push(self.stmt(StmtKind::AsyncMmaCommit));
+        // Inside a pipelined loop that allows it, the group stays in
+        // flight for one iteration (`pipeline.rs`).
+        let pending = u32::from(self.async_lag);
+        body.push(self.stmt(StmtKind::AsyncMmaWait { pending }));
+        let used = plan.gm * plan.gn;
+        if used < plan.groups {
+            let cond = self.bin(BinaryOp::Lt, grp, lit_i32(used))?;
+            out.push(self.stmt(StmtKind::If {
+                cond,
+                then_body: body,
+                else_body: None,
+            }));
+        } else {
+            out.extend(body);
+        }
+        Ok(())
+    }
+
+    /// [`Self::async_plan`] through the kernel's shared-operand atom.
+    fn async_plan_for(&self, dtypes: [DType; 3], mnk: (i64, i64, i64)) -> Option<AtomPlan<'a>> {
+        self.async_plan(self.async_atom?, dtypes, mnk)
+    }
+
     // ----- the scalar baseline ----------------------------------------------
 
     fn gemm_scalar(
@@ -1031,7 +1242,7 @@ pub(super) fn lane_align(map: &FragMap, op: &AtomOperand) -> i64 {
 }
 
 /// The matrix units' name for an element type.
-fn element_type(dtype: DType) -> Option<ElementType> {
+pub(super) fn element_type(dtype: DType) -> Option<ElementType> {
     Some(match dtype {
         DType::F16 => ElementType::F16,
         DType::BF16 => ElementType::Bf16,

@@ -119,6 +119,7 @@ mod pipeline;
 mod reduce;
 mod resident;
 mod spread;
+mod swizzle;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -281,7 +282,9 @@ pub fn to_thread_with(
 /// pipelining the loops `pipeline.rs` picks. When an attempt fails while
 /// some buffer is padded, the kernel is lowered again without padding;
 /// when it fails while some loop is pipelined (its stages may not fit the
-/// shared memory), again without pipelining. When an attempt meets a use of a register buffer that the
+/// shared memory), again without pipelining; when it fails while the
+/// gemms go through a shared-operand atom (`swizzle.rs`), again without
+/// it. When an attempt meets a use of a register buffer that the
 /// register path cannot take (or fails for any other reason while some
 /// buffer is in registers), the kernel is lowered again with that buffer
 /// (or every such buffer) in shared memory, so that everything the
@@ -298,16 +301,24 @@ fn lower_kernel(
     let mut excluded = HashSet::new();
     let mut pipelining = true;
     let mut padding = true;
+    let mut async_mma = true;
     loop {
         let mut attempt = Lower::new(func, target);
         attempt.proved = proved;
         attempt.excluded = excluded.clone();
         attempt.pipelining = pipelining;
         attempt.padding = padding;
+        attempt.async_allowed = async_mma;
         let err = match attempt.kernel(stmt, span, name.clone()) {
             Ok(kernel) => return Ok(kernel),
             Err(e) => e,
         };
+        // Swizzled buffers and the shared-operand atom are a choice for
+        // the whole kernel: without them, the register-fragment atoms.
+        if async_mma && attempt.async_atom.is_some() {
+            async_mma = false;
+            continue;
+        }
         // Padding and stages take shared memory: without them the kernel
         // may fit.
         if padding && !attempt.pitch.is_empty() {
@@ -469,6 +480,17 @@ struct Lower<'a> {
     pitch: HashMap<Handle<ir::Buffer>, i64>,
     /// Whether to pad (off in a retry, when padding made it not fit).
     padding: bool,
+    /// Swizzled shared buffers (`swizzle.rs`).
+    swizzled: HashMap<Handle<ir::Buffer>, swizzle::Swizzled>,
+    /// The shared-operand atom every gemm of the kernel uses, if any
+    /// (`swizzle.rs`).
+    async_atom: Option<&'a crate::target::MatrixAtom>,
+    /// Whether this attempt may use a shared-operand atom (off in a retry
+    /// after an attempt with one failed).
+    async_allowed: bool,
+    /// Lowering the consumers of a pipelined loop whose shared-operand
+    /// gemm may stay in flight for one iteration (`pipeline.rs`).
+    async_lag: bool,
     /// Whether `T.Pipelined` loops may be pipelined in this attempt.
     pipelining: bool,
 }
@@ -540,6 +562,10 @@ impl<'a> Lower<'a> {
             pitch: HashMap::new(),
             padding: true,
             pipelining: true,
+            swizzled: HashMap::new(),
+            async_atom: None,
+            async_allowed: true,
+            async_lag: false,
         }
     }
 
@@ -770,6 +796,7 @@ impl<'a> Lower<'a> {
             },
         );
         self.ranges.insert(*thread_var, (0, self.threads - 1));
+        self.find_async_mma(body);
         self.find_resident(body);
         self.find_spread(body);
         if self.padding {
@@ -1071,6 +1098,34 @@ impl<'a> Lower<'a> {
         };
         if dims.len() != idx.len() {
             return Err(self.malformed("index count differs from the buffer's rank"));
+        }
+        if let (Some(layout), [row, col]) = (self.swizzled.get(&buffer), idx) {
+            // A swizzled operand buffer (`swizzle.rs`): constant shape,
+            // and every access is a copy inside its region's bounds or
+            // guarded by them.
+            let mut guard = None;
+            for (ix, n) in [(row, layout.rows), (col, layout.cols)] {
+                let (lo_ok, hi_ok) = match ix.range {
+                    Some((lo, hi)) => (lo >= 0, hi < n),
+                    None => (false, false),
+                };
+                if !lo_ok {
+                    let c = self.bin(BinaryOp::Ge, ix.expr.clone(), lit_i32(0))?;
+                    guard = Some(self.and(guard, c)?);
+                }
+                if !hi_ok {
+                    let c = self.bin(BinaryOp::Lt, ix.expr.clone(), lit_i32(n))?;
+                    guard = Some(self.and(guard, c)?);
+                }
+            }
+            if self.trusted.contains(&buffer) {
+                guard = None;
+            }
+            let mut linear = self.swizzled_index(layout, &row.expr, &col.expr)?;
+            if let Some((base, _)) = self.stage_base.get(&buffer) {
+                linear = self.bin(BinaryOp::Add, base.clone(), linear)?;
+            }
+            return Ok((memref, linear, guard));
         }
         let mut linear = lit_i32(0);
         let mut guard: Option<Expr> = None;
@@ -1545,7 +1600,10 @@ impl<'a> Lower<'a> {
             name,
             dtype: b.dtype,
             len: (len * stages) as u64,
-            align: SHARED_ALIGN.max(b.dtype.bytes() as u32),
+            align: match self.swizzled.get(&buffer) {
+                Some(layout) => layout.align(),
+                None => SHARED_ALIGN.max(b.dtype.bytes() as u32),
+            },
         });
         self.mems.insert(buffer, Mem::Shared { id, dims });
         Ok(())

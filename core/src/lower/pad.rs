@@ -58,7 +58,11 @@ impl Lower<'_> {
         let mut pitches = HashMap::new();
         for (b, buffer) in self.f.buffers.iter() {
             let i = b.index();
-            if buffer.scope != Scope::Shared || !operands.contains(&i) || other.contains(&i) {
+            if buffer.scope != Scope::Shared
+                || !operands.contains(&i)
+                || other.contains(&i)
+                || self.swizzled.contains_key(&b)
+            {
                 continue;
             }
             let Some(shape) = self.f.const_shape(b) else {
@@ -83,7 +87,7 @@ impl Lower<'_> {
 
     /// Sorts the buffers `block` touches: A/B operands of a `gemm`, copied
     /// ones, and those with any other use.
-    fn pad_uses(
+    pub(super) fn pad_uses(
         &self,
         block: &ir::Block,
         operands: &mut BTreeSet<usize>,

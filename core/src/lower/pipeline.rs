@@ -31,6 +31,17 @@
 //!   `commit_group`, then the consumers reading stage `(i − a) mod s`;
 //! - after the loop, `wait_group 0`.
 //!
+//! When the consumers are exactly one `gemm` through a shared-operand
+//! atom (`swizzle.rs`) with a literal false `clear_accum`, and `s ≥ 3`,
+//! the gemm's `async_mma` group is left in flight (`async_mma_wait 1`
+//! instead of 0), so the tensor cores work through the next iteration's
+//! wait, barrier and copy issue. Its stage is then still being read
+//! during the next iteration, so tiles are loaded `s − 2` iterations
+//! ahead instead of `s − 1` (prologue of `s − 2` tiles, `wait_group s −
+//! 3`): the stage iteration `i` overwrites is the one of iteration `i −
+//! 2`, whose group every thread retired before this iteration's barrier.
+//! After the loop, `async_mma_wait 0` retires the last group.
+//!
 //! Elements of a producer's source region outside its buffer are filled
 //! with zeros by the copy itself (`else zero`), as the reference does for
 //! tile ops. The async writes are ordered by the barriers above, so the
@@ -74,6 +85,9 @@ pub(super) struct PipePlan {
     pub(super) asynchronous: bool,
     /// The leading producer copies of the body, with their vector widths.
     pub(super) producers: Vec<(usize, i64)>,
+    /// Iterations the consumers' shared-operand gemm stays in flight
+    /// after its iteration ends (0 or 1; module documentation).
+    pub(super) lag: i64,
 }
 
 impl Lower<'_> {
@@ -190,11 +204,26 @@ impl Lower<'_> {
         }
         let asynchronous = !sizes.is_empty();
         let stages = if asynchronous { stages } else { 2 };
+        // One shared-operand gemm as the only consumer may overlap the
+        // next iteration's barrier and copies (module documentation).
+        let lag = match &consumers.stmts[..] {
+            [ir::Stmt::Gemm { clear_accum, .. }]
+                if asynchronous
+                    && stages >= 3
+                    && self.async_atom.is_some()
+                    && f.as_literal(*clear_accum)
+                        .is_some_and(|l| l.as_f64() == 0.0) =>
+            {
+                1
+            }
+            _ => 0,
+        };
         Some((
             PipePlan {
                 stages,
                 asynchronous,
                 producers,
+                lag,
             },
             staged,
         ))
@@ -264,8 +293,11 @@ impl Lower<'_> {
         self.block_accesses(body, &mut acc);
         let (loop_reg, prologue) = self.loop_var(var, start, extent)?;
         let loop_binding = self.vars[&var].clone();
-        // Prologue: iterations s0 .. s0 + st - 1 into stages 0 .. st - 1.
-        for j in 0..st - 1 {
+        // Tiles are loaded `ahead` iterations early: one fewer when the
+        // consumers' gemm stays in flight for an iteration.
+        let dist = st - 1 - plan.lag;
+        // Prologue: iterations s0 .. s0 + dist into stages 0 .. dist.
+        for j in 0..dist {
             let it = self.bin(BinaryOp::Add, s0.clone(), lit_i32(j))?;
             self.vars.insert(var, as_var(it));
             let mut issue = Vec::new();
@@ -280,17 +312,13 @@ impl Lower<'_> {
         self.vars.insert(var, loop_binding.clone());
         let mut inner = prologue;
         inner.push(self.stmt(StmtKind::WaitGroup {
-            pending: (st - 2) as u32,
+            pending: (dist - 1) as u32,
         }));
         self.barrier(&mut inner);
-        // Prefetch iteration i + st - 1.
+        // Prefetch iteration i + dist.
         let rel = self.bin(BinaryOp::Sub, reg_expr(loop_reg, DType::I32), s0.clone())?;
-        let ahead = self.bin(BinaryOp::Add, rel.clone(), lit_i32(st - 1))?;
-        let it = self.bin(
-            BinaryOp::Add,
-            reg_expr(loop_reg, DType::I32),
-            lit_i32(st - 1),
-        )?;
+        let ahead = self.bin(BinaryOp::Add, rel.clone(), lit_i32(dist))?;
+        let it = self.bin(BinaryOp::Add, reg_expr(loop_reg, DType::I32), lit_i32(dist))?;
         self.vars.insert(var, as_var(it));
         let stage = self.bin(BinaryOp::FloorMod, ahead.clone(), lit_i32(st))?;
         let mut issue = Vec::new();
@@ -303,7 +331,10 @@ impl Lower<'_> {
         inner.push(self.stmt(StmtKind::CommitGroup));
         self.vars.insert(var, loop_binding);
         // Consumers on stage (i - s0) mod st.
-        self.consumers_on_stage(body, plan, rel, st, &mut inner)?;
+        self.async_lag = plan.lag > 0;
+        let r = self.consumers_on_stage(body, plan, rel, st, &mut inner);
+        self.async_lag = false;
+        r?;
         out.push(self.stmt(StmtKind::For {
             var: loop_reg,
             start: s0,
@@ -312,6 +343,9 @@ impl Lower<'_> {
             unroll: Unroll::None,
             body: inner,
         }));
+        if plan.lag > 0 {
+            out.push(self.stmt(StmtKind::AsyncMmaWait { pending: 0 }));
+        }
         out.push(self.stmt(StmtKind::WaitGroup { pending: 0 }));
         self.pending.union(&acc);
         Ok(())

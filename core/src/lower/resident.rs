@@ -83,6 +83,7 @@ impl AtomPlan<'_> {
             && (self.gm, self.gn, self.tm, self.tn) == (other.gm, other.gn, other.tm, other.tn)
             && self.resident
             && other.resident
+            && self.shared_operands == other.shared_operands
     }
 }
 
