@@ -137,6 +137,9 @@ use crate::verify::AccessSite;
 /// Alignment in bytes of every shared buffer the lowering creates.
 pub const SHARED_ALIGN: u32 = 16;
 
+/// Most iterations per thread [`Lower::cyclic_unrolled`] writes out.
+const MAX_UNROLLED_CYCLES: i64 = 16;
+
 /// Why a module could not be lowered.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum LowerError {
@@ -643,6 +646,20 @@ impl<'a> Lower<'a> {
             if let Some(v) = folded.filter(|v| i32::try_from(*v).is_ok()) {
                 return Ok(lit_i32(v));
             }
+        }
+        // `(x + c) // d = x // d + c/d` and `(x + c) % d = x % d` when `d`
+        // divides `c` (floor division, any sign).
+        if let (BinaryOp::FloorDiv | BinaryOp::FloorMod, Some(d)) = (op, b.as_const_int())
+            && d > 0
+            && let ExprKind::Binary(BinaryOp::Add, x, c) = &a.kind
+            && let Some(c) = c.as_const_int()
+            && c % d == 0
+        {
+            let inner = self.bin(op, (**x).clone(), b)?;
+            return match op {
+                BinaryOp::FloorDiv => self.bin(BinaryOp::Add, inner, lit_i32(c / d)),
+                _ => Ok(inner),
+            };
         }
         match (op, a.as_const_int(), b.as_const_int()) {
             (BinaryOp::Add, Some(0), _) if b.dtype == a.dtype => return Ok(b),
@@ -1732,6 +1749,31 @@ impl<'a> Lower<'a> {
             unroll: Unroll::None,
             body: inner,
         }));
+        Ok(())
+    }
+
+    /// [`Self::cyclic`] with the thread loop written out when every thread
+    /// runs the same small number of iterations (at most
+    /// `MAX_UNROLLED_CYCLES`): iteration `j` gets `p = thread_idx + j·T`
+    /// as an expression, so that digits of `p` whose divisor divides
+    /// `j·T` become a thread-invariant part plus a constant ([`Self::bin`]
+    /// folds `(x + c) // d` and `(x + c) % d` when `d | c`), which code
+    /// generators keep in registers across the enclosing loops.
+    fn cyclic_unrolled(
+        &mut self,
+        count: i64,
+        out: &mut Vec<Stmt>,
+        mut body: impl FnMut(&mut Self, Expr, &mut Vec<Stmt>) -> Result<()>,
+    ) -> Result<()> {
+        let t = self.threads;
+        if count <= 0 || count % t != 0 || count / t > MAX_UNROLLED_CYCLES {
+            return self.cyclic(count, out, body);
+        }
+        let tid = Expr::special(Special::ThreadIdx);
+        for j in 0..count / t {
+            let p = self.bin(BinaryOp::Add, tid.clone(), lit_i32(j * t))?;
+            body(self, p, out)?;
+        }
         Ok(())
     }
 

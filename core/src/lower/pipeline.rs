@@ -406,7 +406,7 @@ impl Lower<'_> {
             dims.len()
         ];
         let src_buffer = src.buffer;
-        self.cyclic(count / w, out, |s, p, body| {
+        self.cyclic_unrolled(count / w, out, |s, p, body| {
             let sd = s.vector_digits(&p, &sext, w)?;
             let sidx = s.offset(&sstarts, &sd)?;
             let dd = s.vector_digits(&p, &dims, w)?;
