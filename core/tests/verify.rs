@@ -1181,3 +1181,41 @@ fn a_read_before_its_copy_is_refuted() {
         );
     }
 }
+
+/// On sm_90a a pipelined loop whose only consumer is a gemm may keep the
+/// gemm's wgmma group in flight for an iteration (`lower/pipeline.rs`):
+/// its obligations cover that schedule too (copies one iteration less
+/// ahead, the stage read for two iterations), and they are proved for the
+/// GEMM example; sm_80 has no such atom and only the usual schedule.
+#[test]
+fn held_matrix_groups_get_their_own_pipeline_obligations() {
+    let source = std::fs::read_to_string(root().join("examples/gemm.py")).expect("read");
+    let out = py::compile(
+        &source,
+        &py::Options {
+            kernel: Some("matmul(512, 512, 512, num_stages=3)".to_string()),
+            defines: Default::default(),
+        },
+    );
+    let module = out.module.expect("compiles");
+    let function = &module.functions[0];
+    let holds = |target: &str| {
+        let (obligations, outcomes) = verify_with(function, &options_for(target));
+        assert!(refuted(&obligations, &outcomes).is_empty(), "{target}");
+        let mut holds: Vec<(u32, u32)> = obligations
+            .items
+            .iter()
+            .filter_map(|o| match &o.kind {
+                ObligationKind::PipelineReuse { schedule, .. } => {
+                    Some((schedule.hold, schedule.lookahead))
+                }
+                _ => None,
+            })
+            .collect();
+        holds.sort_unstable();
+        holds.dedup();
+        holds
+    };
+    assert_eq!(holds("sm_90a"), [(0, 2), (1, 1)]);
+    assert_eq!(holds("sm_80"), [(0, 2)]);
+}

@@ -187,6 +187,10 @@ pub struct PipelineSchedule {
     pub wait: u32,
     /// Asynchronous copies (`true`) or loads into registers.
     pub asynchronous: bool,
+    /// Iterations the consumer keeps reading after the one it runs in (1
+    /// for a gemm whose asynchronous matrix group stays in flight across
+    /// the next iteration, `lower/pipeline.rs`; else 0).
+    pub hold: u32,
 }
 
 impl PipelineSchedule {

@@ -29,6 +29,14 @@
 //! loaded in iteration `x − 1` is stored after its consumers and published
 //! by the barrier at the top of iteration `x`).
 //!
+//! On targets with a matrix atom that reads shared memory through
+//! descriptors (sm_90a's wgmma), a loop without lists, `s ≥ 3`, whose only
+//! consumer is one `gemm` with a literal false `clear_accum` may instead be
+//! lowered with that gemm's group left in flight for one more iteration:
+//! `D = s − 2`, `W = D − 1`, and the consumer reads its stage during its
+//! own iteration and the next (`hold = 1`). Whether the lowering does so
+//! depends on every gemm of the kernel, so both schedules are proved.
+//!
 //! # The obligations
 //! For every producer and every later statement of the body that reads
 //! its buffer (a load, a copy source, a gemm operand, a reduction's
@@ -36,8 +44,8 @@
 //! and a producer iteration `x` (primed):
 //! - `pipeline-reuse`: a copy in flight (issued, not yet waited for) while
 //!   the consumer reads another iteration's data never writes the version
-//!   it reads: `issue(x) <= read(y) < done(x)` and `x != y` imply `(x − a)
-//!   mod V != (y − a) mod V`;
+//!   it reads: `issue(x) <= read(y) + hold`, `read(y) < done(x)` and `x !=
+//!   y` imply `(x − a) mod V != (y − a) mod V`;
 //! - `pipeline-order`: the consumer reads data `y` no earlier than the
 //!   iteration whose wait and barrier complete its copy: `read(y) >=
 //!   done(y)`.
@@ -227,7 +235,60 @@ impl Generator<'_> {
         if producers.is_empty() {
             return;
         }
-        let stage_of = |index: usize| staged.iter().find(|s| s.index == index).map(|s| s.stage);
+        // The schedules to prove: the lowering's, and with the consumer's
+        // matrix group held one iteration where the lowering may do that.
+        let consumers = &body.stmts[producers.len().min(body.stmts.len())..];
+        let held = lists.is_none()
+            && asynchronous
+            && num_stages >= 3
+            && self
+                .options
+                .matrix_atoms
+                .iter()
+                .any(|a| a.descriptor.is_some())
+            && matches!(consumers, [Stmt::Gemm { clear_accum, .. }]
+                if self.f.as_const_int(*clear_accum) == Some(0)
+                    || self.f.as_literal(*clear_accum).is_some_and(|l| l.as_f64() == 0.0));
+        let mut variants = vec![(lookahead, wait, 0u32)];
+        if held {
+            variants.push((lookahead - 1, wait - 1, 1));
+        }
+        for (lookahead, wait, hold) in variants {
+            self.pipeline_schedule(
+                var,
+                start,
+                extent,
+                body,
+                span,
+                (&staged, &producers),
+                (versions, lookahead, wait, asynchronous, hold),
+            );
+        }
+    }
+
+    /// The obligations of one schedule of a pipelined loop.
+    #[allow(clippy::too_many_arguments)]
+    fn pipeline_schedule(
+        &mut self,
+        var: Handle<Var>,
+        start: &Term,
+        extent: &Term,
+        body: &Block,
+        span: Span,
+        (staged, producers): (&[Staged], &[(usize, Handle<Buffer>)]),
+        (versions, lookahead, wait, asynchronous, hold): (u32, u32, u32, bool, u32),
+    ) {
+        // A held schedule moves the consumers one stage earlier with the
+        // lookahead (`lookahead` is already one less).
+        let stage_of = |index: usize| {
+            staged.iter().find(|s| s.index == index).map(|s| {
+                if hold > 0 && s.stage > 0 {
+                    s.stage - hold
+                } else {
+                    s.stage
+                }
+            })
+        };
         let y = Term::var(self.f.vars[var].name.clone());
         let Term::Var(y_name) = &y else {
             return;
@@ -243,7 +304,7 @@ impl Generator<'_> {
                 Box::new(Term::Const(i128::from(versions))),
             )
         };
-        for &(p, buffer) in &producers {
+        for &(p, buffer) in producers {
             let Some(writer_stage) = stage_of(p) else {
                 continue;
             };
@@ -261,6 +322,7 @@ impl Generator<'_> {
                     lookahead,
                     wait,
                     asynchronous,
+                    hold,
                 };
                 let ahead = Term::Const(schedule.ahead());
                 let issue = |t: &Term| t.clone().minus(ahead.clone());
@@ -279,7 +341,7 @@ impl Generator<'_> {
                     x.clone().ge(start.clone()),
                     x.clone().lt(start.clone().plus(extent.clone())),
                     Formula::cmp(Cmp::Ne, x.clone(), y.clone()),
-                    issue(&x).le(read(&y)),
+                    issue(&x).le(read(&y).plus(Term::Const(i128::from(hold)))),
                     read(&y).lt(done(&x)),
                 ];
                 let goal = Formula::cmp(Cmp::Ne, version(&x), version(&y));
