@@ -568,3 +568,25 @@ fn wgmma_accumulators_are_off_limits_until_waited_for() {
         "{err}"
     );
 }
+
+#[test]
+fn wgmma_operands_may_not_change_until_waited_for() {
+    let (m, k) = (64, 16);
+    let mut args = [
+        f16s(&[m, k], operand(m * k, 1)),
+        f16s(&[k, 16], operand(k * 16, 2)),
+        f32s(&[m, 16], operand(m * 16, 3)),
+        f32s(&[m, 16], vec![0.0; m * 16]),
+    ];
+    let err = run(
+        "wgmma_sm90a.thr",
+        "wgmma_overwrite_before_wait",
+        &mut args,
+        &[],
+    )
+    .expect_err("operand written while read");
+    assert!(
+        matches!(exec_kind(&err), ExecErrorKind::WriteDuringAsyncMma { .. }),
+        "{err}"
+    );
+}

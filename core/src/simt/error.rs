@@ -191,6 +191,16 @@ pub enum ExecErrorKind {
         thread: u32,
         mma_stmt: String,
     },
+    #[error(
+        "write during async mma: thread {writer} writes `%{buffer}`[{element}], which an \
+         async_mma (at `{mma_stmt}`) still reads: no async_mma_wait has retired it"
+    )]
+    WriteDuringAsyncMma {
+        buffer: String,
+        element: u64,
+        writer: u32,
+        mma_stmt: String,
+    },
     #[error("ldmatrix `{load}`: {reason}")]
     MatrixLoad { load: String, reason: String },
     #[error("integer division by zero")]

@@ -116,6 +116,9 @@ const FRESH: Shadow = Shadow {
 struct SharedMem {
     data: Vec<Val>,
     shadow: Vec<Shadow>,
+    /// Per element: `async_mma`s not yet retired that read it (and the
+    /// statement of the last), so that no write may land meanwhile.
+    mma_reads: Vec<(u32, usize)>,
 }
 
 /// An asynchronous copy in flight.
@@ -132,11 +135,23 @@ struct Pending {
 struct ThreadAsync {
     pending: Vec<Pending>,
     committed: u64,
-    /// Accumulators of `async_mma`s not yet retired: register, first and
-    /// last slot (in the thread's array), commit group once committed, and
-    /// the statement.
-    mma: Vec<(usize, usize, usize, Option<u64>, usize)>,
+    /// `async_mma`s not yet retired.
+    mma: Vec<MmaPending>,
     mma_committed: u64,
+}
+
+/// One thread's `async_mma` not yet retired: its accumulator slots and,
+/// for the issuing group's first thread, the shared elements it reads.
+struct MmaPending {
+    reg: usize,
+    /// First and last slot in the thread's array.
+    lo: usize,
+    hi: usize,
+    /// The commit group, once committed.
+    group: Option<u64>,
+    stmt: usize,
+    /// (buffer, element) read from shared memory.
+    reads: Vec<(usize, usize)>,
 }
 
 /// One block's state.
@@ -178,6 +193,7 @@ impl<'a, 't> Machine<'a, 't> {
                 .map(|s| SharedMem {
                     data: vec![Val::poison(s.dtype); s.len as usize],
                     shadow: vec![FRESH; s.len as usize],
+                    mma_reads: Vec::new(),
                 })
                 .collect();
         Machine {
@@ -282,7 +298,8 @@ impl<'a, 't> Machine<'a, 't> {
         let Some(a) = self.asyncs.get(t) else {
             return Ok(());
         };
-        for &(reg, lo, hi, _, stmt) in &a.mma {
+        for p in &a.mma {
+            let (reg, lo, hi, stmt) = (p.reg, p.lo, p.hi, p.stmt);
             if reg == r && (lo as i64..=hi as i64).contains(&index) {
                 return Err(Fault::AsyncMmaPending {
                     register: self
@@ -300,34 +317,71 @@ impl<'a, 't> Machine<'a, 't> {
         Ok(())
     }
 
-    /// Records thread `t`'s `async_mma` into slots `lo..=hi` of register `r`.
-    pub(super) fn mma_issue(&mut self, t: usize, r: usize, lo: usize, hi: usize, stmt: usize) {
+    /// Records thread `t`'s `async_mma` into slots `lo..=hi` of register
+    /// `r`, reading the shared elements `reads` (given for one thread of
+    /// the issuing group).
+    pub(super) fn mma_issue(
+        &mut self,
+        t: usize,
+        (r, lo, hi): (usize, usize, usize),
+        stmt: usize,
+        reads: Vec<(usize, usize)>,
+    ) {
+        for &(b, i) in &reads {
+            if let Some(mem) = self.shared.get_mut(b) {
+                if mem.mma_reads.is_empty() {
+                    mem.mma_reads = vec![(0, 0); mem.data.len()];
+                }
+                if let Some(c) = mem.mma_reads.get_mut(i) {
+                    *c = (c.0 + 1, stmt);
+                }
+            }
+        }
         if let Some(a) = self.asyncs.get_mut(t) {
             if a.mma.is_empty() {
                 self.mma_live += 1;
             }
-            a.mma.push((r, lo, hi, None, stmt));
+            a.mma.push(MmaPending {
+                reg: r,
+                lo,
+                hi,
+                group: None,
+                stmt,
+                reads,
+            });
         }
     }
 
     fn mma_commit(&mut self, t: usize) {
         if let Some(a) = self.asyncs.get_mut(t) {
             let group = a.mma_committed;
-            for p in a.mma.iter_mut().filter(|p| p.3.is_none()) {
-                p.3 = Some(group);
+            for p in a.mma.iter_mut().filter(|p| p.group.is_none()) {
+                p.group = Some(group);
             }
             a.mma_committed += 1;
         }
     }
 
     fn mma_wait(&mut self, t: usize, allowed: u64) {
-        if let Some(a) = self.asyncs.get_mut(t) {
-            let committed = a.mma_committed;
-            let was = !a.mma.is_empty();
-            a.mma
-                .retain(|p| p.3.is_none_or(|g| g.saturating_add(allowed) >= committed));
-            if was && a.mma.is_empty() {
-                self.mma_live -= 1;
+        let Some(a) = self.asyncs.get_mut(t) else {
+            return;
+        };
+        let committed = a.mma_committed;
+        let was = !a.mma.is_empty();
+        let (done, keep): (Vec<MmaPending>, Vec<MmaPending>) =
+            std::mem::take(&mut a.mma).into_iter().partition(|p| {
+                p.group
+                    .is_some_and(|g| g.saturating_add(allowed) < committed)
+            });
+        a.mma = keep;
+        if was && a.mma.is_empty() {
+            self.mma_live -= 1;
+        }
+        for p in done {
+            for (b, i) in p.reads {
+                if let Some(c) = self.shared.get_mut(b).and_then(|m| m.mma_reads.get_mut(i)) {
+                    c.0 = c.0.saturating_sub(1);
+                }
             }
         }
     }
@@ -578,6 +632,16 @@ impl<'a, 't> Machine<'a, 't> {
             return Err(Fault::Malformed("shared element missing".to_string()));
         };
         let name = || self.shared_name(b);
+        if let Some(&(n, stmt)) = mem.mma_reads.get(i)
+            && n > 0
+        {
+            return Err(Fault::WriteDuringAsyncMma {
+                buffer: name(),
+                element: i as u64,
+                writer: t,
+                mma_stmt: self.header(stmt),
+            });
+        }
         if sh.inflight != NOBODY {
             return Err(Fault::WriteDuringAsyncCopy {
                 buffer: name(),

@@ -228,8 +228,11 @@ fn run_groups(
 /// ([`SharedMatrix::offset`] and the swizzle, relative to the buffer's
 /// start, which the verifier keeps aligned to the swizzle pattern) and D
 /// through the accumulator fragment; D = A·B (+ D) is computed as for
-/// `mma` and written at once, and D's slots are marked pending for every
-/// thread of the group until an `async_mma_wait` retires them. The
+/// `mma` and written at once. D's slots are marked pending for every
+/// thread of the group, and the shared elements read stay marked as read,
+/// until an `async_mma_wait` retires them (the group's first thread's
+/// wait retires the reads): a write to one of them meanwhile is an error,
+/// as the hardware may still be reading it. The
 /// operand indices and the accumulate flag must agree across the group.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn execute_async(
@@ -307,6 +310,7 @@ pub(super) fn execute_async(
         }
         // Gather A (m×k, row-major) and B (k×n, row-major).
         let mut tiles: [Vec<f64>; 2] = [vec![0.0; m * k], vec![0.0; k * n]];
+        let mut reads = Vec::with_capacity(m * k + k * n);
         for (o, op) in operands.iter().enumerate() {
             let b = op.buffer.index();
             let Some(buf) = machine.cx.k.shared.get(b) else {
@@ -341,6 +345,7 @@ pub(super) fn execute_async(
                     let v = machine
                         .shared_read(b, element as usize, base as u32, key)
                         .map_err(|f| machine.fail(s, Some(base), f))?;
+                    reads.push((b, element as usize));
                     let x = v.as_f64(dtype);
                     if o == 0 {
                         tiles[0][mn * k + kk] = x;
@@ -393,7 +398,12 @@ pub(super) fn execute_async(
                 }
             }
             let lo = d.offset as usize;
-            machine.mma_issue(t, d.array.index(), lo, lo + slots - 1, key);
+            let mine = if tl == 0 {
+                std::mem::take(&mut reads)
+            } else {
+                Vec::new()
+            };
+            machine.mma_issue(t, (d.array.index(), lo, lo + slots - 1), key, mine);
         }
         machine.stats.mma += 1;
     }
