@@ -40,7 +40,10 @@
 //! ahead instead of `s − 1` (prologue of `s − 2` tiles, `wait_group s −
 //! 3`): the stage iteration `i` overwrites is the one of iteration `i −
 //! 2`, whose group every thread retired before this iteration's barrier.
-//! After the loop, `async_mma_wait 0` retires the last group.
+//! After the loop, `async_mma_wait 0` retires the last group. (The SIMT
+//! interpreter keeps an `async_mma`'s operands marked until it is retired,
+//! so loading `s − 1` ahead here fails there with "write during async
+//! mma"; that was tried.)
 //!
 //! Elements of a producer's source region outside its buffer are filled
 //! with zeros by the copy itself (`else zero`), as the reference does for
