@@ -1219,3 +1219,55 @@ fn held_matrix_groups_get_their_own_pipeline_obligations() {
     assert_eq!(holds("sm_90a"), [(0, 2), (1, 1)]);
     assert_eq!(holds("sm_80"), [(0, 2)]);
 }
+
+/// A gemm wgmma could take also gets wgmma's accumulator obligations; a
+/// description whose accumulator repeats an element is refuted.
+#[test]
+fn wgmma_accumulators_are_obligations_too() {
+    let source = std::fs::read_to_string(root().join("examples/gemm.py")).expect("read");
+    let out = py::compile(
+        &source,
+        &py::Options {
+            kernel: Some("matmul(512, 512, 512, block_K=64)".to_string()),
+            defines: Default::default(),
+        },
+    );
+    let module = out.module.expect("compiles");
+    let function = &module.functions[0];
+    let wgmma_items = |options: &VerifyOptions| {
+        let (obligations, outcomes) = verify_with(function, options);
+        obligations
+            .items
+            .iter()
+            .zip(outcomes)
+            .filter(|(o, _)| o.subject.contains("wgmma"))
+            .map(|(o, r)| (o.kind.name(), matches!(r, Outcome::Proved)))
+            .collect::<Vec<_>>()
+    };
+    let good = wgmma_items(&options_for("sm_90a"));
+    assert_eq!(
+        good,
+        [("fragment-coverage", true), ("layout-injective", true)]
+    );
+    assert!(wgmma_items(&options_for("sm_80")).is_empty());
+    let mut broken = options_for("sm_90a");
+    for atom in broken
+        .matrix_atoms
+        .iter_mut()
+        .filter(|a| a.descriptor.is_some())
+    {
+        // Lane bit 0 and slot bit 0 both step one column: two holders of
+        // one element.
+        atom.accumulator.fragment = Some(
+            "((4,8,4),(2,2)):((64,1,16),(64,8))"
+                .parse()
+                .expect("a layout"),
+        );
+    }
+    let bad = wgmma_items(&broken);
+    assert!(
+        bad.iter()
+            .any(|&(kind, proved)| kind == "layout-injective" && !proved),
+        "{bad:?}"
+    );
+}

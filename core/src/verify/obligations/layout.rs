@@ -134,6 +134,45 @@ fn chosen_atom(
     best
 }
 
+/// The shared-operand atom (one with a descriptor, `wgmma`) the lowering
+/// may issue a gemm of these types and sizes on (`lower/swizzle.rs`: the
+/// types, `m | M`, `k | K`, `n | N` for the described N, whole issuing
+/// groups); whether it does depends on the whole kernel.
+fn descriptor_atom(
+    atoms: &[MatrixAtom],
+    [a, b, c]: [DType; 3],
+    (mm, nn, kk): (i128, i128, i128),
+    threads: i128,
+) -> Option<&MatrixAtom> {
+    let types = AtomTypes {
+        a: element_type(a)?,
+        b: element_type(b)?,
+        accumulator: element_type(c)?,
+    };
+    atoms.iter().find(|atom| {
+        let (m, n, k) = (
+            i128::from(atom.shape.m),
+            i128::from(atom.shape.n),
+            i128::from(atom.shape.k),
+        );
+        let group = i128::from(atom.issue.threads);
+        atom.descriptor.is_some()
+            && atom.types.contains(&types)
+            && m > 0
+            && n > 0
+            && k > 0
+            && group > 0
+            && threads % group == 0
+            && mm > 0
+            && nn > 0
+            && kk > 0
+            && mm % m == 0
+            && nn % n == 0
+            && kk % k == 0
+            && atom.accumulator.replication == 1
+    })
+}
+
 /// The constant extents of a matrix operand's region (its last two
 /// dimensions; every other one must be 1).
 fn matrix_extents(f: &crate::ir::Function, region: &Region) -> Option<(i128, i128)> {
@@ -491,6 +530,18 @@ impl Generator<'_> {
         ];
         let threads = i128::from(self.threads);
         let options = self.options;
+        // A shared-operand atom (wgmma) the lowering may take instead
+        // (`lower/swizzle.rs`): its accumulator, tiled over warpgroups in
+        // 64×8 slabs (each group's N is a run of them), must cover C once
+        // too. Its A and B come through descriptors: no fragments.
+        if let Some(atom) = descriptor_atom(&options.matrix_atoms, dtypes, (mm, nn, kk), threads)
+            && let Ok(Some(fc)) = atom.fragment(OperandRole::Accumulator)
+        {
+            let saved = (self.hypotheses.len(), self.scope.len());
+            self.accumulator(atom, &fc, c, (mm, nn), span);
+            self.hypotheses.truncate(saved.0);
+            self.scope.truncate(saved.1);
+        }
         let Some(atom) = chosen_atom(&options.matrix_atoms, dtypes, (mm, nn, kk), threads) else {
             return;
         };
