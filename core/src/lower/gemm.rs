@@ -1025,7 +1025,10 @@ impl<'a> Lower<'a> {
         clear_e: Option<Expr>,
         out: &mut Vec<Stmt>,
     ) -> Result<()> {
-        let Some(plan) = self.async_plan_for(dtypes, (mm, nn, kk)) else {
+        let plan = self
+            .async_atom
+            .and_then(|atom| self.async_plan(atom, dtypes, (mm, nn, kk)));
+        let Some(plan) = plan else {
             return Err(self.unsupported("this gemm through the shared-operand atom"));
         };
         let arr = match self.resident.get(&c.buffer) {
@@ -1144,11 +1147,6 @@ impl<'a> Lower<'a> {
             out.extend(body);
         }
         Ok(())
-    }
-
-    /// [`Self::async_plan`] through the kernel's shared-operand atom.
-    fn async_plan_for(&self, dtypes: [DType; 3], mnk: (i64, i64, i64)) -> Option<AtomPlan<'a>> {
-        self.async_plan(self.async_atom?, dtypes, mnk)
     }
 
     // ----- the scalar baseline ----------------------------------------------
