@@ -87,22 +87,13 @@ fn element_type(dtype: DType) -> Option<ElementType> {
 /// the obligations stated for the atom then hold of a plan not taken.
 fn chosen_atom(
     atoms: &[MatrixAtom],
-    [a, b, c]: [DType; 3],
-    (mm, nn, kk): (i128, i128, i128),
+    dtypes: [DType; 3],
+    mnk: (i128, i128, i128),
     threads: i128,
 ) -> Option<&MatrixAtom> {
-    let types = AtomTypes {
-        a: element_type(a)?,
-        b: element_type(b)?,
-        accumulator: element_type(c)?,
-    };
+    let types = atom_types(dtypes)?;
     let mut best: Option<&MatrixAtom> = None;
     for atom in atoms {
-        let (m, n, k) = (
-            i128::from(atom.shape.m),
-            i128::from(atom.shape.n),
-            i128::from(atom.shape.k),
-        );
         let group = i128::from(atom.issue.threads);
         let registers = [OperandRole::A, OperandRole::B, OperandRole::Accumulator]
             .into_iter()
@@ -113,19 +104,7 @@ fn chosen_atom(
                     && matches!(atom.fragment(role), Ok(Some(f)) if i128::from(f.threads()) == group)
             });
         let usable = atom.lowering == AtomLowering::Fragments
-            && atom.types.contains(&types)
-            && m > 0
-            && n > 0
-            && k > 0
-            && group > 0
-            && threads % group == 0
-            && mm > 0
-            && nn > 0
-            && kk > 0
-            && mm % m == 0
-            && nn % n == 0
-            && kk % k == 0
-            && atom.accumulator.replication == 1
+            && fits(atom, &types, mnk, threads)
             && registers;
         if usable && best.is_none_or(|b| atom.shape.k > b.shape.k) {
             best = Some(atom);
@@ -140,37 +119,52 @@ fn chosen_atom(
 /// groups); whether it does depends on the whole kernel.
 fn descriptor_atom(
     atoms: &[MatrixAtom],
-    [a, b, c]: [DType; 3],
-    (mm, nn, kk): (i128, i128, i128),
+    dtypes: [DType; 3],
+    mnk: (i128, i128, i128),
     threads: i128,
 ) -> Option<&MatrixAtom> {
-    let types = AtomTypes {
+    let types = atom_types(dtypes)?;
+    atoms
+        .iter()
+        .find(|atom| atom.descriptor.is_some() && fits(atom, &types, mnk, threads))
+}
+
+/// The atom's type combination for (A, B, C) element types.
+fn atom_types([a, b, c]: [DType; 3]) -> Option<AtomTypes> {
+    Some(AtomTypes {
         a: element_type(a)?,
         b: element_type(b)?,
         accumulator: element_type(c)?,
-    };
-    atoms.iter().find(|atom| {
-        let (m, n, k) = (
-            i128::from(atom.shape.m),
-            i128::from(atom.shape.n),
-            i128::from(atom.shape.k),
-        );
-        let group = i128::from(atom.issue.threads);
-        atom.descriptor.is_some()
-            && atom.types.contains(&types)
-            && m > 0
-            && n > 0
-            && k > 0
-            && group > 0
-            && threads % group == 0
-            && mm > 0
-            && nn > 0
-            && kk > 0
-            && mm % m == 0
-            && nn % n == 0
-            && kk % k == 0
-            && atom.accumulator.replication == 1
     })
+}
+
+/// Whether an atom takes these types and tiles an `M × N × K` gemm issued
+/// by whole groups of `threads`, with an unreplicated accumulator.
+fn fits(
+    atom: &MatrixAtom,
+    types: &AtomTypes,
+    (mm, nn, kk): (i128, i128, i128),
+    threads: i128,
+) -> bool {
+    let (m, n, k) = (
+        i128::from(atom.shape.m),
+        i128::from(atom.shape.n),
+        i128::from(atom.shape.k),
+    );
+    let group = i128::from(atom.issue.threads);
+    atom.types.contains(types)
+        && m > 0
+        && n > 0
+        && k > 0
+        && group > 0
+        && threads % group == 0
+        && mm > 0
+        && nn > 0
+        && kk > 0
+        && mm % m == 0
+        && nn % n == 0
+        && kk % k == 0
+        && atom.accumulator.replication == 1
 }
 
 /// The constant extents of a matrix operand's region (its last two
