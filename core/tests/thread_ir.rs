@@ -590,3 +590,70 @@ fn wgmma_operands_may_not_change_until_waited_for() {
         "{err}"
     );
 }
+
+// ---- bulk tensor copies and phased barriers ----
+
+#[test]
+fn tma_boxes_feed_wgmma_in_the_same_swizzle() {
+    let (m, n, k) = (64, 64, 64);
+    let (a, b) = (operand(m * k, 1), operand(k * n, 2));
+    let expected = matmul(m, n, k, &a, &b, &vec![0.0; m * n]);
+    let mut args = [
+        f16s(&[m, k], a),
+        f16s(&[k, n], b),
+        f32s(&[m, n], vec![f64::NAN; m * n]),
+    ];
+    let stats = run("tma_sm90a.thr", "tma_gemm", &mut args, &[]).expect("run");
+    assert_eq!(floats(&args[2]), expected);
+    assert_eq!(stats.async_copies, 2);
+}
+
+#[test]
+fn tma_fills_the_part_of_a_box_outside_the_buffer_with_zeros() {
+    let a = operand(64 * 64, 5);
+    let mut args = [
+        f16s(&[64, 64], a.clone()),
+        f16s(&[64, 64], vec![-1.0; 64 * 64]),
+    ];
+    run("tma_sm90a.thr", "tma_edge", &mut args, &[]).expect("run");
+    let expected: Vec<f64> = (0..64 * 64)
+        .map(|i| {
+            if i / 64 + 32 < 64 {
+                a[i + 32 * 64]
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    assert_eq!(floats(&args[1]), expected);
+}
+
+#[test]
+fn tma_data_is_off_limits_until_the_barrier_wait() {
+    let mut args = [
+        f16s(&[64, 64], operand(4096, 1)),
+        f16s(&[64, 64], vec![0.0; 4096]),
+    ];
+    let err = run("tma_sm90a.thr", "tma_read_before_wait", &mut args, &[]).expect_err("early read");
+    assert!(
+        matches!(exec_kind(&err), ExecErrorKind::ReadBeforeBarrierWait { .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_wait_for_bytes_that_never_arrive_is_reported() {
+    let mut args = [
+        f16s(&[64, 64], operand(4096, 1)),
+        f16s(&[64, 64], vec![0.0; 4096]),
+    ];
+    let err = run("tma_sm90a.thr", "tma_bytes_never_arrive", &mut args, &[]).expect_err("stuck");
+    match exec_kind(&err) {
+        ExecErrorKind::BarrierWaitStuck {
+            bytes, arrivals, ..
+        } => {
+            assert_eq!((*bytes, *arrivals), (8192, 0), "{err}");
+        }
+        other => panic!("expected a stuck wait, got {other}"),
+    }
+}

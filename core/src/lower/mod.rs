@@ -438,6 +438,8 @@ struct Lower<'a> {
     threads: i64,
     params: Vec<Param>,
     shared: Vec<SharedBuffer>,
+    /// Tensor maps of the kernel being lowered (`tma_load`).
+    tensor_maps: Vec<thread::TensorMap>,
     registers: Vec<Register>,
     names: HashSet<String>,
     /// Names of the function, reserved so temporaries never take them.
@@ -540,6 +542,7 @@ impl<'a> Lower<'a> {
             threads: 1,
             params: Vec::new(),
             shared: Vec::new(),
+            tensor_maps: Vec::new(),
             registers: Vec::new(),
             names: HashSet::new(),
             reserved,
@@ -850,6 +853,7 @@ impl<'a> Lower<'a> {
             grid: grid_exprs,
             threads: *threads,
             shared: std::mem::take(&mut self.shared),
+            tensor_maps: std::mem::take(&mut self.tensor_maps),
             registers: std::mem::take(&mut self.registers),
             body: out,
         })

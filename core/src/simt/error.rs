@@ -201,6 +201,41 @@ pub enum ExecErrorKind {
         writer: u32,
         mma_stmt: String,
     },
+    #[error(
+        "read before mbarrier wait: thread {reader} reads `%{buffer}`[{element}], which the \
+         tma_load at `{copy_stmt}` writes, before an mbarrier_wait of its own saw the copy's \
+         phase of `%{barrier}`[{index}] complete"
+    )]
+    ReadBeforeBarrierWait {
+        buffer: String,
+        element: u64,
+        reader: u32,
+        copy_stmt: String,
+        barrier: String,
+        index: u64,
+    },
+    #[error(
+        "mbarrier wait never completes: thread {thread} waits for parity {parity} of \
+         `%{barrier}`[{index}], whose phase {phase} still expects {arrivals} arrival(s) and \
+         {bytes} byte(s); nothing else runs before it in the interpreter's lockstep order"
+    )]
+    BarrierWaitStuck {
+        barrier: String,
+        index: u64,
+        thread: u32,
+        parity: u64,
+        phase: u64,
+        arrivals: u64,
+        bytes: i64,
+    },
+    #[error("mbarrier `%{barrier}`[{index}]: {reason}")]
+    Mbarrier {
+        barrier: String,
+        index: u64,
+        reason: String,
+    },
+    #[error("tma_load into `%{buffer}`: {reason}")]
+    Tma { buffer: String, reason: String },
     #[error("ldmatrix `{load}`: {reason}")]
     MatrixLoad { load: String, reason: String },
     #[error("integer division by zero")]

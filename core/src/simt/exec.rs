@@ -101,7 +101,14 @@ struct Shadow {
     /// The thread whose cp.async to this element is in flight, if any.
     inflight: u32,
     inflight_stmt: usize,
+    /// When the element's last write was a `tma_load`: the barrier (index
+    /// in `Machine::bars`) and the phase the copy completes, which a
+    /// reader must have seen complete; `NO_TMA` otherwise.
+    tma_bar: u32,
+    tma_phase: u64,
 }
+
+const NO_TMA: u64 = u64::MAX;
 
 const FRESH: Shadow = Shadow {
     writer: NOBODY,
@@ -111,7 +118,23 @@ const FRESH: Shadow = Shadow {
     read_epoch: 0,
     inflight: NOBODY,
     inflight_stmt: 0,
+    tma_bar: 0,
+    tma_phase: NO_TMA,
 };
+
+/// A phased barrier (`mbarrier_*`).
+#[derive(Clone, Copy, Debug)]
+struct PhasedBarrier {
+    /// Arrivals each phase expects.
+    count: u64,
+    /// Arrivals the current phase still expects.
+    pending: u64,
+    /// Transaction bytes the current phase still expects (may dip below
+    /// zero when a copy lands before its `expect_tx`).
+    tx: i64,
+    /// Phases completed so far: the current phase's number.
+    completed: u64,
+}
 
 struct SharedMem {
     data: Vec<Val>,
@@ -171,6 +194,12 @@ pub(super) struct Machine<'a, 't> {
     lanes: Vec<super::banks::LaneAccess>,
     /// Threads with `async_mma` accumulators not yet retired.
     mma_live: usize,
+    /// Phased barriers by (shared buffer, element), once initialised, and
+    /// their states.
+    bar_ids: HashMap<(usize, usize), u32>,
+    bars: Vec<PhasedBarrier>,
+    /// Per thread: per barrier, the phases its waits saw completed.
+    seen: Vec<HashMap<u32, u64>>,
 }
 
 impl<'a, 't> Machine<'a, 't> {
@@ -209,6 +238,9 @@ impl<'a, 't> Machine<'a, 't> {
             asyncs: (0..n).map(|_| ThreadAsync::default()).collect(),
             lanes: Vec::new(),
             mma_live: 0,
+            bar_ids: HashMap::new(),
+            bars: Vec::new(),
+            seen: vec![HashMap::new(); n],
         }
     }
 
@@ -577,11 +609,12 @@ impl<'a, 't> Machine<'a, 't> {
     ) -> Result<Val, Fault> {
         let epoch = self.epoch;
         let name = self.shared_name(b);
-        let Some(mem) = self.shared.get_mut(b) else {
-            return Err(Fault::Malformed(format!("shared buffer {b} missing")));
-        };
-        let (Some(sh), Some(value)) = (mem.shadow.get_mut(i), mem.data.get(i).copied()) else {
-            return Err(Fault::Malformed("shared element missing".to_string()));
+        let Some((sh, value)) = self
+            .shared
+            .get(b)
+            .and_then(|m| Some((*m.shadow.get(i)?, *m.data.get(i)?)))
+        else {
+            return Err(Fault::Malformed(format!("shared element {b}[{i}] missing")));
         };
         if sh.inflight != NOBODY {
             let (issuer, copy) = (sh.inflight, sh.inflight_stmt);
@@ -593,7 +626,28 @@ impl<'a, 't> Machine<'a, 't> {
                 copy_stmt: self.header(copy),
             });
         }
-        if sh.writer != NOBODY && sh.writer != t && sh.write_epoch == epoch {
+        if sh.tma_phase != NO_TMA {
+            // Ordered by the barrier phase the copy completes, not by
+            // `barrier`s.
+            let seen = self
+                .seen
+                .get(t as usize)
+                .and_then(|m| m.get(&sh.tma_bar))
+                .copied()
+                .unwrap_or(0);
+            if seen <= sh.tma_phase {
+                let (bar, copy) = (sh.tma_bar, sh.write_stmt);
+                let (barrier, index) = self.bar_name(bar);
+                return Err(Fault::ReadBeforeBarrierWait {
+                    buffer: name,
+                    element: i as u64,
+                    reader: t,
+                    copy_stmt: self.header(copy),
+                    barrier,
+                    index,
+                });
+            }
+        } else if sh.writer != NOBODY && sh.writer != t && sh.write_epoch == epoch {
             let (writer, ws) = (sh.writer, sh.write_stmt);
             return Err(Fault::ReadAfterWrite {
                 buffer: name,
@@ -603,16 +657,200 @@ impl<'a, 't> Machine<'a, 't> {
                 writer_stmt: self.header(ws),
             });
         }
-        if sh.read_epoch != epoch {
-            sh.read_epoch = epoch;
-            sh.readers = Readers::None;
+        if let Some(sh) = self.shared.get_mut(b).and_then(|m| m.shadow.get_mut(i)) {
+            if sh.read_epoch != epoch {
+                sh.read_epoch = epoch;
+                sh.readers = Readers::None;
+            }
+            sh.readers = match sh.readers {
+                Readers::None => Readers::One(t, stmt),
+                Readers::One(u, s) if u != t => Readers::Two(u, t, s),
+                other => other,
+            };
         }
-        sh.readers = match sh.readers {
-            Readers::None => Readers::One(t, stmt),
-            Readers::One(u, s) if u != t => Readers::Two(u, t, s),
-            other => other,
-        };
         Ok(value)
+    }
+
+    /// The buffer name and element of barrier `id`.
+    fn bar_name(&self, id: u32) -> (String, u64) {
+        self.bar_ids
+            .iter()
+            .find(|&(_, &v)| v == id)
+            .map_or((String::new(), 0), |(&(b, i), _)| {
+                (self.shared_name(b), i as u64)
+            })
+    }
+
+    /// The barrier at element `index` of shared buffer `b` (evaluated by
+    /// thread `t`): its id, once initialised.
+    fn barrier_at(&self, b: usize, index: &Expr, t: usize) -> Result<(usize, Option<u32>), Fault> {
+        let i = self.eval(index, t)?.as_i64();
+        let i = self.shared_range(b, i, 1)?;
+        Ok((i, self.bar_ids.get(&(b, i)).copied()))
+    }
+
+    /// The initialised barrier at `b[index]` for thread `t`.
+    fn live_barrier(&self, b: usize, index: &Expr, t: usize) -> Result<u32, Fault> {
+        match self.barrier_at(b, index, t)? {
+            (_, Some(id)) => Ok(id),
+            (i, None) => Err(Fault::Mbarrier {
+                barrier: self.shared_name(b),
+                index: i as u64,
+                reason: "used before mbarrier_init".to_string(),
+            }),
+        }
+    }
+
+    /// Completes barrier `id`'s phase when its arrivals and bytes are in.
+    fn settle(&mut self, id: u32) {
+        if let Some(bar) = self.bars.get_mut(id as usize)
+            && bar.pending == 0
+            && bar.tx == 0
+        {
+            bar.completed += 1;
+            bar.pending = bar.count;
+        }
+    }
+
+    /// `mbarrier_arrive` (with `expect_tx` bytes) by thread `t`.
+    fn arrive(&mut self, b: usize, index: &Expr, tx: Option<i64>, t: usize) -> Result<(), Fault> {
+        let id = self.live_barrier(b, index, t)?;
+        let Some(bar) = self.bars.get_mut(id as usize) else {
+            return Err(Fault::Malformed("barrier state missing".to_string()));
+        };
+        bar.tx += tx.unwrap_or(0);
+        if bar.pending == 0 {
+            let (barrier, index) = self.bar_name(id);
+            return Err(Fault::Mbarrier {
+                barrier,
+                index,
+                reason: "more arrivals than the phase expects".to_string(),
+            });
+        }
+        bar.pending -= 1;
+        self.settle(id);
+        Ok(())
+    }
+
+    /// `mbarrier_wait` by thread `t`: in lockstep, a phase that is not
+    /// complete now never will be.
+    fn barrier_wait(
+        &mut self,
+        b: usize,
+        index: &Expr,
+        parity: &Expr,
+        t: usize,
+    ) -> Result<(), Fault> {
+        let id = self.live_barrier(b, index, t)?;
+        let parity = (self.eval(parity, t)?.as_i64() & 1) as u64;
+        let Some(bar) = self.bars.get(id as usize).copied() else {
+            return Err(Fault::Malformed("barrier state missing".to_string()));
+        };
+        if bar.completed & 1 == parity {
+            let (barrier, index) = self.bar_name(id);
+            return Err(Fault::BarrierWaitStuck {
+                barrier,
+                index,
+                thread: t as u32,
+                parity,
+                phase: bar.completed,
+                arrivals: bar.pending,
+                bytes: bar.tx,
+            });
+        }
+        if let Some(seen) = self.seen.get_mut(t) {
+            seen.insert(id, bar.completed);
+        }
+        Ok(())
+    }
+
+    /// `tma_load` by thread `t` (module documentation of `simt`): the box
+    /// lands at once, tagged with the barrier phase it completes.
+    #[allow(clippy::too_many_arguments)]
+    fn tma_load(
+        &mut self,
+        map: crate::thread::TensorMapId,
+        dst: usize,
+        dst_index: &Expr,
+        coords: &[Expr],
+        bar: usize,
+        bar_index: &Expr,
+        t: usize,
+        key: usize,
+    ) -> Result<(), Fault> {
+        let k = self.cx.k;
+        let Some(m) = k.tensor_maps.get(map.index()) else {
+            return Err(Fault::Malformed("tensor map missing".to_string()));
+        };
+        let id = self.live_barrier(bar, bar_index, t)?;
+        let arg = self.global_arg(m.global)?;
+        let dims: Vec<i64> = self
+            .args
+            .get(arg)
+            .map(|a| a.shape.iter().map(|&d| d as i64).collect())
+            .unwrap_or_default();
+        let origin: Vec<i64> = coords
+            .iter()
+            .map(|c| self.eval(c, t).map(|v| v.as_i64()))
+            .collect::<Result<_, _>>()?;
+        let dtype = k.shared.get(dst).map_or(DType::U8, |s| s.dtype);
+        let e = dtype.bytes().max(1) as i64;
+        let total = m.box_elements() as usize;
+        let start = self.eval(dst_index, t)?.as_i64();
+        let start = self.shared_range(dst, start, total as u64)?;
+        let tma_fault = |reason: String| Fault::Tma {
+            buffer: self.shared_name(dst),
+            reason,
+        };
+        if dims.len() != m.box_dims.len() || origin.len() != dims.len() {
+            return Err(tma_fault("the box's rank is not the buffer's".to_string()));
+        }
+        if (start as i64 * e) % 128 != 0 {
+            return Err(tma_fault(format!(
+                "element {start} does not start on a 128-byte boundary"
+            )));
+        }
+        let sw = m.swizzle;
+        let mut writes = Vec::with_capacity(total);
+        for lin in 0..total {
+            // Box coordinates of element `lin`, row-major.
+            let mut rest = lin as i64;
+            let mut flat: i64 = 0;
+            let mut inside = true;
+            for d in (0..dims.len()).rev() {
+                let extent = i64::from(m.box_dims[d]);
+                let c = origin[d] + rest % extent;
+                rest /= extent;
+                inside &= c >= 0 && c < dims[d];
+                let stride: i64 = dims[d + 1..].iter().product();
+                flat += c * stride;
+            }
+            let value = if inside {
+                self.global_read(arg, flat as usize)
+            } else {
+                Val::zero(dtype)
+            };
+            let byte = (start as i64 + lin as i64) * e;
+            let swizzled = crate::thread::SharedMatrix::swizzle_address(sw, byte as u64) as i64;
+            writes.push(((swizzled / e) as usize, value));
+        }
+        for &(i, _) in &writes {
+            self.check_shared_write(dst, i, t as u32, None)?;
+        }
+        let phase = self.bars.get(id as usize).map_or(0, |b| b.completed);
+        for (i, v) in writes {
+            self.record_write(dst, i, t as u32, v, key);
+            if let Some(sh) = self.shared.get_mut(dst).and_then(|m| m.shadow.get_mut(i)) {
+                sh.tma_bar = id;
+                sh.tma_phase = phase;
+            }
+        }
+        if let Some(b) = self.bars.get_mut(id as usize) {
+            b.tx -= total as i64 * e;
+        }
+        self.settle(id);
+        self.stats.async_copies += 1;
+        Ok(())
     }
 
     /// Checks that thread `t` may write element `i` now: no copy in
@@ -705,6 +943,7 @@ impl<'a, 't> Machine<'a, 't> {
             sh.write_epoch = epoch;
             sh.write_stmt = stmt;
             sh.inflight = NOBODY;
+            sh.tma_phase = NO_TMA;
         }
     }
 
@@ -901,6 +1140,80 @@ impl<'a, 't> Machine<'a, 't> {
                 b,
                 accumulate,
             } => super::mma::execute_async(self, s, atom, *n, *d, [a, b], accumulate, mask)?,
+            StmtKind::MbarrierInit { bar, index, count } => {
+                for t in Self::active(mask) {
+                    let r = (|| {
+                        let (i, _) = self.barrier_at(bar.index(), index, t)?;
+                        let count = self.eval(count, t)?.as_i64();
+                        if count < 1 {
+                            return Err(Fault::Mbarrier {
+                                barrier: self.shared_name(bar.index()),
+                                index: i as u64,
+                                reason: format!("an arrival count of {count}"),
+                            });
+                        }
+                        let state = PhasedBarrier {
+                            count: count as u64,
+                            pending: count as u64,
+                            tx: 0,
+                            completed: 0,
+                        };
+                        let next = self.bars.len() as u32;
+                        let id = *self.bar_ids.entry((bar.index(), i)).or_insert(next);
+                        if id == next {
+                            self.bars.push(state);
+                        } else if let Some(b) = self.bars.get_mut(id as usize) {
+                            *b = state;
+                        }
+                        for seen in &mut self.seen {
+                            seen.remove(&id);
+                        }
+                        Ok(())
+                    })();
+                    r.map_err(|k| self.fail(s, Some(t), k))?;
+                }
+            }
+            StmtKind::MbarrierArrive { bar, index, tx } => {
+                for t in Self::active(mask) {
+                    let r = (|| {
+                        let tx = match tx {
+                            Some(e) => Some(self.eval(e, t)?.as_i64()),
+                            None => None,
+                        };
+                        self.arrive(bar.index(), index, tx, t)
+                    })();
+                    r.map_err(|k| self.fail(s, Some(t), k))?;
+                }
+            }
+            StmtKind::MbarrierWait { bar, index, parity } => {
+                for t in Self::active(mask) {
+                    self.barrier_wait(bar.index(), index, parity, t)
+                        .map_err(|k| self.fail(s, Some(t), k))?;
+                }
+            }
+            StmtKind::TmaLoad {
+                map,
+                dst,
+                dst_index,
+                coords,
+                bar,
+                bar_index,
+            } => {
+                let key = stmt_key(s);
+                for t in Self::active(mask) {
+                    self.tma_load(
+                        *map,
+                        dst.index(),
+                        dst_index,
+                        coords,
+                        bar.index(),
+                        bar_index,
+                        t,
+                        key,
+                    )
+                    .map_err(|k| self.fail(s, Some(t), k))?;
+                }
+            }
             StmtKind::AsyncMmaFence => {}
             StmtKind::AsyncMmaCommit => {
                 for t in Self::active(mask) {

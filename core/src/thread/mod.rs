@@ -46,6 +46,13 @@
 //! covers it, and to other threads only after that wait and then a
 //! `barrier`.
 //!
+//! Bulk tensor copies (`tma_load`) are issued by one thread, move a box
+//! of a global buffer described by a tensor map ([`TensorMap`]) into
+//! shared memory, and complete on a phased barrier (`mbarrier_*`,
+//! PTX's mbarrier): the copy's bytes count against the barrier's current
+//! phase, and a thread may read them once an `mbarrier_wait` of its own
+//! saw that phase complete.
+//!
 //! `barrier` synchronises the whole block and must be reached by every
 //! thread together (it may not sit under a condition that depends on the
 //! thread). Shuffles exchange a scalar among the lanes of a SIMT group of
@@ -107,6 +114,9 @@ pub struct SharedId(pub u32);
 /// Index of a register in [`Kernel::registers`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RegId(pub u32);
+/// Index of a tensor map in [`Kernel::tensor_maps`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TensorMapId(pub u32);
 
 impl ParamId {
     pub fn index(self) -> usize {
@@ -123,6 +133,11 @@ impl RegId {
         self.0 as usize
     }
 }
+impl TensorMapId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// One kernel.
 #[derive(Clone, Debug, PartialEq)]
@@ -135,6 +150,8 @@ pub struct Kernel {
     /// Threads per block.
     pub threads: u32,
     pub shared: Vec<SharedBuffer>,
+    /// Descriptors of boxes of global buffers for `tma_load`.
+    pub tensor_maps: Vec<TensorMap>,
     pub registers: Vec<Register>,
     pub body: Vec<Stmt>,
 }
@@ -194,6 +211,30 @@ pub struct GlobalBuffer {
     pub name: String,
     pub dtype: DType,
     pub shape: Vec<Dim>,
+}
+
+/// A descriptor of a global buffer for bulk tensor copies (a CUDA tensor
+/// map): the buffer, as its row-major shape describes it, cut in boxes of
+/// `box_dims` elements (outermost first, one per dimension of the
+/// buffer), stored in shared memory row-major with the innermost row
+/// `box_dims.last() · e` bytes long and swizzled by `swizzle` bytes (0,
+/// 32, 64 or 128: the XOR of [`SharedMatrix::swizzle_address`]). The
+/// host builds the descriptor from the buffer argument when it launches
+/// the kernel; the kernel passes it to `tma_load`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorMap {
+    pub name: String,
+    /// The global buffer parameter it describes.
+    pub global: ParamId,
+    pub box_dims: Vec<u32>,
+    pub swizzle: u32,
+}
+
+impl TensorMap {
+    /// Elements in one box.
+    pub fn box_elements(&self) -> u64 {
+        self.box_dims.iter().map(|&d| u64::from(d)).product()
+    }
 }
 
 /// One extent of a global buffer's shape.
@@ -731,6 +772,48 @@ pub enum StmtKind {
     /// Waits until at most `pending` committed `async_mma` groups of the
     /// thread are outstanding.
     AsyncMmaWait { pending: u32 },
+    /// Initialises the phased barrier `bar[index]` (an 8-byte shared
+    /// object) to expect `count` arrivals per phase, in phase 0 with no
+    /// pending transactions.
+    MbarrierInit {
+        bar: SharedId,
+        index: Expr,
+        count: Expr,
+    },
+    /// One arrival on `bar[index]`; with `tx`, first adds `tx` bytes to
+    /// the transactions the current phase waits for (`expect_tx`). A phase
+    /// completes when all its arrivals are in and its transaction count is
+    /// back to zero.
+    MbarrierArrive {
+        bar: SharedId,
+        index: Expr,
+        tx: Option<Expr>,
+    },
+    /// Waits until the phase of `bar[index]` whose parity is `parity`
+    /// (0 or 1) has completed, i.e. while the barrier's current phase has
+    /// that parity. Completing the wait makes the writes its phase
+    /// tracked (`tma_load`s) visible to the waiting thread.
+    MbarrierWait {
+        bar: SharedId,
+        index: Expr,
+        parity: Expr,
+    },
+    /// A bulk tensor copy: the box of `map` at `coords` (element
+    /// coordinates of the global buffer, outermost first) into shared
+    /// memory from element `dst_index` of `dst` on, laid out and swizzled
+    /// as the map says; elements outside the buffer read as zero. The
+    /// copy is asynchronous: it counts its bytes (the whole box) against
+    /// the transactions of `bar[bar_index]`'s current phase, and its
+    /// elements may be read only after a wait that saw that phase
+    /// complete. One thread issues it.
+    TmaLoad {
+        map: TensorMapId,
+        dst: SharedId,
+        dst_index: Expr,
+        coords: Vec<Expr>,
+        bar: SharedId,
+        bar_index: Expr,
+    },
     /// A warp-wide load of `count` small matrices from shared memory
     /// through the target's matrix load named `load` (`ldmatrix`). Lane
     /// `rows·j + r` supplies, as `index`, the element index in `src` where

@@ -14,7 +14,7 @@ use super::lexer::{Tok, Token, tokenize};
 use super::{
     Dim, Expr, ExprKind, FragRef, GlobalBuffer, Guard, GuardElse, Kernel, Major, MemRef, Module,
     Param, ParamId, ParseError, RegId, RegRef, Register, RegisterKind, SharedBuffer, SharedId,
-    SharedMatrix, ShuffleKind, Special, Stmt, StmtKind, Unroll,
+    SharedMatrix, ShuffleKind, Special, Stmt, StmtKind, TensorMap, TensorMapId, Unroll,
 };
 use crate::ir::{DType, DTypeKind, Literal, Span, UnaryOp};
 use crate::text::{binary_function_from_name, infix_from_punct};
@@ -38,6 +38,7 @@ enum Entity {
     Param(ParamId),
     Shared(SharedId),
     Reg(RegId),
+    TensorMap(TensorMapId),
 }
 
 #[derive(Default)]
@@ -45,6 +46,7 @@ struct Scope {
     names: HashMap<String, Entity>,
     params: Vec<Param>,
     shared: Vec<SharedBuffer>,
+    tensor_maps: Vec<TensorMap>,
     registers: Vec<Register>,
     /// Loop variables whose body is being parsed.
     open_loops: Vec<RegId>,
@@ -378,6 +380,39 @@ impl Parser {
                     len,
                     align,
                 });
+            } else if self.eat_word("tensor_map") {
+                let (mname, token) = self.name()?;
+                self.expect_punct("=")?;
+                let (gname, gtoken) = self.name()?;
+                let global = match self.resolve(&gname, &gtoken)? {
+                    Entity::Param(p)
+                        if matches!(self.scope.params.get(p.index()), Some(Param::Global(_))) =>
+                    {
+                        p
+                    }
+                    _ => {
+                        return Err(self.error_at(
+                            &gtoken,
+                            format!("`%{gname}` is not a global buffer parameter"),
+                        ));
+                    }
+                };
+                self.expect_word("box")?;
+                self.expect_punct("(")?;
+                let mut box_dims = vec![self.int_u32("a box extent")?];
+                while self.eat_punct(",") {
+                    box_dims.push(self.int_u32("a box extent")?);
+                }
+                self.expect_punct(")")?;
+                let swizzle = self.swizzle()?;
+                let id = TensorMapId(self.scope.tensor_maps.len() as u32);
+                self.declare(&mname, &token, Entity::TensorMap(id))?;
+                self.scope.tensor_maps.push(TensorMap {
+                    name: mname,
+                    global,
+                    box_dims,
+                    swizzle,
+                });
             } else if self.eat_word("local") {
                 let (rname, token) = self.name()?;
                 self.expect_punct(":")?;
@@ -403,6 +438,7 @@ impl Parser {
             grid: [gx, gy, gz],
             threads,
             shared: scope.shared,
+            tensor_maps: scope.tensor_maps,
             registers: scope.registers,
             body,
         })
@@ -518,6 +554,14 @@ impl Parser {
         Ok((m, index))
     }
 
+    /// `%buf[index]` of a shared buffer.
+    fn shared_ref(&mut self) -> PResult<(SharedId, Expr)> {
+        match self.mem_ref("shared")? {
+            (MemRef::Shared(s), index) => Ok((s, index)),
+            (MemRef::Global(_), _) => Err(self.error("expected a shared buffer")),
+        }
+    }
+
     fn guard(&mut self) -> PResult<Option<Guard>> {
         if !self.eat_word("when") {
             return Ok(None);
@@ -557,6 +601,20 @@ impl Parser {
         Ok(space)
     }
 
+    /// A swizzle span `swW`.
+    fn swizzle(&mut self) -> PResult<u32> {
+        let token = self.tok().clone();
+        let word = self.ident("a swizzle `sw0`, `sw32`, `sw64` or `sw128`")?;
+        word.strip_prefix("sw")
+            .and_then(|w| w.parse::<u32>().ok())
+            .ok_or_else(|| {
+                self.error_at(
+                    &token,
+                    format!("expected a swizzle like `sw128`, found `{word}`"),
+                )
+            })
+    }
+
     /// `%buf[index] k|mn swW lbo(L) sbo(S)`.
     fn shared_matrix(&mut self) -> PResult<SharedMatrix> {
         let (buffer, index) = match self.mem_ref("shared")? {
@@ -571,17 +629,7 @@ impl Parser {
                 return Err(self.error_at(&token, format!("expected `k` or `mn`, found `{other}`")));
             }
         };
-        let token = self.tok().clone();
-        let word = self.ident("a swizzle `sw0`, `sw32`, `sw64` or `sw128`")?;
-        let swizzle = word
-            .strip_prefix("sw")
-            .and_then(|w| w.parse::<u32>().ok())
-            .ok_or_else(|| {
-                self.error_at(
-                    &token,
-                    format!("expected a swizzle like `sw128`, found `{word}`"),
-                )
-            })?;
+        let swizzle = self.swizzle()?;
         self.expect_word("lbo")?;
         self.expect_punct("(")?;
         let lbo = self.int_u32("a byte offset")?;
@@ -706,6 +754,59 @@ impl Parser {
                     "async_mma_wait" => StmtKind::AsyncMmaWait {
                         pending: self.int_u32("a group count")?,
                     },
+                    "mbarrier_init" => {
+                        let (bar, index) = self.shared_ref()?;
+                        self.expect_punct(",")?;
+                        let count = self.expr()?;
+                        StmtKind::MbarrierInit { bar, index, count }
+                    }
+                    "mbarrier_arrive" => {
+                        let (bar, index) = self.shared_ref()?;
+                        StmtKind::MbarrierArrive {
+                            bar,
+                            index,
+                            tx: None,
+                        }
+                    }
+                    "mbarrier_arrive_expect_tx" => {
+                        let (bar, index) = self.shared_ref()?;
+                        self.expect_punct(",")?;
+                        let tx = Some(self.expr()?);
+                        StmtKind::MbarrierArrive { bar, index, tx }
+                    }
+                    "mbarrier_wait" => {
+                        let (bar, index) = self.shared_ref()?;
+                        self.expect_punct(",")?;
+                        self.expect_word("parity")?;
+                        let parity = self.expr()?;
+                        StmtKind::MbarrierWait { bar, index, parity }
+                    }
+                    "tma_load" => {
+                        let (dst, dst_index) = self.shared_ref()?;
+                        self.expect_punct("<-")?;
+                        let (mname, mtoken) = self.name()?;
+                        let Entity::TensorMap(map) = self.resolve(&mname, &mtoken)? else {
+                            return Err(
+                                self.error_at(&mtoken, format!("`%{mname}` is not a tensor map"))
+                            );
+                        };
+                        self.expect_punct("(")?;
+                        let mut coords = vec![self.expr()?];
+                        while self.eat_punct(",") {
+                            coords.push(self.expr()?);
+                        }
+                        self.expect_punct(")")?;
+                        self.expect_punct(",")?;
+                        let (bar, bar_index) = self.shared_ref()?;
+                        StmtKind::TmaLoad {
+                            map,
+                            dst,
+                            dst_index,
+                            coords,
+                            bar,
+                            bar_index,
+                        }
+                    }
                     "async_mma" => {
                         let atom = match self.peek().clone() {
                             Tok::Str(s) => {
@@ -971,6 +1072,10 @@ impl Parser {
                         &token,
                         format!("`%{name}` is a buffer: read memory with `load`"),
                     )),
+                    Entity::TensorMap(_) => {
+                        Err(self
+                            .error_at(&token, format!("`%{name}` is a tensor map, not a value")))
+                    }
                     Entity::Reg(r) => {
                         let Some(reg) = self.scope.registers.get(r.index()) else {
                             return Err(self.error_at(&token, "bad register"));

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use super::lexer::{is_bare_name, quote};
 use super::{
     Dim, Expr, ExprKind, FragRef, Guard, GuardElse, Kernel, Major, MemRef, Module, Param, ParamId,
-    RegId, RegRef, RegisterKind, SharedId, SharedMatrix, Stmt, StmtKind, Unroll,
+    RegId, RegRef, RegisterKind, SharedId, SharedMatrix, Stmt, StmtKind, TensorMapId, Unroll,
 };
 use crate::ir::{DType, Literal, UnaryOp};
 use crate::text::{PREC_UNARY, binary_function, infix};
@@ -159,6 +159,15 @@ impl Printer<'_> {
             sigil_name(&mut self.out, '%', &s.name);
             let _ = writeln!(self.out, ": {}[{}] align({})", s.dtype, s.len, s.align);
         }
+        for m in &k.tensor_maps {
+            self.indent(1);
+            self.out.push_str("tensor_map ");
+            sigil_name(&mut self.out, '%', &m.name);
+            self.out.push_str(" = ");
+            self.param(m.global);
+            let dims: Vec<String> = m.box_dims.iter().map(u32::to_string).collect();
+            let _ = writeln!(self.out, " box({}) sw{}", dims.join(", "), m.swizzle);
+        }
         for r in &k.registers {
             match r.kind {
                 RegisterKind::Loop => continue,
@@ -220,6 +229,13 @@ impl Printer<'_> {
             " {major} sw{} lbo({}) sbo({})",
             m.swizzle, m.lbo, m.sbo
         );
+    }
+
+    fn tensor_map(&mut self, id: TensorMapId) {
+        match self.k.tensor_maps.get(id.index()) {
+            Some(m) => sigil_name(&mut self.out, '%', &m.name),
+            None => self.bad("tensor map", id.0),
+        }
     }
 
     fn frag(&mut self, f: FragRef) {
@@ -301,6 +317,52 @@ impl Printer<'_> {
             StmtKind::AsyncMmaCommit => self.out.push_str("async_mma_commit"),
             StmtKind::AsyncMmaWait { pending } => {
                 let _ = write!(self.out, "async_mma_wait {pending}");
+            }
+            StmtKind::MbarrierInit { bar, index, count } => {
+                self.out.push_str("mbarrier_init ");
+                self.mem_ref(MemRef::Shared(*bar), index);
+                self.out.push_str(", ");
+                self.expr(count);
+            }
+            StmtKind::MbarrierArrive { bar, index, tx } => {
+                self.out.push_str(if tx.is_some() {
+                    "mbarrier_arrive_expect_tx "
+                } else {
+                    "mbarrier_arrive "
+                });
+                self.mem_ref(MemRef::Shared(*bar), index);
+                if let Some(tx) = tx {
+                    self.out.push_str(", ");
+                    self.expr(tx);
+                }
+            }
+            StmtKind::MbarrierWait { bar, index, parity } => {
+                self.out.push_str("mbarrier_wait ");
+                self.mem_ref(MemRef::Shared(*bar), index);
+                self.out.push_str(", parity ");
+                self.expr(parity);
+            }
+            StmtKind::TmaLoad {
+                map,
+                dst,
+                dst_index,
+                coords,
+                bar,
+                bar_index,
+            } => {
+                self.out.push_str("tma_load ");
+                self.mem_ref(MemRef::Shared(*dst), dst_index);
+                self.out.push_str(" <- ");
+                self.tensor_map(*map);
+                self.out.push('(');
+                for (i, c) in coords.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push_str(", ");
+                    }
+                    self.expr(c);
+                }
+                self.out.push_str("), ");
+                self.mem_ref(MemRef::Shared(*bar), bar_index);
             }
             StmtKind::AsyncMma {
                 atom,

@@ -70,6 +70,18 @@
 //!     bytes; the accumulate flag is `bool`; `threads` is a multiple of the
 //!     issuing group. `async_mma_fence`, `_commit` and `_wait` need such an
 //!     atom in the target.
+//! 16. `mbarrier_*` need a phased barrier in shared memory in the target
+//!     (with a transaction counter for `mbarrier_arrive_expect_tx`); the
+//!     barrier operand is a shared buffer of 8-byte integers aligned to the
+//!     barrier's alignment; counts, byte counts and parities are integers.
+//!     A tensor map describes a global parameter with one box extent per
+//!     dimension, each between 1 and the target's bulk copy's largest box
+//!     extent, and a swizzle that is 0 or one of the copy's modes; the box's
+//!     innermost row is a multiple of 16 bytes and, when swizzled, exactly
+//!     the swizzle span. `tma_load` needs a bulk tensor copy in the target;
+//!     it writes a shared buffer of the map's element type aligned to at
+//!     least 128 bytes (and to `8·W` with a `W`-byte swizzle), with one
+//!     integer coordinate per dimension.
 //!
 //! Thread dependence is a may-analysis run to a fixed point: an expression
 //! is thread-dependent when it reads `thread_idx`, `lane_id`, `warp_id` or a
@@ -257,6 +269,8 @@ pub enum VerifyErrorKind {
     },
     #[error("loop step is zero")]
     ZeroStep,
+    #[error("{0}")]
+    Bulk(String),
 }
 
 /// Verifies every kernel of a module against `target`.
@@ -331,6 +345,7 @@ impl Verifier<'_> {
             .iter()
             .map(Param::name)
             .chain(k.shared.iter().map(|s| s.name.as_str()))
+            .chain(k.tensor_maps.iter().map(|m| m.name.as_str()))
             .chain(k.registers.iter().map(|r| r.name.as_str()));
         for name in all_names {
             if !names.insert(name) {
@@ -412,7 +427,116 @@ impl Verifier<'_> {
                 return Err(self.err(VerifyErrorKind::EmptyArray(r.name.clone())));
             }
         }
+        for m in &k.tensor_maps {
+            self.tensor_map(m)?;
+        }
         Ok(())
+    }
+
+    /// The target's bulk tensor copy.
+    fn bulk_copy(&self) -> Result<&crate::target::BulkTensorCopy, VerifyError> {
+        self.target
+            .async_copies
+            .iter()
+            .find_map(|c| match c {
+                AsyncCopy::BulkTensor(b) => Some(b),
+                AsyncCopy::PerThread(_) => None,
+            })
+            .ok_or_else(|| {
+                self.err(VerifyErrorKind::Bulk(
+                    "the target has no bulk tensor copy".to_string(),
+                ))
+            })
+    }
+
+    /// Invariant 16 for a tensor map.
+    fn tensor_map(&self, m: &super::TensorMap) -> VResult {
+        let copy = self.bulk_copy()?;
+        let g = self.global(m.global)?;
+        let bad = |reason: String| {
+            self.err(VerifyErrorKind::Bulk(format!(
+                "tensor map `%{}`: {reason}",
+                m.name
+            )))
+        };
+        let rank = g.shape.len() as u32;
+        if m.box_dims.len() != g.shape.len() || rank < copy.min_rank || rank > copy.max_rank {
+            return Err(bad(format!(
+                "{} box extents for a rank-{rank} buffer (the copy takes ranks {} to {})",
+                m.box_dims.len(),
+                copy.min_rank,
+                copy.max_rank
+            )));
+        }
+        if let Some(&d) = m
+            .box_dims
+            .iter()
+            .find(|&&d| d == 0 || d > copy.max_box_extent)
+        {
+            return Err(bad(format!(
+                "box extent {d} is not between 1 and {}",
+                copy.max_box_extent
+            )));
+        }
+        let swizzles: Vec<u32> = copy
+            .swizzle_modes
+            .iter()
+            .filter(|&&m| m != SwizzleMode::None)
+            .map(|m| m.row_bytes() as u32)
+            .collect();
+        if m.swizzle != 0 && !swizzles.contains(&m.swizzle) {
+            return Err(bad(format!(
+                "swizzle {} is not one of the copy's modes {swizzles:?}",
+                m.swizzle
+            )));
+        }
+        let inner = u64::from(*m.box_dims.last().unwrap_or(&0)) * g.dtype.bytes();
+        if inner % 16 != 0 || (m.swizzle != 0 && inner != u64::from(m.swizzle)) {
+            return Err(bad(format!(
+                "the box's inner row is {inner} bytes: it must be a multiple of 16{}",
+                if m.swizzle != 0 {
+                    format!(" and exactly the {}-byte swizzle span", m.swizzle)
+                } else {
+                    String::new()
+                }
+            )));
+        }
+        Ok(())
+    }
+
+    /// The target's phased barrier (with a transaction counter when
+    /// `tx`), and checks of the barrier operand `bar[index]`.
+    fn mbarrier(&self, bar: SharedId, index: &Expr, tx: bool) -> VResult {
+        let barrier = self
+            .target
+            .barriers
+            .iter()
+            .find_map(|b| match b {
+                Barrier::Phased(p) if p.space == "shared" && (!tx || p.transactions.is_some()) => {
+                    Some(p)
+                }
+                _ => None,
+            })
+            .ok_or_else(|| {
+                self.err(VerifyErrorKind::Bulk(format!(
+                    "the target has no phased barrier in shared memory{}",
+                    if tx {
+                        " with a transaction counter"
+                    } else {
+                        ""
+                    }
+                )))
+            })?;
+        let sh = self.shared(bar)?;
+        if !matches!(sh.dtype, DType::U64 | DType::I64) || sh.align < barrier.alignment_bytes.max(8)
+        {
+            return Err(self.err(VerifyErrorKind::Bulk(format!(
+                "barrier `%{}` must be a shared buffer of 8-byte integers aligned to {} bytes",
+                sh.name,
+                barrier.alignment_bytes.max(8)
+            ))));
+        }
+        self.int_expr(index, "a memory index")
     }
 
     fn scalar_param(&self, p: ParamId) -> Result<DType, VerifyError> {
@@ -1202,6 +1326,58 @@ impl Verifier<'_> {
                 b,
                 accumulate,
             } => self.async_mma(atom, *n, *d, [a, b], accumulate)?,
+            StmtKind::MbarrierInit { bar, index, count } => {
+                self.mbarrier(*bar, index, false)?;
+                self.int_expr(count, "an arrival count")?;
+            }
+            StmtKind::MbarrierArrive { bar, index, tx } => {
+                self.mbarrier(*bar, index, tx.is_some())?;
+                if let Some(tx) = tx {
+                    self.int_expr(tx, "a byte count")?;
+                }
+            }
+            StmtKind::MbarrierWait { bar, index, parity } => {
+                self.mbarrier(*bar, index, false)?;
+                self.int_expr(parity, "a phase parity")?;
+            }
+            StmtKind::TmaLoad {
+                map,
+                dst,
+                dst_index,
+                coords,
+                bar,
+                bar_index,
+            } => {
+                self.bulk_copy()?;
+                self.mbarrier(*bar, bar_index, true)?;
+                let m = self.k.tensor_maps.get(map.index()).ok_or_else(|| {
+                    self.err(VerifyErrorKind::BadId {
+                        what: "tensor map",
+                        index: map.0,
+                    })
+                })?;
+                let g = self.global(m.global)?;
+                let sh = self.shared(*dst)?;
+                let align = 128.max(8 * m.swizzle);
+                if sh.dtype != g.dtype || sh.align < align {
+                    return Err(self.err(VerifyErrorKind::Bulk(format!(
+                        "tma_load into `%{}` needs a {} buffer aligned to {align} bytes",
+                        sh.name, g.dtype
+                    ))));
+                }
+                if coords.len() != m.box_dims.len() {
+                    return Err(self.err(VerifyErrorKind::Bulk(format!(
+                        "tma_load through `%{}` takes {} coordinates, not {}",
+                        m.name,
+                        m.box_dims.len(),
+                        coords.len()
+                    ))));
+                }
+                self.int_expr(dst_index, "a memory index")?;
+                for c in coords {
+                    self.int_expr(c, "a coordinate")?;
+                }
+            }
             StmtKind::AsyncMmaFence | StmtKind::AsyncMmaCommit | StmtKind::AsyncMmaWait { .. } => {
                 if !self
                     .target

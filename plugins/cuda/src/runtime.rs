@@ -16,7 +16,13 @@
 //!   `.entry` is read from the PTX so that `Launch` knows which arguments
 //!   are buffers (`.u64` pointers: the argument is a buffer handle) and
 //!   which are integer scalars (`.s32`, `.s64`, `.u32`: the argument is the
-//!   value, two's complement in 64 bits).
+//!   value, two's complement in 64 bits). A `.param .align 64 .b8 x[128]`
+//!   is a tensor map the launch builds itself (`cuTensorMapEncodeTiled`)
+//!   from the `// tilec.tensor_map` line the emitter writes ahead of the
+//!   entry (`ptx/tma.rs`): the described buffer's address, its extents
+//!   (constants, or the values of scalar arguments) with row-major
+//!   strides, the box and the swizzle. The launch's arguments are the
+//!   other parameters, in order.
 //! - **Launch** runs on the legacy default stream, so the copies that
 //!   follow wait for it; dynamic shared memory above the 48 KiB default is
 //!   opted into per function. Errors of the kernel itself surface at the
@@ -55,6 +61,29 @@ enum ParamKind {
     I32,
     I64,
     U32,
+    /// A 128-byte tensor map built at launch.
+    TensorMap,
+}
+
+/// One extent of a tensor map's buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MapDim {
+    Const(u64),
+    /// The value of launch argument `i`.
+    Arg(usize),
+}
+
+/// A tensor map parameter, from its `// tilec.tensor_map` line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct MapSpec {
+    param: String,
+    /// The launch argument holding the buffer.
+    global: usize,
+    dtype: String,
+    /// Outermost first.
+    dims: Vec<MapDim>,
+    boxes: Vec<u32>,
+    swizzle: u32,
 }
 
 #[derive(Debug)]
@@ -70,6 +99,8 @@ struct LoadedModule {
     module: sys::CUmodule,
     /// Parameter kinds of each entry, by name.
     entries: BTreeMap<String, Vec<ParamKind>>,
+    /// The tensor map parameters of each entry, in order.
+    maps: BTreeMap<String, Vec<MapSpec>>,
 }
 
 #[derive(Debug)]
@@ -325,6 +356,7 @@ impl State {
             image.push(0);
         }
         let entries = text.map(entry_params).unwrap_or_default();
+        let maps = text.map(map_specs).transpose()?.unwrap_or_default();
         let module = jit_load(&image).map_err(|(e, log)| {
             let mut err = driver("cuModuleLoadDataEx", e);
             if !log.is_empty() {
@@ -339,6 +371,7 @@ impl State {
                 device,
                 module,
                 entries,
+                maps,
             },
         );
         Ok(RuntimeResponse::Module(handle))
@@ -363,6 +396,7 @@ impl State {
             .ok_or_else(|| bad(format!("no module with handle {module}")))?;
         let device = loaded.device;
         let kinds = loaded.entries.get(entry).cloned();
+        let specs = loaded.maps.get(entry).cloned().unwrap_or_default();
         let cu_module = loaded.module;
         self.enter(device)?;
         let name = CString::new(entry.as_str()).map_err(|_| bad("entry name contains NUL"))?;
@@ -370,17 +404,22 @@ impl State {
         let function = unsafe { result::module::get_function(cu_module, name) }
             .map_err(|e| driver(&format!("cuModuleGetFunction(`{entry}`)"), e))?;
         let kinds = kinds.unwrap_or_else(|| vec![ParamKind::Pointer; args.len()]);
-        if kinds.len() != args.len() {
+        let plain: Vec<ParamKind> = kinds
+            .iter()
+            .copied()
+            .filter(|&k| k != ParamKind::TensorMap)
+            .collect();
+        if plain.len() != args.len() || kinds.len() - plain.len() != specs.len() {
             return Err(bad(format!(
                 "`{entry}` takes {} arguments, the launch passes {}",
-                kinds.len(),
+                plain.len(),
                 args.len()
             )));
         }
         // One 8-byte slot per argument; the driver reads each through a
         // pointer to its slot.
         let mut slots: Vec<u64> = Vec::with_capacity(args.len());
-        for (i, (&kind, &arg)) in kinds.iter().zip(args).enumerate() {
+        for (i, (&kind, &arg)) in plain.iter().zip(args).enumerate() {
             slots.push(match kind {
                 ParamKind::Pointer => {
                     let b = self
@@ -394,14 +433,26 @@ impl State {
                     }
                     b.ptr
                 }
-                ParamKind::I32 | ParamKind::U32 | ParamKind::I64 => arg,
+                ParamKind::I32 | ParamKind::U32 | ParamKind::I64 | ParamKind::TensorMap => arg,
             });
         }
+        let mut maps = specs
+            .iter()
+            .map(|spec| encode_map(entry, spec, &plain, &slots))
+            .collect::<Result<Vec<_>, _>>()?;
         // Little-endian: a 32-bit parameter reads the low half of its slot.
-        let mut params: Vec<*mut c_void> = slots
-            .iter_mut()
-            .map(|slot| (slot as *mut u64).cast::<c_void>())
-            .collect();
+        let (mut next_slot, mut next_map) = (slots.iter_mut(), maps.iter_mut());
+        let mut params: Vec<*mut c_void> = Vec::with_capacity(kinds.len());
+        for kind in &kinds {
+            let p = if *kind == ParamKind::TensorMap {
+                next_map
+                    .next()
+                    .map(|m| (m as *mut sys::CUtensorMap).cast::<c_void>())
+            } else {
+                next_slot.next().map(|s| (s as *mut u64).cast::<c_void>())
+            };
+            params.push(p.ok_or_else(|| bad("parameter list mismatch"))?);
+        }
         if *shared_bytes > DEFAULT_DYNAMIC_SHARED {
             let bytes = i32::try_from(*shared_bytes).map_err(|_| bad("shared memory too large"))?;
             // SAFETY: `function` is a live function of the current context.
@@ -416,9 +467,9 @@ impl State {
         }
         let shared = u32::try_from(*shared_bytes).map_err(|_| bad("shared memory too large"))?;
         // SAFETY: `params` holds one pointer per kernel parameter, each to an
-        // 8-byte slot that outlives the call (the driver copies the values
-        // before returning); pointer arguments are live allocations of this
-        // context.
+        // 8-byte slot or a 128-byte tensor map that outlives the call (the
+        // driver copies the values before returning); pointer arguments are
+        // live allocations of this context.
         unsafe {
             result::launch_kernel(
                 function,
@@ -521,7 +572,9 @@ fn entry_params(ptx: &str) -> BTreeMap<String, Vec<ParamKind>> {
             .split(',')
             .filter(|p| p.contains(".param"))
             .map(|p| {
-                if p.contains(".s64") {
+                if p.contains(".b8") && p.contains("[128]") {
+                    ParamKind::TensorMap
+                } else if p.contains(".s64") {
                     ParamKind::I64
                 } else if p.contains(".s32") {
                     ParamKind::I32
@@ -538,6 +591,149 @@ fn entry_params(ptx: &str) -> BTreeMap<String, Vec<ParamKind>> {
     out
 }
 
+/// The `// tilec.tensor_map` lines of a PTX text, by entry, in order.
+fn map_specs(ptx: &str) -> Result<BTreeMap<String, Vec<MapSpec>>, PluginError> {
+    let mut out: BTreeMap<String, Vec<MapSpec>> = BTreeMap::new();
+    for line in ptx.lines() {
+        let Some(rest) = line.trim().strip_prefix("// tilec.tensor_map ") else {
+            continue;
+        };
+        let malformed = || bad(format!("malformed tensor map line `{line}`"));
+        let mut words = rest.split_whitespace();
+        let (Some(entry), Some(param)) = (words.next(), words.next()) else {
+            return Err(malformed());
+        };
+        let mut fields = BTreeMap::new();
+        for w in words {
+            let (k, v) = w.split_once('=').ok_or_else(malformed)?;
+            fields.insert(k, v);
+        }
+        let field = |k: &str| fields.get(k).copied().ok_or_else(malformed);
+        let list = |v: &str| -> Result<Vec<u32>, PluginError> {
+            v.split(',')
+                .map(|x| x.parse::<u32>().map_err(|_| malformed()))
+                .collect()
+        };
+        let dims = field("dims")?
+            .split(',')
+            .map(|d| {
+                if let Some(c) = d.strip_prefix('c') {
+                    c.parse().map(MapDim::Const).map_err(|_| malformed())
+                } else if let Some(p) = d.strip_prefix('p') {
+                    p.parse().map(MapDim::Arg).map_err(|_| malformed())
+                } else {
+                    Err(malformed())
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let spec = MapSpec {
+            param: param.to_string(),
+            global: field("global")?.parse().map_err(|_| malformed())?,
+            dtype: field("dtype")?.to_string(),
+            dims,
+            boxes: list(field("box")?)?,
+            swizzle: field("swizzle")?.parse().map_err(|_| malformed())?,
+        };
+        out.entry(entry.to_string()).or_default().push(spec);
+    }
+    Ok(out)
+}
+
+/// The tensor map `spec` describes, for a launch of `entry` whose plain
+/// parameters have kinds `kinds` and values `slots` (buffer addresses and
+/// scalar values).
+fn encode_map(
+    entry: &str,
+    spec: &MapSpec,
+    kinds: &[ParamKind],
+    slots: &[u64],
+) -> Result<sys::CUtensorMap, PluginError> {
+    use sys::CUtensorMapDataType as T;
+    let what = format!("tensor map `{}` of `{entry}`", spec.param);
+    let (dtype, bytes) = match spec.dtype.as_str() {
+        "u8" => (T::CU_TENSOR_MAP_DATA_TYPE_UINT8, 1),
+        "u16" => (T::CU_TENSOR_MAP_DATA_TYPE_UINT16, 2),
+        "u32" => (T::CU_TENSOR_MAP_DATA_TYPE_UINT32, 4),
+        "i32" => (T::CU_TENSOR_MAP_DATA_TYPE_INT32, 4),
+        "u64" => (T::CU_TENSOR_MAP_DATA_TYPE_UINT64, 8),
+        "i64" => (T::CU_TENSOR_MAP_DATA_TYPE_INT64, 8),
+        "f16" => (T::CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2),
+        "f32" => (T::CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4),
+        "f64" => (T::CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 8),
+        "bf16" => (T::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2),
+        other => return Err(bad(format!("{what}: element type `{other}`"))),
+    };
+    let swizzle = match spec.swizzle {
+        0 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+        32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+        64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+        128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+        other => return Err(bad(format!("{what}: a {other}-byte swizzle"))),
+    };
+    if kinds.get(spec.global) != Some(&ParamKind::Pointer) {
+        return Err(bad(format!(
+            "{what}: argument {} is not a buffer",
+            spec.global
+        )));
+    }
+    let address = slots[spec.global];
+    // Innermost first, as the driver takes them.
+    let mut dims = Vec::with_capacity(spec.dims.len());
+    for d in spec.dims.iter().rev() {
+        let v = match *d {
+            MapDim::Const(c) => c,
+            MapDim::Arg(i) => {
+                let v = slots
+                    .get(i)
+                    .copied()
+                    .ok_or_else(|| bad(format!("{what}: no argument {i}")))?;
+                // A size parameter is 32 bits wide.
+                u64::from(v as u32)
+            }
+        };
+        if v == 0 {
+            return Err(bad(format!("{what}: an extent is zero")));
+        }
+        dims.push(v);
+    }
+    let rank = dims.len();
+    if rank == 0 || rank > 5 || spec.boxes.len() != rank {
+        return Err(bad(format!("{what}: rank {rank}")));
+    }
+    let mut strides = Vec::with_capacity(rank - 1);
+    let mut stride = bytes;
+    for d in &dims[..rank - 1] {
+        stride *= d;
+        strides.push(stride);
+    }
+    let boxes: Vec<u32> = spec.boxes.iter().rev().copied().collect();
+    let element_strides = vec![1u32; rank];
+    let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
+    // SAFETY: every array holds `rank` entries (`strides` rank − 1), as
+    // the call reads; `map` is writable storage of the right size and
+    // alignment; the address is a live allocation of the launch's device.
+    unsafe {
+        sys::cuTensorMapEncodeTiled(
+            map.as_mut_ptr(),
+            dtype,
+            rank as u32,
+            address as *mut c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            element_strides.as_ptr(),
+            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            swizzle,
+            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    }
+    .result()
+    .map_err(|e| driver(&format!("cuTensorMapEncodeTiled ({what})"), e))?;
+    // SAFETY: the driver wrote the whole map on success.
+    Ok(unsafe { map.assume_init() })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -551,6 +747,31 @@ mod tests {
             vec![ParamKind::Pointer, ParamKind::Pointer, ParamKind::I32]
         );
         assert_eq!(e["k2"], Vec::<ParamKind>::new());
+    }
+
+    #[test]
+    fn tensor_map_lines_are_read_from_ptx() {
+        let ptx = "// tilec.tensor_map gemm gemm_tA global=0 dtype=f16 dims=p3,c64 box=128,64 swizzle=128\n.visible .entry gemm(\n  .param .u64 gemm_A,\n  .param .s32 gemm_m,\n  .param .align 64 .b8 gemm_tA[128]\n)\n";
+        let e = entry_params(ptx);
+        assert_eq!(
+            e["gemm"],
+            vec![ParamKind::Pointer, ParamKind::I32, ParamKind::TensorMap]
+        );
+        let maps = map_specs(ptx).expect("parse");
+        assert_eq!(
+            maps["gemm"],
+            vec![MapSpec {
+                param: "gemm_tA".into(),
+                global: 0,
+                dtype: "f16".into(),
+                dims: vec![MapDim::Arg(3), MapDim::Const(64)],
+                boxes: vec![128, 64],
+                swizzle: 128,
+            }]
+        );
+        let broken =
+            "// tilec.tensor_map gemm gemm_tA global=x dtype=f16 dims=p3 box=1 swizzle=0\n";
+        assert!(map_specs(broken).is_err());
     }
 
     #[test]

@@ -300,6 +300,68 @@ fn sm90a_gemm_issues_wgmma_through_descriptors() {
     assert!(!m.text.contains("wgmma") && m.text.contains("mma.sync"));
 }
 
+/// A tensor map becomes a 128-byte parameter after the thread-IR ones,
+/// described for the host on a comment line; bulk copies take their
+/// coordinates innermost first and complete on the mbarrier.
+#[test]
+fn tma_loads_pass_tensor_maps_and_complete_on_mbarriers() {
+    let path = repo().join("core/tests/thread/tma_sm90a.thr");
+    let text = std::fs::read_to_string(&path).expect("read");
+    let module = thread::parse_module(&text).unwrap_or_else(|e| panic!("{e}"));
+    let single = thread::Module {
+        kernels: vec![module.kernel("tma_edge").expect("kernel").clone()],
+    };
+    let t = builtin("sm_90a");
+    let (m, _) = emit_and_assemble(&single, &t, &PtxOptions::default(), "tma_edge")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let lines: Vec<&str> = m.text.lines().map(str::trim).collect();
+    assert!(
+        lines.contains(
+            &"// tilec.tensor_map tma_edge tma_edge_tA global=0 dtype=f16 dims=c64,c64 box=64,64 swizzle=128"
+        ),
+        "{}",
+        m.text
+    );
+    let entry = lines
+        .iter()
+        .position(|l| l.starts_with(".visible .entry tma_edge("))
+        .expect("entry");
+    assert_eq!(
+        &lines[entry + 1..entry + 4],
+        [
+            ".param .u64 tma_edge_A,",
+            ".param .u64 tma_edge_O,",
+            ".param .align 64 .b8 tma_edge_tA[128]"
+        ]
+    );
+    let copy = lines
+        .iter()
+        .find(|l| l.starts_with("cp.async.bulk.tensor.2d"))
+        .expect("bulk copy");
+    // Box origin (32, 0), outermost first: PTX takes it innermost first.
+    assert!(
+        copy.ends_with("[tilec_smem], [%rd_tA, {%r0, %r1}], [tilec_smem+8192];"),
+        "{copy}"
+    );
+    assert!(lines.contains(&"mov.b32 %r0, 0;") && lines.contains(&"mov.b32 %r1, 32;"));
+    assert!(
+        lines.iter().any(
+            |l| l.starts_with("mbarrier.arrive.expect_tx.shared::cta.b64")
+                && l.ends_with(", 8192;")
+        ),
+        "{}",
+        m.text
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("mbarrier.try_wait.parity.shared::cta.b64"))
+    );
+    // sm_80 has no TMA: the kernel does not verify there.
+    let sm80 = builtin("sm_80");
+    assert!(thread::verify_kernel(&single.kernels[0], &sm80).is_err());
+}
+
 #[test]
 #[allow(clippy::print_stderr)] // reports how many kernels ptxas checked
 fn every_verifying_thread_ir_kernel_emits_and_assembles() {
@@ -1009,6 +1071,7 @@ mod all_ops {
                 len: 1024,
                 align: 16,
             }],
+            tensor_maps: Vec::new(),
             registers: b.registers,
             body: b.body,
         }

@@ -88,6 +88,11 @@ pub(crate) struct Emitter<'a> {
     /// `vote.sync` member mask).
     pub mask: Val,
     pub routines: BTreeSet<Routine>,
+    /// Per tensor map: the register holding its generic address.
+    pub tensor_maps: Vec<String>,
+    /// The tensor maps' `.param` declarations and description lines
+    /// (`tma.rs`).
+    map_params: (Vec<String>, Vec<String>),
     local_decls: Vec<String>,
     /// The statement being emitted, for errors.
     stmt: Option<(String, Span)>,
@@ -128,6 +133,8 @@ pub(crate) fn emit_kernel(
         env: HashMap::new(),
         mask: Val::bits(Class::B32, 0xFFFF_FFFF),
         routines: BTreeSet::new(),
+        tensor_maps: Vec::new(),
+        map_params: (Vec::new(), Vec::new()),
         local_decls: Vec::new(),
         stmt: None,
     };
@@ -301,6 +308,7 @@ impl<'a> Emitter<'a> {
                 kind,
             });
         }
+        self.map_params = self.tensor_map_params(&mut names)?;
         self.read_specials();
         if !self.k.shared.is_empty() {
             let r = self.regs.named(Class::B32, "smem");
@@ -413,8 +421,12 @@ impl<'a> Emitter<'a> {
     /// The entry text.
     fn finish(&self, params: &[PtxParam]) -> String {
         let mut out = String::new();
+        for line in &self.map_params.1 {
+            out.push_str(line);
+            out.push('\n');
+        }
         out.push_str(&format!(".visible .entry {}(", self.k.name));
-        let list: Vec<String> = params
+        let mut list: Vec<String> = params
             .iter()
             .map(|p| {
                 let ty = match p.kind {
@@ -424,6 +436,7 @@ impl<'a> Emitter<'a> {
                 format!("\n  .param .{ty} {}", p.ptx_name)
             })
             .collect();
+        list.extend(self.map_params.0.iter().cloned());
         out.push_str(&list.join(","));
         if !list.is_empty() {
             out.push('\n');
@@ -522,6 +535,21 @@ impl<'a> Emitter<'a> {
                 b,
                 accumulate,
             } => self.async_mma(atom, *n, *d, [a, b], accumulate),
+            StmtKind::MbarrierInit { bar, index, count } => self.mbarrier_init(*bar, index, count),
+            StmtKind::MbarrierArrive { bar, index, tx } => {
+                self.mbarrier_arrive(*bar, index, tx.as_ref())
+            }
+            StmtKind::MbarrierWait { bar, index, parity } => {
+                self.mbarrier_wait(*bar, index, parity)
+            }
+            StmtKind::TmaLoad {
+                map,
+                dst,
+                dst_index,
+                coords,
+                bar,
+                bar_index,
+            } => self.tma_load(*map, *dst, dst_index, coords, *bar, bar_index),
             StmtKind::AsyncMmaFence => {
                 self.emit("wgmma.fence.sync.aligned");
                 Ok(())

@@ -52,7 +52,7 @@ pub(crate) struct Addr {
 }
 
 impl Addr {
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         address_text(&self.base, self.offset)
     }
 }

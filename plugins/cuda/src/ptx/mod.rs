@@ -47,6 +47,7 @@ mod mma;
 mod plan;
 mod target;
 mod text;
+mod tma;
 mod value;
 mod warp;
 

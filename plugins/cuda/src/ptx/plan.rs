@@ -271,6 +271,33 @@ impl Plan {
                 self.expr(&b.index, env);
                 self.expr(accumulate, env);
             }
+            StmtKind::MbarrierInit {
+                index, count: e, ..
+            }
+            | StmtKind::MbarrierWait {
+                index, parity: e, ..
+            } => {
+                self.expr(index, env);
+                self.expr(e, env);
+            }
+            StmtKind::MbarrierArrive { index, tx, .. } => {
+                self.expr(index, env);
+                if let Some(tx) = tx {
+                    self.expr(tx, env);
+                }
+            }
+            StmtKind::TmaLoad {
+                dst_index,
+                coords,
+                bar_index,
+                ..
+            } => {
+                self.expr(dst_index, env);
+                self.expr(bar_index, env);
+                for c in coords {
+                    self.expr(c, env);
+                }
+            }
             StmtKind::AsyncMmaFence | StmtKind::AsyncMmaCommit | StmtKind::AsyncMmaWait { .. } => {}
             StmtKind::CommitGroup
             | StmtKind::WaitGroup { .. }

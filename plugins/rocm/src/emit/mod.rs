@@ -654,6 +654,14 @@ impl<'a> KernelEmitter<'a> {
             StmtKind::AsyncMmaFence | StmtKind::AsyncMmaCommit | StmtKind::AsyncMmaWait { .. } => {
                 Err(self.unsupported("async_mma groups (AMDGPU MFMA is synchronous)"))
             }
+            // The AMDGPU descriptions have no bulk tensor copies or phased
+            // barriers, so the lowering never produces these for them.
+            StmtKind::MbarrierInit { .. }
+            | StmtKind::MbarrierArrive { .. }
+            | StmtKind::MbarrierWait { .. }
+            | StmtKind::TmaLoad { .. } => Err(self.unsupported(
+                "bulk tensor copies and phased barriers (AMDGPU has neither TMA nor mbarrier)",
+            )),
             StmtKind::For {
                 var,
                 start,
