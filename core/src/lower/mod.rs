@@ -120,6 +120,7 @@ mod reduce;
 mod resident;
 mod spread;
 mod swizzle;
+mod tma;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 

@@ -91,6 +91,9 @@ pub(super) struct PipePlan {
     /// Iterations the consumers' shared-operand gemm stays in flight
     /// after its iteration ends (0 or 1; module documentation).
     pub(super) lag: i64,
+    /// Bulk copies instead of per-thread ones, one entry per producer
+    /// (`tma.rs`).
+    pub(super) tma: Option<Vec<super::tma::TmaProducer>>,
 }
 
 impl Lower<'_> {
@@ -119,7 +122,12 @@ impl Lower<'_> {
         let mut loops = Vec::new();
         collect_pipelined(body, &mut loops);
         for (var, stmt) in loops {
-            if let Some((plan, staged)) = self.pipeline_plan(body, stmt, &sizes) {
+            if let Some((mut plan, staged)) = self.pipeline_plan(body, stmt, &sizes) {
+                if let Some(loads) = &mut plan.tma {
+                    for load in loads.iter_mut() {
+                        load.map = Some(self.tensor_map(load));
+                    }
+                }
                 for b in staged {
                     let size = self
                         .f
@@ -221,12 +229,21 @@ impl Lower<'_> {
             }
             _ => 0,
         };
+        // Bulk copies when every producer takes them (`tma.rs`).
+        let tma = if asynchronous {
+            plan_producers(body, &producers)
+                .map(|(src, dst)| self.tma_producer(src, dst))
+                .collect::<Option<Vec<_>>>()
+        } else {
+            None
+        };
         Some((
             PipePlan {
                 stages,
                 asynchronous,
                 producers,
                 lag,
+                tma,
             },
             staged,
         ))
@@ -277,6 +294,9 @@ impl Lower<'_> {
     ) -> Result<()> {
         if !plan.asynchronous {
             return self.prefetched_for(var, start, extent, body, plan, out);
+        }
+        if let Some(loads) = &plan.tma {
+            return self.tma_for(var, start, extent, body, plan, loads, out);
         }
         self.uniform_reads(&[start, extent], out);
         let s0 = to_i32(self.expr(start, out)?);
@@ -355,7 +375,7 @@ impl Lower<'_> {
     }
 
     /// `e` itself when it is a literal, else a register holding it.
-    fn kept(&mut self, e: Expr, out: &mut Vec<Stmt>) -> Expr {
+    pub(super) fn kept(&mut self, e: Expr, out: &mut Vec<Stmt>) -> Expr {
         if matches!(e.kind, ExprKind::Literal(_)) {
             return e;
         }
@@ -533,7 +553,7 @@ impl Lower<'_> {
 
     /// The body after the producers, reading stage `rel mod stages` of
     /// every staged buffer.
-    fn consumers_on_stage(
+    pub(super) fn consumers_on_stage(
         &mut self,
         body: &ir::Block,
         plan: &PipePlan,
@@ -835,4 +855,15 @@ fn buffers_outside(
             });
         }
     }
+}
+
+/// The (source region, destination buffer) of each producer copy.
+fn plan_producers<'b>(
+    body: &'b ir::Block,
+    producers: &'b [(usize, i64)],
+) -> impl Iterator<Item = (&'b Region, Handle<ir::Buffer>)> + 'b {
+    producers.iter().filter_map(|&(i, _)| match &body.stmts[i] {
+        ir::Stmt::Copy { src, dst } => Some((src, dst.buffer)),
+        _ => None,
+    })
 }

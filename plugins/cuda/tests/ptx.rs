@@ -283,6 +283,16 @@ fn sm90a_gemm_issues_wgmma_through_descriptors() {
             assert_eq!(lines[i - 1], "fence.proxy.async.shared::cta;", "{call}");
         }
     }
+    // The tiles arrive by bulk copies: A in one 128 × 64 box, B in four
+    // 64 × 64 panels, at each of the three prologue stages and the loop's
+    // refill; the maps are parameters after the buffers.
+    let bulk = lines
+        .iter()
+        .filter(|l| l.starts_with("cp.async.bulk.tensor.2d"))
+        .count();
+    assert_eq!(bulk, 4 * 5, "{call}");
+    assert!(!m.text.contains("cp.async.cg"), "{call}");
+    assert!(m.text.contains(".param .align 64 .b8 main_tmap_A[128]"));
     // A: K-major, 128-byte swizzle, sbo 1024; B: N-major, lbo one panel of
     // 64 rows × 128 bytes, sbo 1024.
     let a_high = (1u64 << 16) | (64 << 32) | (1 << 62);

@@ -36,6 +36,11 @@
 //! `D = s − 2`, `W = D − 1`, and the consumer reads its stage during its
 //! own iteration and the next (`hold = 1`). Whether the lowering does so
 //! depends on every gemm of the kernel, so both schedules are proved.
+//! Where the lowering feeds the loop with bulk tensor copies instead
+//! (`lower/tma.rs`), it issues iteration `i + D + 1`'s copies at the end
+//! of iteration `i`, after a barrier, and each consumer waits for its own
+//! stage's barrier phase: the same issue and completion points as above,
+//! so the same two schedules cover it.
 //!
 //! # The obligations
 //! For every producer and every later statement of the body that reads

@@ -1,0 +1,395 @@
+//! Pipelined loops fed by bulk tensor copies (TMA) and phased barriers,
+//! where the target has both and the staged buffers are the swizzled
+//! operands of a shared-operand atom (`swizzle.rs`).
+//!
+//! # When
+//! A loop `pipeline.rs` pipelines with async copies takes this form when
+//! the kernel's gemms use the shared-operand atom, the function does not
+//! set `tl.disable_tma_lower`, the target has a bulk tensor copy from
+//! global to shared memory and a phased barrier with a transaction counter
+//! in shared memory, and *every* producer qualifies:
+//! - its destination is a swizzled buffer whose row width `W` is one of
+//!   the copy's swizzle modes;
+//! - its source region has constant extents whose non-unit ones are the
+//!   tile's `R × C`, the last being `C`, and a rank the copy takes;
+//! - the copy's box, the region's extents with the last replaced by the
+//!   panel's `P = W/e` columns, has no extent above the copy's limit;
+//! - the global buffer's innermost extent is known to be a multiple of
+//!   `16/e` (its row stride, and every outer stride, is then a multiple
+//!   of 16 bytes, as tensor maps require).
+//!
+//! Each producer gets a tensor map of its global buffer with that box and
+//! a `W`-byte swizzle, and is copied as `C/P` boxes, one per panel: the box
+//! at the region's start, `p·P` further along the last dimension, lands at
+//! the panel's first element. The map's row-major box with the hardware
+//! swizzle is exactly the panel layout of `swizzle.rs`, and the copy's
+//! zero fill outside the buffer is the out-of-bounds rule of tile ops.
+//!
+//! # Code
+//! One barrier per stage, `full[j]`, counts one arrival and the stage's
+//! bytes. With `s` stages, `L` the iterations the consumers' gemm stays in
+//! flight (`pipeline.rs`) and `d = s − L`:
+//! - before the loop, thread 0 initialises the barriers, a `barrier`
+//!   publishes them, and thread 0 issues the copies of iterations
+//!   `0 .. d − 1` into stages `0 .. d − 1` (each under `if j < n`): an
+//!   `mbarrier_arrive_expect_tx` of the stage's bytes, then its boxes;
+//! - iteration `i` (relative index `r`) waits on `full[r mod s]` for the
+//!   parity of its use `⌊r/s⌋ mod 2`, runs the consumers on that stage,
+//!   passes a `barrier` (every warpgroup has retired the gemm group of
+//!   iteration `r − L`), and thread 0 issues iteration `r + d` into stage
+//!   `(r + d) mod s = (r − L) mod s`, the one that group read;
+//! - after the loop, with `L = 1`, `async_mma_wait 0`.
+//!
+//! Issuing iteration `r + d` at the end of iteration `r` is issuing it at
+//! the start of iteration `r + 1`, `d − 1` ahead, which is where
+//! per-thread copies issue it: the tiles in flight, and so the schedule
+//! `verify` proves (`verify/obligations/pipeline.rs`), are the same. What
+//! changes is who works: thread 0 issues a few bulk copies where every
+//! thread computed addresses and issued its vectors, and each thread waits
+//! on the barrier of the stage it reads rather than on its own copies and
+//! a block barrier. The SIMT interpreter checks both orders: a consumer
+//! that reads a stage before its wait sees "read before mbarrier wait", a
+//! copy that overwrites a stage a pending gemm reads "write during async
+//! mma", one issued before every warpgroup passed the barrier "overwrites
+//! ... that thread 128 read".
+
+use super::pipeline::PipePlan;
+use super::{
+    BinaryOp, DType, Expr, Index, Lower, Pending, Result, Stmt, StmtKind, Unroll, ir, lit_i32,
+    reg_expr, to_i32,
+};
+use crate::ir::{Handle, Region, Scope};
+use crate::target::{AsyncCopy, Barrier};
+use crate::thread::{self, SharedBuffer, SharedId, Special, TensorMapId};
+
+/// How one producer copy is issued as bulk copies.
+#[derive(Clone, Debug)]
+pub(super) struct TmaProducer {
+    pub(super) global: thread::ParamId,
+    /// The box, outermost first.
+    pub(super) box_dims: Vec<u32>,
+    pub(super) swizzle: u32,
+    /// Boxes per tile (one per panel) and the columns of one.
+    pub(super) panels: i64,
+    pub(super) panel_cols: i64,
+    /// The tensor map, once the kernel has it.
+    pub(super) map: Option<TensorMapId>,
+}
+
+impl Lower<'_> {
+    /// Whether the target can run bulk-copy pipelines at all.
+    fn has_bulk_copies(&self) -> bool {
+        let disabled = self
+            .f
+            .attrs
+            .pass_configs
+            .get("tl.disable_tma_lower")
+            .is_some_and(|v| matches!(v.as_str(), "true" | "True" | "1"));
+        let copy = self.target.async_copies.iter().any(
+            |c| matches!(c, AsyncCopy::BulkTensor(b) if b.from == "global" && b.to == "shared"),
+        );
+        let barrier = self.target.barriers.iter().any(
+            |b| matches!(b, Barrier::Phased(p) if p.space == "shared" && p.transactions.is_some()),
+        );
+        !disabled && copy && barrier
+    }
+
+    /// How producer `copy src -> dst` is issued as bulk copies, if it
+    /// qualifies (module documentation).
+    pub(super) fn tma_producer(
+        &self,
+        src: &Region,
+        dst: Handle<ir::Buffer>,
+    ) -> Option<TmaProducer> {
+        if self.async_atom.is_none() || !self.has_bulk_copies() {
+            return None;
+        }
+        let copy = self.target.async_copies.iter().find_map(|c| match c {
+            AsyncCopy::BulkTensor(b) if b.from == "global" && b.to == "shared" => Some(b),
+            _ => None,
+        })?;
+        let layout = *self.swizzled.get(&dst)?;
+        let w = u32::try_from(layout.width).ok()?;
+        if !copy
+            .swizzle_modes
+            .iter()
+            .any(|m| m.row_bytes() == u64::from(w))
+        {
+            return None;
+        }
+        let f = self.f;
+        if f.buffers[src.buffer].scope != Scope::Global {
+            return None;
+        }
+        let Some(super::Mem::Global { param, mults, .. }) = self.mems.get(&src.buffer) else {
+            return None;
+        };
+        let rank = src.ranges.len() as u32;
+        if rank < copy.min_rank.max(1) || rank > copy.max_rank {
+            return None;
+        }
+        let sext: Vec<i64> = src
+            .ranges
+            .iter()
+            .map(|r| f.as_const_int(r.extent))
+            .collect::<Option<_>>()?;
+        if super::non_unit(&sext) != [layout.rows, layout.cols] || sext.last() != Some(&layout.cols)
+        {
+            return None;
+        }
+        let p = layout.panel_cols();
+        let mut box_dims: Vec<u32> = Vec::with_capacity(sext.len());
+        for (d, &e) in sext.iter().enumerate() {
+            let e = if d + 1 == sext.len() { p } else { e };
+            box_dims.push(
+                u32::try_from(e)
+                    .ok()
+                    .filter(|&e| e <= copy.max_box_extent)?,
+            );
+        }
+        let inner = *mults.last()?;
+        if inner == 0 || (inner * layout.elem) % 16 != 0 {
+            return None;
+        }
+        Some(TmaProducer {
+            global: *param,
+            box_dims,
+            swizzle: w,
+            panels: layout.cols / p,
+            panel_cols: p,
+            map: None,
+        })
+    }
+
+    /// The kernel's tensor map of `global` with this box and swizzle,
+    /// added when new.
+    pub(super) fn tensor_map(&mut self, t: &TmaProducer) -> TensorMapId {
+        if let Some(i) = self.tensor_maps.iter().position(|m| {
+            m.global == t.global && m.box_dims == t.box_dims && m.swizzle == t.swizzle
+        }) {
+            return TensorMapId(i as u32);
+        }
+        let base = self.params[t.global.index()].name().to_string();
+        let name = self.claim(&format!("tmap_{base}"));
+        self.tensor_maps.push(thread::TensorMap {
+            name,
+            global: t.global,
+            box_dims: t.box_dims.clone(),
+            swizzle: t.swizzle,
+        });
+        TensorMapId((self.tensor_maps.len() - 1) as u32)
+    }
+
+    /// A pipelined loop whose producers are bulk copies (module
+    /// documentation).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn tma_for(
+        &mut self,
+        var: Handle<ir::Var>,
+        start: Handle<ir::Expr>,
+        extent: Handle<ir::Expr>,
+        body: &ir::Block,
+        plan: &PipePlan,
+        loads: &[TmaProducer],
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        self.uniform_reads(&[start, extent], out);
+        let s0 = to_i32(self.expr(start, out)?);
+        let n = to_i32(self.expr(extent, out)?);
+        let s0 = self.kept(s0, out);
+        let n = self.kept(n, out);
+        let st = plan.stages;
+        let vdtype = self.f.vars[var].dtype;
+        let as_var = |e: Expr| {
+            if vdtype == DType::I32 {
+                e
+            } else {
+                Expr::cast(vdtype, e)
+            }
+        };
+        let mut acc = Pending::default();
+        self.block_accesses(body, &mut acc);
+        let (loop_reg, prologue) = self.loop_var(var, start, extent)?;
+        let loop_binding = self.vars[&var].clone();
+        let dist = st - plan.lag;
+        // The stage barriers, initialised by thread 0 and published.
+        let name = self.claim("full");
+        let bar = SharedId(self.shared.len() as u32);
+        self.shared.push(SharedBuffer {
+            name,
+            dtype: DType::U64,
+            len: st as u64,
+            align: 8,
+        });
+        let init = (0..st)
+            .map(|j| {
+                self.stmt(StmtKind::MbarrierInit {
+                    bar,
+                    index: lit_i32(j),
+                    count: lit_i32(1),
+                })
+            })
+            .collect();
+        let first = self.first_thread()?;
+        out.push(self.stmt(StmtKind::If {
+            cond: first.clone(),
+            then_body: init,
+            else_body: None,
+        }));
+        self.barrier(out);
+        // Prologue: iterations s0 .. s0 + dist into stages 0 .. dist.
+        for j in 0..dist {
+            let it = self.bin(BinaryOp::Add, s0.clone(), lit_i32(j))?;
+            self.vars.insert(var, as_var(it));
+            let mut issue = Vec::new();
+            self.tma_issue(body, plan, loads, lit_i32(j), bar, &mut issue)?;
+            let cond = match n.as_const_int() {
+                Some(n) if j < n => first.clone(),
+                _ => {
+                    let more = self.bin(BinaryOp::Lt, lit_i32(j), n.clone())?;
+                    self.bin(BinaryOp::And, first.clone(), more)?
+                }
+            };
+            out.push(self.stmt(StmtKind::If {
+                cond,
+                then_body: issue,
+                else_body: None,
+            }));
+        }
+        self.vars.insert(var, loop_binding.clone());
+        let mut inner = prologue;
+        let rel = self.bin(BinaryOp::Sub, reg_expr(loop_reg, DType::I32), s0.clone())?;
+        let stage = self.bin(BinaryOp::FloorMod, rel.clone(), lit_i32(st))?;
+        let use_count = self.bin(BinaryOp::FloorDiv, rel.clone(), lit_i32(st))?;
+        let parity = self.bin(BinaryOp::FloorMod, use_count, lit_i32(2))?;
+        inner.push(self.stmt(StmtKind::MbarrierWait {
+            bar,
+            index: stage,
+            parity,
+        }));
+        self.async_lag = plan.lag > 0;
+        let r = self.consumers_on_stage(body, plan, rel.clone(), st, &mut inner);
+        self.async_lag = false;
+        r?;
+        self.barrier(&mut inner);
+        // Iteration i + dist into the stage iteration i − lag read.
+        let ahead = self.bin(BinaryOp::Add, rel, lit_i32(dist))?;
+        let it = self.bin(BinaryOp::Add, reg_expr(loop_reg, DType::I32), lit_i32(dist))?;
+        self.vars.insert(var, as_var(it));
+        let stage = self.bin(BinaryOp::FloorMod, ahead.clone(), lit_i32(st))?;
+        let mut issue = Vec::new();
+        self.tma_issue(body, plan, loads, stage, bar, &mut issue)?;
+        let more = self.bin(BinaryOp::Lt, ahead, n.clone())?;
+        inner.push(self.stmt(StmtKind::If {
+            cond: self.bin(BinaryOp::And, first, more)?,
+            then_body: issue,
+            else_body: None,
+        }));
+        self.vars.insert(var, loop_binding);
+        out.push(self.stmt(StmtKind::For {
+            var: loop_reg,
+            start: s0,
+            count: n,
+            step: lit_i32(1),
+            unroll: Unroll::None,
+            body: inner,
+        }));
+        if plan.lag > 0 {
+            out.push(self.stmt(StmtKind::AsyncMmaWait { pending: 0 }));
+        }
+        self.pending.union(&acc);
+        Ok(())
+    }
+
+    /// `thread_idx == 0`.
+    fn first_thread(&self) -> Result<Expr> {
+        self.bin(BinaryOp::Eq, Expr::special(Special::ThreadIdx), lit_i32(0))
+    }
+
+    /// The bulk copies of the iteration the loop variable is bound to into
+    /// `stage`: the stage's `expect_tx`, then every producer's boxes.
+    fn tma_issue(
+        &mut self,
+        body: &ir::Block,
+        plan: &PipePlan,
+        loads: &[TmaProducer],
+        stage: Expr,
+        bar: SharedId,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let mut bytes = 0i64;
+        let mut copies = Vec::new();
+        for (&(i, _), load) in plan.producers.iter().zip(loads) {
+            let ir::Stmt::Copy { src, dst } = &body.stmts[i] else {
+                return Err(self.malformed("a pipeline producer is not a copy"));
+            };
+            let map = load
+                .map
+                .ok_or_else(|| self.malformed("a bulk-copy producer without a tensor map"))?;
+            let span = body.spans.get(i).copied().unwrap_or(self.span);
+            let saved = std::mem::replace(&mut self.span, span);
+            let size = self.staged.get(&dst.buffer).map_or(0, |&(s, _)| s);
+            let base = self.bin(BinaryOp::Mul, stage.clone(), lit_i32(size))?;
+            self.stage_base.insert(dst.buffer, (base, size));
+            let r = self.tma_boxes(src, dst.buffer, load, map, &stage, bar, &mut copies);
+            self.stage_base.remove(&dst.buffer);
+            self.span = saved;
+            r?;
+            let elem = self.f.buffers[dst.buffer].dtype.bytes() as i64;
+            bytes +=
+                load.panels * load.box_dims.iter().map(|&d| i64::from(d)).product::<i64>() * elem;
+        }
+        out.push(self.stmt(StmtKind::MbarrierArrive {
+            bar,
+            index: stage,
+            tx: Some(lit_i32(bytes)),
+        }));
+        out.append(&mut copies);
+        Ok(())
+    }
+
+    /// One producer's boxes, one per panel.
+    #[allow(clippy::too_many_arguments)]
+    fn tma_boxes(
+        &mut self,
+        src: &Region,
+        dst: Handle<ir::Buffer>,
+        load: &TmaProducer,
+        map: TensorMapId,
+        stage: &Expr,
+        bar: SharedId,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let (starts, _) = self.region(src, out)?;
+        for p in 0..load.panels {
+            let col = p * load.panel_cols;
+            let origin = [
+                Index {
+                    expr: lit_i32(0),
+                    range: Some((0, 0)),
+                },
+                Index {
+                    expr: lit_i32(col),
+                    range: Some((col, col)),
+                },
+            ];
+            let (to, dst_index, _) = self.address(dst, &origin)?;
+            let thread::MemRef::Shared(dst_id) = to else {
+                return Err(self.malformed("a bulk copy into a buffer outside shared memory"));
+            };
+            let mut coords: Vec<Expr> = starts.iter().map(|s| s.expr.clone()).collect();
+            if let Some(last) = coords.last_mut() {
+                *last = self.bin(BinaryOp::Add, last.clone(), lit_i32(col))?;
+            }
+            out.push(self.stmt(StmtKind::TmaLoad {
+                map,
+                dst: dst_id,
+                dst_index,
+                coords,
+                bar,
+                bar_index: stage.clone(),
+            }));
+        }
+        Ok(())
+    }
+}
