@@ -34,9 +34,9 @@ def gemm_workloads():
     for dtype in ["float16", "bfloat16"]:
         for n in GEMM_SIZES:
             configs = [
+                f'matmul({n}, {n}, {n}, block_M=192, block_N=256, block_K=64, dtype="{dtype}", num_stages=4, threads=384)',
                 f'matmul({n}, {n}, {n}, block_M=128, block_N=256, block_K=64, dtype="{dtype}", num_stages=4, threads=256)',
-                f'matmul({n}, {n}, {n}, block_M=128, block_N=256, block_K=32, dtype="{dtype}", num_stages=4, threads=256)',
-                f'matmul({n}, {n}, {n}, block_M=128, block_N=128, block_K=64, dtype="{dtype}", num_stages=4, threads=128)',
+                f'matmul({n}, {n}, {n}, block_M=256, block_N=128, block_K=64, dtype="{dtype}", num_stages=4, threads=256)',
             ]
             out.append(
                 dict(

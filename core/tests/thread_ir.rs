@@ -657,3 +657,38 @@ fn a_wait_for_bytes_that_never_arrive_is_reported() {
         other => panic!("expected a stuck wait, got {other}"),
     }
 }
+
+#[test]
+fn a_stage_is_refilled_only_after_its_readers_released_it() {
+    let a = operand(64 * 64, 5);
+    let mut args = [
+        f16s(&[64, 64], a.clone()),
+        f16s(&[64, 64], vec![-1.0; 64 * 64]),
+    ];
+    run("tma_sm90a.thr", "tma_refill_after_release", &mut args, &[]).expect("run");
+    let expected: Vec<f64> = (0..64 * 64)
+        .map(|i| {
+            if i / 64 + 32 < 64 {
+                a[i + 32 * 64]
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    assert_eq!(floats(&args[1]), expected);
+    // Arriving before the read releases nothing.
+    let mut args = [f16s(&[64, 64], a), f16s(&[64, 64], vec![0.0; 64 * 64])];
+    let err = run(
+        "tma_sm90a.thr",
+        "tma_refill_without_release",
+        &mut args,
+        &[],
+    )
+    .expect_err("refill over unreleased reads");
+    match exec_kind(&err) {
+        ExecErrorKind::WriteAfterRead { reader, writer, .. } => {
+            assert_eq!((*reader, *writer), (1, 0), "{err}");
+        }
+        other => panic!("expected a write-after-read race, got {other}"),
+    }
+}

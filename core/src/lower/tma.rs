@@ -34,11 +34,20 @@
 //!   `0 .. d − 1` into stages `0 .. d − 1` (each under `if j < n`): an
 //!   `mbarrier_arrive_expect_tx` of the stage's bytes, then its boxes;
 //! - iteration `i` (relative index `r`) waits on `full[r mod s]` for the
-//!   parity of its use `⌊r/s⌋ mod 2`, runs the consumers on that stage,
-//!   passes a `barrier` (every warpgroup has retired the gemm group of
-//!   iteration `r − L`), and thread 0 issues iteration `r + d` into stage
-//!   `(r + d) mod s = (r − L) mod s`, the one that group read;
+//!   parity of its use `⌊r/s⌋ mod 2` and runs the consumers on that stage;
+//!   the stage `(r − L) mod s` that the gemm group of iteration `r − L`
+//!   read (retired by the consumers' `async_mma_wait L`) is then released,
+//!   and thread 0 issues iteration `r + d` into it (`(r + d) mod s = (r −
+//!   L) mod s`);
 //! - after the loop, with `L = 1`, `async_mma_wait 0`.
+//!
+//! The release: when the consumers are exactly one gemm, a second barrier
+//! per stage, `empty[j]`, expects one arrival per issuing group (a
+//! warpgroup): the group's first thread arrives on `empty[(r − L) mod s]`
+//! after the wait (for `r ≥ L`), and thread 0 waits on it, for the parity
+//! `⌊(r − L)/s⌋ mod 2` of that stage's use, before refilling it. No block
+//! barrier is left in the loop. With other consumers a `barrier` releases
+//! the stage instead.
 //!
 //! Issuing iteration `r + d` at the end of iteration `r` is issuing it at
 //! the start of iteration `r + 1`, `d − 1` ahead, which is where
@@ -50,8 +59,10 @@
 //! a block barrier. The SIMT interpreter checks both orders: a consumer
 //! that reads a stage before its wait sees "read before mbarrier wait", a
 //! copy that overwrites a stage a pending gemm reads "write during async
-//! mma", one issued before every warpgroup passed the barrier "overwrites
-//! ... that thread 128 read".
+//! mma", and one issued without waiting for the `empty` arrivals, or after
+//! an arrival made before the reading group retired, "overwrites ... that
+//! thread 128 read" (an async_mma's reads count as made when it retires;
+//! `simt/mod.rs`). All three were tried.
 
 use super::pipeline::PipePlan;
 use super::{
@@ -221,15 +232,41 @@ impl Lower<'_> {
             len: st as u64,
             align: 8,
         });
-        let init = (0..st)
-            .map(|j| {
-                self.stmt(StmtKind::MbarrierInit {
-                    bar,
+        // With one gemm as the only consumer, each issuing group releases
+        // the stage its retired group read on a second barrier per stage
+        // (`empty`), and no block barrier is needed (module documentation).
+        let group = self.async_atom.map_or(0, |a| i64::from(a.issue.threads));
+        let empty = match &body.stmts[plan.producers.len()..] {
+            [ir::Stmt::Gemm { .. }] if group > 0 && self.threads % group == 0 => {
+                let name = self.claim("empty");
+                let id = SharedId(self.shared.len() as u32);
+                self.shared.push(SharedBuffer {
+                    name,
+                    dtype: DType::U64,
+                    len: st as u64,
+                    align: 8,
+                });
+                Some((id, group))
+            }
+            _ => None,
+        };
+        let mut init = Vec::new();
+        for j in 0..st {
+            init.push(self.stmt(StmtKind::MbarrierInit {
+                bar,
+                index: lit_i32(j),
+                count: lit_i32(1),
+            }));
+        }
+        if let Some((empty, group)) = empty {
+            for j in 0..st {
+                init.push(self.stmt(StmtKind::MbarrierInit {
+                    bar: empty,
                     index: lit_i32(j),
-                    count: lit_i32(1),
-                })
-            })
-            .collect();
+                    count: lit_i32(self.threads / group),
+                }));
+            }
+        }
         let first = self.first_thread()?;
         out.push(self.stmt(StmtKind::If {
             cond: first.clone(),
@@ -271,13 +308,58 @@ impl Lower<'_> {
         let r = self.consumers_on_stage(body, plan, rel.clone(), st, &mut inner);
         self.async_lag = false;
         r?;
-        self.barrier(&mut inner);
+        // The stage iteration i − lag read is free again: released by its
+        // readers' arrivals (`empty`), or by a barrier.
+        let freed = self.bin(BinaryOp::Sub, rel.clone(), lit_i32(plan.lag))?;
+        let freed_stage = self.bin(BinaryOp::FloorMod, freed.clone(), lit_i32(st))?;
+        let mut refill_wait = Vec::new();
+        match empty {
+            Some((empty, group)) => {
+                let lane0 = self.bin(
+                    BinaryOp::FloorMod,
+                    Expr::special(Special::ThreadIdx),
+                    lit_i32(group),
+                )?;
+                let mut leader = self.bin(BinaryOp::Eq, lane0, lit_i32(0))?;
+                let mut wait = vec![self.stmt(StmtKind::MbarrierWait {
+                    bar: empty,
+                    index: freed_stage.clone(),
+                    parity: self.bin(
+                        BinaryOp::FloorMod,
+                        self.bin(BinaryOp::FloorDiv, freed.clone(), lit_i32(st))?,
+                        lit_i32(2),
+                    )?,
+                })];
+                if plan.lag > 0 {
+                    // Iteration 0 holds no earlier group; its refill goes
+                    // to a stage never used.
+                    let held = self.bin(BinaryOp::Ge, freed, lit_i32(0))?;
+                    leader = self.bin(BinaryOp::And, leader, held.clone())?;
+                    wait = vec![self.stmt(StmtKind::If {
+                        cond: held,
+                        then_body: wait,
+                        else_body: None,
+                    })];
+                }
+                inner.push(self.stmt(StmtKind::If {
+                    cond: leader,
+                    then_body: vec![self.stmt(StmtKind::MbarrierArrive {
+                        bar: empty,
+                        index: freed_stage,
+                        tx: None,
+                    })],
+                    else_body: None,
+                }));
+                refill_wait = wait;
+            }
+            None => self.barrier(&mut inner),
+        }
         // Iteration i + dist into the stage iteration i − lag read.
         let ahead = self.bin(BinaryOp::Add, rel, lit_i32(dist))?;
         let it = self.bin(BinaryOp::Add, reg_expr(loop_reg, DType::I32), lit_i32(dist))?;
         self.vars.insert(var, as_var(it));
         let stage = self.bin(BinaryOp::FloorMod, ahead.clone(), lit_i32(st))?;
-        let mut issue = Vec::new();
+        let mut issue = refill_wait;
         self.tma_issue(body, plan, loads, stage, bar, &mut issue)?;
         let more = self.bin(BinaryOp::Lt, ahead, n.clone())?;
         inner.push(self.stmt(StmtKind::If {

@@ -81,13 +81,90 @@ pub(super) fn index_statements(
 
 const NOBODY: u32 = u32::MAX;
 
-/// Who read an element in the current epoch.
+/// Most distinct readers of one element an epoch tracks exactly.
+const FEW: usize = 4;
+
+/// Who read an element in the current epoch, with each reader's release
+/// clock at its (last) read and the statement of the first read.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Readers {
     None,
-    One(u32, usize),
-    /// Two distinct readers (with the statement of the first).
-    Two(u32, u32, usize),
+    Few {
+        n: u8,
+        who: [u32; FEW],
+        clock: [u32; FEW],
+        stmt: usize,
+    },
+    /// More readers than tracked: only a `barrier` orders a write after
+    /// them.
+    Many {
+        first: u32,
+        stmt: usize,
+    },
+}
+
+impl Readers {
+    /// `t`'s read, if tracked, as made at release clock `clock` (or
+    /// later).
+    fn restamp(self, t: u32, at: u32) -> Readers {
+        match self {
+            Readers::Few {
+                n,
+                who,
+                mut clock,
+                stmt,
+            } => {
+                if let Some(k) = who[..n as usize].iter().position(|&u| u == t) {
+                    clock[k] = clock[k].max(at);
+                }
+                Readers::Few {
+                    n,
+                    who,
+                    clock,
+                    stmt,
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// `t` read at release clock `clock` in statement `stmt`.
+    fn add(self, t: u32, clock: u32, stmt: usize) -> Readers {
+        match self {
+            Readers::None => Readers::Few {
+                n: 1,
+                who: [t, 0, 0, 0],
+                clock: [clock, 0, 0, 0],
+                stmt,
+            },
+            Readers::Few {
+                n,
+                mut who,
+                clock: mut clocks,
+                stmt: first,
+            } => {
+                let n = n as usize;
+                if let Some(k) = who[..n].iter().position(|&u| u == t) {
+                    clocks[k] = clocks[k].max(clock);
+                } else if n < FEW {
+                    who[n] = t;
+                    clocks[n] = clock;
+                } else {
+                    return Readers::Many {
+                        first: who[0],
+                        stmt: first,
+                    };
+                }
+                Readers::Few {
+                    n: (n + usize::from(!who[..n].contains(&t))) as u8,
+                    who,
+                    clock: clocks,
+                    stmt: first,
+                }
+            }
+            many => many,
+        }
+    }
 }
 
 /// The hazard record of one shared element.
@@ -123,7 +200,7 @@ const FRESH: Shadow = Shadow {
 };
 
 /// A phased barrier (`mbarrier_*`).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug, Default)]
 struct PhasedBarrier {
     /// Arrivals each phase expects.
     count: u64,
@@ -134,6 +211,12 @@ struct PhasedBarrier {
     tx: i64,
     /// Phases completed so far: the current phase's number.
     completed: u64,
+    /// The arrivals of the current phase: thread → its release clock
+    /// after arriving.
+    arrived: HashMap<u32, u32>,
+    /// The arrivals of every completed phase, merged (latest clock per
+    /// thread): what a wait that sees a completed phase acquires.
+    released: HashMap<u32, u32>,
 }
 
 struct SharedMem {
@@ -200,6 +283,11 @@ pub(super) struct Machine<'a, 't> {
     bars: Vec<PhasedBarrier>,
     /// Per thread: per barrier, the phases its waits saw completed.
     seen: Vec<HashMap<u32, u64>>,
+    /// Per thread: its release clock, advanced by each of its arrivals.
+    clock: Vec<u32>,
+    /// Per thread: per other thread, the latest release clock of theirs
+    /// its barrier waits acquired.
+    known: Vec<HashMap<u32, u32>>,
 }
 
 impl<'a, 't> Machine<'a, 't> {
@@ -241,6 +329,8 @@ impl<'a, 't> Machine<'a, 't> {
             bar_ids: HashMap::new(),
             bars: Vec::new(),
             seen: vec![HashMap::new(); n],
+            clock: vec![0; n],
+            known: vec![HashMap::new(); n],
         }
     }
 
@@ -409,10 +499,22 @@ impl<'a, 't> Machine<'a, 't> {
         if was && a.mma.is_empty() {
             self.mma_live -= 1;
         }
+        // An async_mma reads its operands until it retires: its reads count
+        // as made now, so only a release after this wait orders them.
+        let clock = self.clock.get(t).copied().unwrap_or(0);
+        let epoch = self.epoch;
         for p in done {
             for (b, i) in p.reads {
-                if let Some(c) = self.shared.get_mut(b).and_then(|m| m.mma_reads.get_mut(i)) {
+                let Some(m) = self.shared.get_mut(b) else {
+                    continue;
+                };
+                if let Some(c) = m.mma_reads.get_mut(i) {
                     c.0 = c.0.saturating_sub(1);
+                }
+                if let Some(sh) = m.shadow.get_mut(i)
+                    && sh.read_epoch == epoch
+                {
+                    sh.readers = sh.readers.restamp(t as u32, clock);
                 }
             }
         }
@@ -657,16 +759,13 @@ impl<'a, 't> Machine<'a, 't> {
                 writer_stmt: self.header(ws),
             });
         }
+        let clock = self.clock.get(t as usize).copied().unwrap_or(0);
         if let Some(sh) = self.shared.get_mut(b).and_then(|m| m.shadow.get_mut(i)) {
             if sh.read_epoch != epoch {
                 sh.read_epoch = epoch;
                 sh.readers = Readers::None;
             }
-            sh.readers = match sh.readers {
-                Readers::None => Readers::One(t, stmt),
-                Readers::One(u, s) if u != t => Readers::Two(u, t, s),
-                other => other,
-            };
+            sh.readers = sh.readers.add(t, clock, stmt);
         }
         Ok(value)
     }
@@ -709,6 +808,10 @@ impl<'a, 't> Machine<'a, 't> {
         {
             bar.completed += 1;
             bar.pending = bar.count;
+            for (t, c) in std::mem::take(&mut bar.arrived) {
+                let e = bar.released.entry(t).or_insert(c);
+                *e = (*e).max(c);
+            }
         }
     }
 
@@ -719,6 +822,10 @@ impl<'a, 't> Machine<'a, 't> {
             return Err(Fault::Malformed("barrier state missing".to_string()));
         };
         bar.tx += tx.unwrap_or(0);
+        if let Some(c) = self.clock.get_mut(t) {
+            *c += 1;
+            bar.arrived.insert(t as u32, *c);
+        }
         if bar.pending == 0 {
             let (barrier, index) = self.bar_name(id);
             return Err(Fault::Mbarrier {
@@ -743,7 +850,7 @@ impl<'a, 't> Machine<'a, 't> {
     ) -> Result<(), Fault> {
         let id = self.live_barrier(b, index, t)?;
         let parity = (self.eval(parity, t)?.as_i64() & 1) as u64;
-        let Some(bar) = self.bars.get(id as usize).copied() else {
+        let Some(bar) = self.bars.get(id as usize).cloned() else {
             return Err(Fault::Malformed("barrier state missing".to_string()));
         };
         if bar.completed & 1 == parity {
@@ -760,6 +867,12 @@ impl<'a, 't> Machine<'a, 't> {
         }
         if let Some(seen) = self.seen.get_mut(t) {
             seen.insert(id, bar.completed);
+        }
+        if let Some(known) = self.known.get_mut(t) {
+            for (&u, &c) in &bar.released {
+                let e = known.entry(u).or_insert(c);
+                *e = (*e).max(c);
+            }
         }
         Ok(())
     }
@@ -902,10 +1015,26 @@ impl<'a, 't> Machine<'a, 't> {
             }
         }
         if sh.read_epoch == self.epoch {
+            // A reader is ordered before this write by the barrier waits
+            // of the writer that acquired an arrival the reader made after
+            // its read.
+            let released = |r: u32, c: u32| {
+                self.known
+                    .get(t as usize)
+                    .and_then(|k| k.get(&r))
+                    .is_some_and(|&k| k > c)
+            };
             let other = match sh.readers {
-                Readers::One(u, s) if u != t => Some((u, s)),
-                Readers::Two(u, v, s) => Some((if u != t { u } else { v }, s)),
-                _ => None,
+                Readers::Few {
+                    n,
+                    who,
+                    clock,
+                    stmt,
+                } => (0..n as usize)
+                    .find(|&k| who[k] != t && !released(who[k], clock[k]))
+                    .map(|k| (who[k], stmt)),
+                Readers::Many { first, stmt } => Some((first, stmt)),
+                Readers::None => None,
             };
             if let Some((reader, s)) = other {
                 return Err(Fault::WriteAfterRead {
@@ -1155,8 +1284,7 @@ impl<'a, 't> Machine<'a, 't> {
                         let state = PhasedBarrier {
                             count: count as u64,
                             pending: count as u64,
-                            tx: 0,
-                            completed: 0,
+                            ..PhasedBarrier::default()
                         };
                         let next = self.bars.len() as u32;
                         let id = *self.bar_ids.entry((bar.index(), i)).or_insert(next);

@@ -48,6 +48,28 @@
 //!   but the `N` most recent). It then lands as a write by the issuing
 //!   thread in the current epoch. Uncommitted copies are never completed by
 //!   a wait; copies still in flight at the end of the kernel are dropped.
+//! - **Phased barriers** (`mbarrier_*`): a barrier object counts the
+//!   arrivals and transaction bytes its current phase still expects; the
+//!   phase completes when both reach zero. `mbarrier_wait` for a parity
+//!   succeeds while the barrier's current phase has the other parity (the
+//!   phase with that parity completed); in lockstep nothing else can
+//!   arrive meanwhile, so a wait that does not succeed at once is an error
+//!   ("mbarrier wait never completes").
+//! - **Bulk tensor copies** (`tma_load`): the box lands at once, through
+//!   the map's swizzle, with zeros outside the buffer; its bytes count
+//!   against the barrier's current phase, and its elements are tagged with
+//!   that phase. A thread may read a tagged element only after one of its
+//!   own `mbarrier_wait`s saw the phase complete ("read before mbarrier
+//!   wait"); such reads need no `barrier`.
+//! - **Release through barriers**: each thread has a release clock that its
+//!   arrivals advance; a completed phase keeps the clocks of the arrivals
+//!   it collected, and a wait that sees it acquires them. A write by `w`
+//!   after reads by other threads in the same epoch is ordered when, for
+//!   each reader, `w` acquired an arrival of that reader made after the
+//!   read. An `async_mma` keeps reading its operands until it retires, so
+//!   its reads count as made at the `async_mma_wait` that retires it. Up to
+//!   four readers of an element are tracked this way; with more, only a
+//!   `barrier` orders a write after them.
 //!
 //! # Hazards and faults
 //! Every shared element has a shadow record: the last writer thread, its
@@ -59,7 +81,8 @@
 //!   both threads and both statements;
 //! - a write by `t` of an element another thread wrote in the same epoch
 //!   with a *different* value: **race** (write-write);
-//! - a write by `t` of an element another thread read in the same epoch:
+//! - a write by `t` of an element another thread read in the same epoch,
+//!   unless barrier waits of `t` ordered it after the read (above):
 //!   **race** (write after read);
 //! - a read of an element with a copy in flight: **read before cp.async
 //!   wait**; a write to it, or a new copy to it, is an error too; issuing a
