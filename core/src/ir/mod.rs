@@ -536,6 +536,10 @@ pub enum Stmt {
         threads: u32,
         block_vars: Vec<Handle<Var>>,
         thread_var: Handle<Var>,
+        /// The order blocks are handed to the hardware in (`T.use_swizzle`);
+        /// `None` leaves it to the compiler. It never changes what the
+        /// kernel computes: every block still runs once.
+        order: Option<BlockOrder>,
         body: Block,
     },
     /// Declares a buffer of a non-global scope (or a `T.empty` / global
@@ -652,6 +656,20 @@ impl Block {
                 .chain(std::iter::repeat(Span::UNKNOWN)),
         )
     }
+}
+
+/// A launch order of a kernel's blocks over a 2-D (or larger) grid: which
+/// block indices the `k`-th block the hardware starts gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum BlockOrder {
+    /// The hardware's: x fastest, then y.
+    Linear,
+    /// Panels of `size` consecutive rows (y), or columns (x) with `column`,
+    /// each walked across (one column of the panel after another), the
+    /// direction alternating from panel to panel, so that blocks running
+    /// together share their neighbours' tiles in L2 (TileLang's
+    /// `T.use_swizzle(size, order)`).
+    Panels { size: u32, column: bool },
 }
 
 /// A parameter of a function: a global buffer the caller passes.

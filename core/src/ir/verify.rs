@@ -1000,6 +1000,7 @@ impl<'a> Checker<'a> {
                 block_vars,
                 thread_var,
                 body,
+                ..
             } => {
                 if !top_level {
                     self.error(VerifyError::NestedKernel { span });

@@ -116,6 +116,7 @@ mod gemm;
 mod ldmatrix;
 mod pad;
 mod pipeline;
+mod raster;
 mod reduce;
 mod resident;
 mod spread;
@@ -693,6 +694,7 @@ impl<'a> Lower<'a> {
             threads,
             block_vars,
             thread_var,
+            order,
             body,
         } = stmt
         else {
@@ -806,6 +808,14 @@ impl<'a> Lower<'a> {
                 }
             }
         }
+        // The block order (`raster.rs`): registers computed first thing.
+        let mut head = Vec::new();
+        if let ir::BlockOrder::Panels { size, column } =
+            self.block_order(*order, grid.len(), &grid_exprs, body)
+            && grid.len() >= 2
+        {
+            self.rasterize((size, column), &grid_exprs, block_vars, &mut head)?;
+        }
         let tdtype = f.vars[*thread_var].dtype;
         let te = Expr::special(Special::ThreadIdx);
         self.vars.insert(
@@ -826,7 +836,7 @@ impl<'a> Lower<'a> {
         if self.pipelining {
             self.find_pipelines(body);
         }
-        let mut out = Vec::new();
+        let mut out = head;
         self.uniform_block(body, &mut out)?;
         self.span = span;
         let mut bytes = 0u64;

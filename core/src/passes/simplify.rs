@@ -831,6 +831,7 @@ impl<'f> Simplifier<'f> {
                 threads,
                 block_vars,
                 thread_var,
+                order,
                 body,
             } => {
                 let grid = grid
@@ -856,6 +857,7 @@ impl<'f> Simplifier<'f> {
                     threads,
                     block_vars,
                     thread_var,
+                    order,
                     body,
                 }
             }

@@ -16,9 +16,9 @@
 use super::lexer::{Tok, Token, tokenize};
 use super::{ParseError, VERSION, binary_function_from_name, infix_from_punct};
 use crate::ir::{
-    AtomicValue, BinaryOp, Block, Buffer, DType, DTypeKind, Expr, Function, GemmPolicy, Handle,
-    Literal, LoopKind, Module, Param, Placement, Range, ReduceKind, Region, Scope, Span, Stmt,
-    UnaryOp, Var, VarKind,
+    AtomicValue, BinaryOp, Block, BlockOrder, Buffer, DType, DTypeKind, Expr, Function, GemmPolicy,
+    Handle, Literal, LoopKind, Module, Param, Placement, Range, ReduceKind, Region, Scope, Span,
+    Stmt, UnaryOp, Var, VarKind,
 };
 use std::collections::HashMap;
 
@@ -779,6 +779,31 @@ impl Parser {
         let binder = self.binder()?;
         let thread_var = self.bind(&binder, VarKind::ThreadIdx)?;
         self.expect_punct(")")?;
+        let order = if self.eat_keyword("order") {
+            self.expect_punct("(")?;
+            let order = if self.eat_keyword("linear") {
+                BlockOrder::Linear
+            } else {
+                self.expect_keyword("panels")?;
+                let size = self.u32_literal()?;
+                let column = if self.eat_keyword("columns") {
+                    true
+                } else {
+                    self.expect_keyword("rows")?;
+                    false
+                };
+                if size == 0 {
+                    return Err(
+                        self.err_here("a panel holds at least one row or column".to_string())
+                    );
+                }
+                BlockOrder::Panels { size, column }
+            };
+            self.expect_punct(")")?;
+            Some(order)
+        } else {
+            None
+        };
         let s = span(start, self.prev_end());
         let body = self.block()?;
         self.close_scope(mark);
@@ -788,6 +813,7 @@ impl Parser {
                 threads,
                 block_vars,
                 thread_var,
+                order,
                 body,
             },
             s,

@@ -7,8 +7,8 @@
 use super::lexer::{is_bare_name, quote};
 use super::{PREC_UNARY, VERSION, binary_function, infix};
 use crate::ir::{
-    AtomicValue, Block, Buffer, DType, Expr, Function, Handle, Literal, LoopKind, Module, Region,
-    Stmt, UnaryOp, Var,
+    AtomicValue, Block, BlockOrder, Buffer, DType, Expr, Function, Handle, Literal, LoopKind,
+    Module, Region, Stmt, UnaryOp, Var,
 };
 use std::fmt::Write as _;
 
@@ -198,6 +198,7 @@ impl Printer<'_> {
                 threads,
                 block_vars,
                 thread_var,
+                order,
                 body,
             } => {
                 self.out.push_str("kernel grid(");
@@ -211,7 +212,16 @@ impl Printer<'_> {
                 }
                 self.out.push_str(") thread(");
                 self.var_binder(*thread_var);
-                self.out.push_str(") ");
+                self.out.push(')');
+                match order {
+                    None => {}
+                    Some(BlockOrder::Linear) => self.out.push_str(" order(linear)"),
+                    Some(BlockOrder::Panels { size, column }) => {
+                        let dir = if *column { "columns" } else { "rows" };
+                        let _ = write!(self.out, " order(panels {size} {dir})");
+                    }
+                }
+                self.out.push(' ');
                 self.block(body);
             }
             Stmt::Alloc { buffer, init } => {

@@ -53,6 +53,7 @@ fn finish(mut f: Function, stmts: Vec<Stmt>) -> Function {
             threads: 1,
             block_vars: vec![bx],
             thread_var: tx,
+            order: None,
             body,
         },
         Span::UNKNOWN,

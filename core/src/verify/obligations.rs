@@ -1200,6 +1200,7 @@ impl<'f> Generator<'f> {
                 block_vars,
                 thread_var,
                 body,
+                ..
             } => self.kernel(grid, *threads, block_vars, *thread_var, body, span)?,
             Stmt::Alloc { buffer, init } => {
                 let mut exprs = self.f.buffers[*buffer].shape.clone();

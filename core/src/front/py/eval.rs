@@ -825,7 +825,10 @@ impl<'a> Evaluator<'a> {
                 }
             }
         }
-        stager.kernel = Some(KernelCx { thread_var });
+        stager.kernel = Some(KernelCx {
+            thread_var,
+            order: None,
+        });
         stager.push_block();
         for v in block_vars.iter().chain([&thread_var]) {
             stager.note_scoped(*v);
@@ -833,13 +836,14 @@ impl<'a> Evaluator<'a> {
         let flow = self.exec_block(&s.body, scope);
         let stager = self.stager("`T.Kernel`", span)?;
         let body = stager.pop_block();
-        stager.kernel = None;
+        let order = stager.kernel.take().and_then(|k| k.order);
         stager.emit(
             Stmt::Kernel {
                 grid: launch.grid.clone(),
                 threads: launch.threads,
                 block_vars,
                 thread_var,
+                order,
                 body,
             },
             span,

@@ -34,6 +34,8 @@ pub(crate) struct EagerState {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct KernelCx {
     pub thread_var: Handle<Var>,
+    /// The block order `T.use_swizzle` asked for.
+    pub order: Option<ir::BlockOrder>,
 }
 
 #[derive(Debug)]

@@ -1432,7 +1432,55 @@ pub(crate) fn call<'a>(
                 ranges,
             })))
         }
-        "use_swizzle" | "annotate_layout" | "no_set_max_nreg" | "disable_warp_group_reg_alloc" => {
+        "use_swizzle" => {
+            // The block order: what runs together, never what is computed.
+            let a = Args::new(
+                "use_swizzle",
+                &["panel_size", "order", "enable"],
+                args,
+                kwargs,
+                span,
+            )?;
+            let size = a.int(0, 0, "`panel_size`")?;
+            a.req(0, "a `panel_size`")?;
+            let column = match a.get(1) {
+                None => false,
+                Some(Value::Str(s)) if &**s == "row" => false,
+                Some(Value::Str(s)) if &**s == "col" || &**s == "column" => true,
+                Some(other) => {
+                    let got = match other {
+                        Value::Str(s) => format!("{s:?}"),
+                        v => v.a_type_name().to_string(),
+                    };
+                    return Err(err(
+                        codes::BAD_TILELANG_ARGUMENT,
+                        format!("`order` of `T.use_swizzle` is \"row\" or \"col\", got {got}"),
+                        span,
+                    ));
+                }
+            };
+            let enable = a.flag(2, true)?;
+            let size = u32::try_from(size)
+                .ok()
+                .filter(|&n| n >= 1)
+                .ok_or_else(|| {
+                    err(
+                        codes::BAD_TILELANG_ARGUMENT,
+                        format!("`panel_size` of `T.use_swizzle` must be at least 1, got {size}"),
+                        span,
+                    )
+                })?;
+            let st = ev.kernel_stager("`T.use_swizzle`", span)?;
+            if let Some(k) = st.kernel.as_mut() {
+                k.order = Some(if enable {
+                    ir::BlockOrder::Panels { size, column }
+                } else {
+                    ir::BlockOrder::Linear
+                });
+            }
+            Ok(Value::None)
+        }
+        "annotate_layout" | "no_set_max_nreg" | "disable_warp_group_reg_alloc" => {
             // Scheduling hints: no effect on what the kernel computes.
             need_kernel(ev, &format!("`T.{name}`"), span)?;
             Ok(Value::None)

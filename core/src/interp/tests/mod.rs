@@ -185,6 +185,7 @@ impl Fb {
             threads: 128,
             block_vars,
             thread_var,
+            order: None,
             body,
         }
     }

@@ -22,15 +22,18 @@
 //! | loads, stores, `cp_async`, atomics | `ld`/`st` (vectorised), `cp.async`, `red`/`atom` | `memory` |
 //! | shuffles | `shfl.sync` with exact member masks | `warp` |
 //! | `mma` | `mma.sync.aligned` with packed fragments | `mma` |
+//! | `async_mma` | `wgmma.mma_async` with shared-memory descriptors (sm_90a) | `mma` |
+//! | tensor maps, `mbarrier_*`, `tma_load` | 128-byte `.param`s, `mbarrier.*`, `cp.async.bulk.tensor` (sm_90) | `tma` |
 //!
 //! Versions: the PTX ISA version is the lowest that knows the target
 //! (`target`). Output is deterministic: the same module and options give
 //! byte-identical text.
 //!
 //! Refused (as [`PtxError::Unsupported`], never a panic): matrix atoms that
-//! are not warp-issued `mma.sync` m16n8k16 with `f16`/`bf16` inputs and
-//! `f32` accumulators (`wgmma` and its shared-memory descriptors among
-//! them), fragment layouts in the description that disagree with PTX's,
+//! are neither warp-issued `mma.sync` m16n8k16 nor sm_90a's `wgmma`
+//! m64nNk16 with shared-memory operands, with `f16`/`bf16` inputs and
+//! `f32` accumulators; fragment layouts in the description that disagree
+//! with PTX's; tensor maps before sm_90,
 //! `pow` on `f64`, atomic adds of 8-bit types, vector moves above 16
 //! bytes, and kernel names that are not PTX identifiers. Kernels that do
 //! not verify for the target are [`PtxError::Invalid`].
