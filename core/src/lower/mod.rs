@@ -646,6 +646,9 @@ impl<'a> Lower<'a> {
                 BinaryOp::Mul => x.checked_mul(y),
                 BinaryOp::FloorDiv if y > 0 => Some(x.div_euclid(y)),
                 BinaryOp::FloorMod if y > 0 => Some(x.rem_euclid(y)),
+                BinaryOp::BitXor => Some(x ^ y),
+                BinaryOp::Min => Some(x.min(y)),
+                BinaryOp::Max => Some(x.max(y)),
                 _ => None,
             };
             if let Some(v) = folded.filter(|v| i32::try_from(*v).is_ok()) {
