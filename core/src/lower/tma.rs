@@ -88,21 +88,27 @@ pub(super) struct TmaProducer {
 }
 
 impl Lower<'_> {
-    /// Whether the target can run bulk-copy pipelines at all.
-    fn has_bulk_copies(&self) -> bool {
+    /// The target's bulk tensor copy from global to shared memory, when
+    /// bulk-copy pipelines are possible at all: the target also has a
+    /// phased barrier with a transaction counter in shared memory, and the
+    /// function does not set `tl.disable_tma_lower`.
+    fn bulk_copy(&self) -> Option<&crate::target::BulkTensorCopy> {
         let disabled = self
             .f
             .attrs
             .pass_configs
             .get("tl.disable_tma_lower")
             .is_some_and(|v| matches!(v.as_str(), "true" | "True" | "1"));
-        let copy = self.target.async_copies.iter().any(
-            |c| matches!(c, AsyncCopy::BulkTensor(b) if b.from == "global" && b.to == "shared"),
-        );
         let barrier = self.target.barriers.iter().any(
             |b| matches!(b, Barrier::Phased(p) if p.space == "shared" && p.transactions.is_some()),
         );
-        !disabled && copy && barrier
+        if disabled || !barrier {
+            return None;
+        }
+        self.target.async_copies.iter().find_map(|c| match c {
+            AsyncCopy::BulkTensor(b) if b.from == "global" && b.to == "shared" => Some(b),
+            _ => None,
+        })
     }
 
     /// How producer `copy src -> dst` is issued as bulk copies, if it
@@ -112,13 +118,8 @@ impl Lower<'_> {
         src: &Region,
         dst: Handle<ir::Buffer>,
     ) -> Option<TmaProducer> {
-        if self.async_atom.is_none() || !self.has_bulk_copies() {
-            return None;
-        }
-        let copy = self.target.async_copies.iter().find_map(|c| match c {
-            AsyncCopy::BulkTensor(b) if b.from == "global" && b.to == "shared" => Some(b),
-            _ => None,
-        })?;
+        self.async_atom?;
+        let copy = self.bulk_copy()?;
         let layout = *self.swizzled.get(&dst)?;
         let w = u32::try_from(layout.width).ok()?;
         if !copy
