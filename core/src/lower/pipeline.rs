@@ -79,6 +79,26 @@ use crate::target::AsyncCopy;
 /// Most registers per thread one producer's prefetch may take.
 const MAX_PREFETCH_SLOTS: i64 = 64;
 
+/// The common start of a pipelined loop's lowering ([`Lower::pipe_loop`]).
+pub(super) struct PipeLoop {
+    /// The first iteration and the trip count, as `i32`.
+    pub(super) s0: Expr,
+    pub(super) n: Expr,
+    /// The body's shared accesses.
+    pub(super) acc: Pending,
+    /// The loop variable's type.
+    pub(super) vdtype: DType,
+}
+
+/// An `i32` iteration value as the loop variable's type.
+pub(super) fn as_loop_var(vdtype: DType, e: Expr) -> Expr {
+    if vdtype == DType::I32 {
+        e
+    } else {
+        Expr::cast(vdtype, e)
+    }
+}
+
 /// A `T.Pipelined` loop chosen for pipelining.
 #[derive(Clone, Debug)]
 pub(super) struct PipePlan {
@@ -298,22 +318,9 @@ impl Lower<'_> {
         if let Some(loads) = &plan.tma {
             return self.tma_for(var, start, extent, body, plan, loads, out);
         }
-        self.uniform_reads(&[start, extent], out);
-        let s0 = to_i32(self.expr(start, out)?);
-        let n = to_i32(self.expr(extent, out)?);
-        let s0 = self.kept(s0, out);
-        let n = self.kept(n, out);
+        let PipeLoop { s0, n, acc, vdtype } = self.pipe_loop(var, start, extent, body, out)?;
+        let as_var = |e: Expr| as_loop_var(vdtype, e);
         let st = plan.stages;
-        let vdtype = self.f.vars[var].dtype;
-        let as_var = |e: Expr| {
-            if vdtype == DType::I32 {
-                e
-            } else {
-                Expr::cast(vdtype, e)
-            }
-        };
-        let mut acc = Pending::default();
-        self.block_accesses(body, &mut acc);
         let (loop_reg, prologue) = self.loop_var(var, start, extent)?;
         let loop_binding = self.vars[&var].clone();
         // Tiles are loaded `ahead` iterations early: one fewer when the
@@ -372,6 +379,32 @@ impl Lower<'_> {
         out.push(self.stmt(StmtKind::WaitGroup { pending: 0 }));
         self.pending.union(&acc);
         Ok(())
+    }
+
+    /// What every form of a pipelined loop starts with: the start and
+    /// trip count read once (kept in registers unless literal) and the
+    /// shared accesses of the body, which stay pending after the loop.
+    pub(super) fn pipe_loop(
+        &mut self,
+        var: Handle<ir::Var>,
+        start: Handle<ir::Expr>,
+        extent: Handle<ir::Expr>,
+        body: &ir::Block,
+        out: &mut Vec<Stmt>,
+    ) -> Result<PipeLoop> {
+        self.uniform_reads(&[start, extent], out);
+        let s0 = to_i32(self.expr(start, out)?);
+        let n = to_i32(self.expr(extent, out)?);
+        let s0 = self.kept(s0, out);
+        let n = self.kept(n, out);
+        let mut acc = Pending::default();
+        self.block_accesses(body, &mut acc);
+        Ok(PipeLoop {
+            s0,
+            n,
+            acc,
+            vdtype: self.f.vars[var].dtype,
+        })
     }
 
     /// `e` itself when it is a literal, else a register holding it.
@@ -474,21 +507,8 @@ impl Lower<'_> {
         plan: &PipePlan,
         out: &mut Vec<Stmt>,
     ) -> Result<()> {
-        self.uniform_reads(&[start, extent], out);
-        let s0 = to_i32(self.expr(start, out)?);
-        let n = to_i32(self.expr(extent, out)?);
-        let s0 = self.kept(s0, out);
-        let n = self.kept(n, out);
-        let vdtype = self.f.vars[var].dtype;
-        let as_var = |e: Expr| {
-            if vdtype == DType::I32 {
-                e
-            } else {
-                Expr::cast(vdtype, e)
-            }
-        };
-        let mut acc = Pending::default();
-        self.block_accesses(body, &mut acc);
+        let PipeLoop { s0, n, acc, vdtype } = self.pipe_loop(var, start, extent, body, out)?;
+        let as_var = |e: Expr| as_loop_var(vdtype, e);
         // One register array per producer.
         let mut arrays = Vec::new();
         for &(i, w) in &plan.producers {

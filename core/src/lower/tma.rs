@@ -64,10 +64,9 @@
 //! thread 128 read" (an async_mma's reads count as made when it retires;
 //! `simt/mod.rs`). All three were tried.
 
-use super::pipeline::PipePlan;
+use super::pipeline::{PipeLoop, PipePlan, as_loop_var};
 use super::{
-    BinaryOp, DType, Expr, Index, Lower, Pending, Result, Stmt, StmtKind, Unroll, ir, lit_i32,
-    reg_expr, to_i32,
+    BinaryOp, DType, Expr, Index, Lower, Result, Stmt, StmtKind, Unroll, ir, lit_i32, reg_expr,
 };
 use crate::ir::{Handle, Region, Scope};
 use crate::target::{AsyncCopy, Barrier};
@@ -205,22 +204,9 @@ impl Lower<'_> {
         loads: &[TmaProducer],
         out: &mut Vec<Stmt>,
     ) -> Result<()> {
-        self.uniform_reads(&[start, extent], out);
-        let s0 = to_i32(self.expr(start, out)?);
-        let n = to_i32(self.expr(extent, out)?);
-        let s0 = self.kept(s0, out);
-        let n = self.kept(n, out);
+        let PipeLoop { s0, n, acc, vdtype } = self.pipe_loop(var, start, extent, body, out)?;
+        let as_var = |e: Expr| as_loop_var(vdtype, e);
         let st = plan.stages;
-        let vdtype = self.f.vars[var].dtype;
-        let as_var = |e: Expr| {
-            if vdtype == DType::I32 {
-                e
-            } else {
-                Expr::cast(vdtype, e)
-            }
-        };
-        let mut acc = Pending::default();
-        self.block_accesses(body, &mut acc);
         let (loop_reg, prologue) = self.loop_var(var, start, extent)?;
         let loop_binding = self.vars[&var].clone();
         let dist = st - plan.lag;
