@@ -608,6 +608,20 @@ fn tma_boxes_feed_wgmma_in_the_same_swizzle() {
     assert_eq!(stats.async_copies, 2);
 }
 
+/// What a 64 × 64 box of a 64 × 64 buffer `a` at (32, 0) holds: rows
+/// 32.. of `a`, then zeros where the box hangs over the edge.
+fn box_from_row_32(a: &[f64]) -> Vec<f64> {
+    (0..64 * 64)
+        .map(|i| {
+            if i / 64 + 32 < 64 {
+                a[i + 32 * 64]
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
 #[test]
 fn tma_fills_the_part_of_a_box_outside_the_buffer_with_zeros() {
     let a = operand(64 * 64, 5);
@@ -616,16 +630,7 @@ fn tma_fills_the_part_of_a_box_outside_the_buffer_with_zeros() {
         f16s(&[64, 64], vec![-1.0; 64 * 64]),
     ];
     run("tma_sm90a.thr", "tma_edge", &mut args, &[]).expect("run");
-    let expected: Vec<f64> = (0..64 * 64)
-        .map(|i| {
-            if i / 64 + 32 < 64 {
-                a[i + 32 * 64]
-            } else {
-                0.0
-            }
-        })
-        .collect();
-    assert_eq!(floats(&args[1]), expected);
+    assert_eq!(floats(&args[1]), box_from_row_32(&a));
 }
 
 #[test]
@@ -666,16 +671,7 @@ fn a_stage_is_refilled_only_after_its_readers_released_it() {
         f16s(&[64, 64], vec![-1.0; 64 * 64]),
     ];
     run("tma_sm90a.thr", "tma_refill_after_release", &mut args, &[]).expect("run");
-    let expected: Vec<f64> = (0..64 * 64)
-        .map(|i| {
-            if i / 64 + 32 < 64 {
-                a[i + 32 * 64]
-            } else {
-                0.0
-            }
-        })
-        .collect();
-    assert_eq!(floats(&args[1]), expected);
+    assert_eq!(floats(&args[1]), box_from_row_32(&a));
     // Arriving before the read releases nothing.
     let mut args = [f16s(&[64, 64], a), f16s(&[64, 64], vec![0.0; 64 * 64])];
     let err = run(

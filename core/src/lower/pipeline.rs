@@ -365,17 +365,7 @@ impl Lower<'_> {
         let r = self.consumers_on_stage(body, plan, rel, st, &mut inner);
         self.async_lag = false;
         r?;
-        out.push(self.stmt(StmtKind::For {
-            var: loop_reg,
-            start: s0,
-            count: n,
-            step: lit_i32(1),
-            unroll: Unroll::None,
-            body: inner,
-        }));
-        if plan.lag > 0 {
-            out.push(self.stmt(StmtKind::AsyncMmaWait { pending: 0 }));
-        }
+        self.close_pipe_loop((loop_reg, s0, n, inner), plan, out);
         out.push(self.stmt(StmtKind::WaitGroup { pending: 0 }));
         self.pending.union(&acc);
         Ok(())
@@ -405,6 +395,27 @@ impl Lower<'_> {
             acc,
             vdtype: self.f.vars[var].dtype,
         })
+    }
+
+    /// The loop `loop_reg` from `s0`, `n` times, over `inner`; after it,
+    /// the wait that retires a gemm group the loop left in flight.
+    pub(super) fn close_pipe_loop(
+        &mut self,
+        (loop_reg, s0, n, inner): (super::RegId, Expr, Expr, Vec<Stmt>),
+        plan: &PipePlan,
+        out: &mut Vec<Stmt>,
+    ) {
+        out.push(self.stmt(StmtKind::For {
+            var: loop_reg,
+            start: s0,
+            count: n,
+            step: lit_i32(1),
+            unroll: Unroll::None,
+            body: inner,
+        }));
+        if plan.lag > 0 {
+            out.push(self.stmt(StmtKind::AsyncMmaWait { pending: 0 }));
+        }
     }
 
     /// `e` itself when it is a literal, else a register holding it.

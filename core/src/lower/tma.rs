@@ -65,9 +65,7 @@
 //! `simt/mod.rs`). All three were tried.
 
 use super::pipeline::{PipeLoop, PipePlan, as_loop_var};
-use super::{
-    BinaryOp, DType, Expr, Index, Lower, Result, Stmt, StmtKind, Unroll, ir, lit_i32, reg_expr,
-};
+use super::{BinaryOp, DType, Expr, Index, Lower, Result, Stmt, StmtKind, ir, lit_i32, reg_expr};
 use crate::ir::{Handle, Region, Scope};
 use crate::target::{AsyncCopy, Barrier};
 use crate::thread::{self, SharedBuffer, SharedId, Special, TensorMapId};
@@ -211,46 +209,28 @@ impl Lower<'_> {
         let loop_binding = self.vars[&var].clone();
         let dist = st - plan.lag;
         // The stage barriers, initialised by thread 0 and published.
-        let name = self.claim("full");
-        let bar = SharedId(self.shared.len() as u32);
-        self.shared.push(SharedBuffer {
-            name,
-            dtype: DType::U64,
-            len: st as u64,
-            align: 8,
-        });
+        let bar = self.barrier_buffer("full", st);
         // With one gemm as the only consumer, each issuing group releases
         // the stage its retired group read on a second barrier per stage
         // (`empty`), and no block barrier is needed (module documentation).
         let group = self.async_atom.map_or(0, |a| i64::from(a.issue.threads));
         let empty = match &body.stmts[plan.producers.len()..] {
             [ir::Stmt::Gemm { .. }] if group > 0 && self.threads % group == 0 => {
-                let name = self.claim("empty");
-                let id = SharedId(self.shared.len() as u32);
-                self.shared.push(SharedBuffer {
-                    name,
-                    dtype: DType::U64,
-                    len: st as u64,
-                    align: 8,
-                });
-                Some((id, group))
+                Some((self.barrier_buffer("empty", st), group))
             }
             _ => None,
         };
-        let mut init = Vec::new();
-        for j in 0..st {
-            init.push(self.stmt(StmtKind::MbarrierInit {
-                bar,
-                index: lit_i32(j),
-                count: lit_i32(1),
-            }));
-        }
+        let mut inits = vec![(bar, 1)];
         if let Some((empty, group)) = empty {
+            inits.push((empty, self.threads / group));
+        }
+        let mut init = Vec::new();
+        for (b, count) in inits {
             for j in 0..st {
                 init.push(self.stmt(StmtKind::MbarrierInit {
-                    bar: empty,
+                    bar: b,
                     index: lit_i32(j),
-                    count: lit_i32(self.threads / group),
+                    count: lit_i32(count),
                 }));
             }
         }
@@ -355,19 +335,22 @@ impl Lower<'_> {
             else_body: None,
         }));
         self.vars.insert(var, loop_binding);
-        out.push(self.stmt(StmtKind::For {
-            var: loop_reg,
-            start: s0,
-            count: n,
-            step: lit_i32(1),
-            unroll: Unroll::None,
-            body: inner,
-        }));
-        if plan.lag > 0 {
-            out.push(self.stmt(StmtKind::AsyncMmaWait { pending: 0 }));
-        }
+        self.close_pipe_loop((loop_reg, s0, n, inner), plan, out);
         self.pending.union(&acc);
         Ok(())
+    }
+
+    /// A new shared buffer of `len` phased barriers.
+    fn barrier_buffer(&mut self, name: &str, len: i64) -> SharedId {
+        let name = self.claim(name);
+        let id = SharedId(self.shared.len() as u32);
+        self.shared.push(SharedBuffer {
+            name,
+            dtype: DType::U64,
+            len: len as u64,
+            align: 8,
+        });
+        id
     }
 
     /// `thread_idx == 0`.
