@@ -605,6 +605,10 @@ const FILE_CLASSES: &[(&str, u64)] = &[
     ("gemm_resident.sm_80", 64),
     ("gemm_resident_clear.gfx942", 32),
     ("gemm_resident_fallback.sm_80", 32),
+    ("gemm_resident_reduce.sm_80", 32),
+    ("attention_regs.sm_80", 64),
+    ("attention_regs.gfx942", 64),
+    ("rows_fallback.sm_80", 16),
     ("gemm_slices.sm_80", 64),
     ("gemm_trans_a.gfx942", 32),
 ];

@@ -147,6 +147,7 @@ struct Frag<'x> {
 }
 
 /// The atom, its fragments and the split of the work.
+#[derive(Clone)]
 pub(super) struct AtomPlan<'t> {
     pub(super) atom: &'t MatrixAtom,
     pub(super) m: i64,
@@ -280,10 +281,22 @@ impl<'a> Lower<'a> {
                 Some(r) if r.plan.same_split(&plan) => Some(r.arr),
                 Some(_) => return Err(self.demote(c.buffer)),
             };
-            return self.emit_atoms(&plan, &ops, clear_lit, clear_e, resident_c, out);
+            // An A kept in registers: its fragments are elements of its
+            // array (`infer::a_from_tile`).
+            let resident_a = match self.resident.get(&a.buffer) {
+                None => None,
+                Some(r) => match super::infer::a_from_tile(&r.plan, &plan) {
+                    Some(table) if resident_c.is_some() => Some((r.arr, table)),
+                    _ => return Err(self.demote(a.buffer)),
+                },
+            };
+            let residents = (resident_a, resident_c);
+            return self.emit_atoms(&plan, &ops, clear_lit, clear_e, residents, out);
         }
-        if self.resident.contains_key(&c.buffer) {
-            return Err(self.demote(c.buffer));
+        for x in [a, c] {
+            if self.resident.contains_key(&x.buffer) {
+                return Err(self.demote(x.buffer));
+            }
         }
         self.gemm_scalar(
             [&ra, &rb, &rc],
@@ -358,8 +371,12 @@ impl<'a> Lower<'a> {
         } else {
             self.atom_operand(rc, false)?
         };
-        let (Some(pa), Some(pb), Some(pc)) =
-            (self.atom_operand(ra, ta)?, self.atom_operand(rb, tb)?, pc)
+        let pa = if self.resident.contains_key(&ra.region.buffer) && !ta {
+            Some(self.resident_operand(ra, kk))
+        } else {
+            self.atom_operand(ra, ta)?
+        };
+        let (Some(pa), Some(pb), Some(pc)) = (pa, self.atom_operand(rb, tb)?, pc)
         else {
             return Ok(None);
         };
@@ -716,7 +733,7 @@ impl<'a> Lower<'a> {
         [pa, pb, pc]: &[AtomOperand; 3],
         clear_lit: Option<bool>,
         clear_e: Option<Expr>,
-        resident_c: Option<RegId>,
+        (resident_a, resident_c): (Option<(RegId, Vec<i64>)>, Option<RegId>),
         out: &mut Vec<Stmt>,
     ) -> Result<()> {
         let (m, n, k) = (plan.m, plan.n, plan.k);
@@ -817,7 +834,7 @@ impl<'a> Lower<'a> {
         }
         let tiles_a: Vec<(i64, i64)> = (0..fm).map(|i| (i * m, 0)).collect();
         let tiles_b: Vec<(i64, i64)> = (0..fn_).map(|j| (0, j * n)).collect();
-        let lda = whole
+        let lda = (whole && resident_a.is_none())
             .then(|| self.plan_matrix_loads(ma, pa, &tiles_a, plan.group, run_a))
             .flatten();
         let ldb = whole
@@ -826,9 +843,9 @@ impl<'a> Lower<'a> {
         // The per-lane fragment addresses, where fragments are loaded per
         // lane (an operand whose fragments come from matrix loads needs
         // none).
-        let a_addr = match &lda {
-            Some(_) => lit_i32(0),
-            None => self.let_reg("a_addr", a0, &mut body),
+        let a_addr = match (&lda, &resident_a) {
+            (None, None) => self.let_reg("a_addr", a0, &mut body),
+            _ => lit_i32(0),
         };
         let b_addr = match &ldb {
             Some(_) => lit_i32(0),
@@ -894,44 +911,86 @@ impl<'a> Lower<'a> {
             }
             Ok(())
         };
-        // The k loop over the fm × fn tiles whose A and B fragments start at
-        // `a_base` and `b_base`.
-        let k_loop = |s: &mut Self, a_base: &Expr, b_base: &Expr, out: &mut Vec<Stmt>| {
-            s.counted("kk", plan.ksteps, k, Unroll::Full, out, |s, kx, kb| {
-                let terms = vec![a_base.clone(), s.scaled(&kx, pa.addr(0, 1))?];
-                let ka = s.sum(terms)?;
-                let terms = vec![b_base.clone(), s.scaled(&kx, pb.addr(1, 0))?];
-                let kbx = s.sum(terms)?;
-                match (&lda, &a_ld) {
-                    (Some(p), Some(addr)) => {
-                        let k_off = s.scaled(&kx, pa.addr(0, 1))?;
-                        matrix_loads(s, p, addr, k_off, fa.arr, pa.id, kb)?;
-                    }
-                    _ => {
-                        for i in 0..fm {
-                            s.frag_moves(&fa, false, i * ma.slots, &ka, pa.addr(i * m, 0), kb)?;
+        // One k-step (`kk`: its number when the k loop is unrolled here)
+        // over the fm × fn tiles whose A and B fragments start at `a_base`
+        // and `b_base`.
+        let k_step = |s: &mut Self,
+                      (a_base, b_base): (&Expr, &Expr),
+                      kx: Expr,
+                      kk: Option<i64>,
+                      kb: &mut Vec<Stmt>|
+         -> Result<()> {
+            let terms = vec![a_base.clone(), s.scaled(&kx, pa.addr(0, 1))?];
+            let ka = s.sum(terms)?;
+            let terms = vec![b_base.clone(), s.scaled(&kx, pb.addr(1, 0))?];
+            let kbx = s.sum(terms)?;
+            // Where each tile row's A fragment is: (array, offset).
+            let mut a_at: Vec<(RegId, i64)> = (0..fm).map(|i| (fa.arr, i * ma.slots)).collect();
+            match (&resident_a, kk, &lda, &a_ld) {
+                (Some((arr, table)), Some(kk), _, _) => {
+                    for (i, at) in a_at.iter_mut().enumerate() {
+                        let first = (i as i64 * plan.ksteps + kk) as usize * ma.slot.len();
+                        let idx = &table[first..first + ma.slot.len()];
+                        if idx.iter().enumerate().all(|(j, &x)| x == idx[0] + j as i64) {
+                            *at = (*arr, idx[0]);
+                            continue;
+                        }
+                        for (j, &x) in idx.iter().enumerate() {
+                            let value = Expr {
+                                kind: ExprKind::Elem(*arr, Box::new(lit_i32(x))),
+                                dtype: pa.dtype,
+                            };
+                            kb.push(s.stmt(StmtKind::Assign {
+                                dst: RegRef::Elem(fa.arr, lit_i32(at.1 + j as i64)),
+                                value,
+                            }));
                         }
                     }
                 }
-                match (&ldb, &b_ld) {
-                    (Some(p), Some(addr)) => {
-                        let k_off = s.scaled(&kx, pb.addr(1, 0))?;
-                        matrix_loads(s, p, addr, k_off, fb.arr, pb.id, kb)?;
-                    }
-                    _ => {
-                        for j in 0..fn_ {
-                            s.frag_moves(&fb, false, j * mb.slots, &kbx, pb.addr(0, j * n), kb)?;
-                        }
+                (Some(_), None, _, _) => {
+                    return Err(s.malformed("register A fragments in a k loop not unrolled"));
+                }
+                (None, _, Some(p), Some(addr)) => {
+                    let k_off = s.scaled(&kx, pa.addr(0, 1))?;
+                    matrix_loads(s, p, addr, k_off, fa.arr, pa.id, kb)?;
+                }
+                _ => {
+                    for i in 0..fm {
+                        s.frag_moves(&fa, false, i * ma.slots, &ka, pa.addr(i * m, 0), kb)?;
                     }
                 }
-                for i in 0..fm {
+            }
+            match (&ldb, &b_ld) {
+                (Some(p), Some(addr)) => {
+                    let k_off = s.scaled(&kx, pb.addr(1, 0))?;
+                    matrix_loads(s, p, addr, k_off, fb.arr, pb.id, kb)?;
+                }
+                _ => {
                     for j in 0..fn_ {
-                        let c = (fc.arr, (i * fn_ + j) * mc.slots);
-                        let stmt = s.mma(plan, (fa.arr, i * ma.slots), (fb.arr, j * mb.slots), c);
-                        kb.push(stmt);
+                        s.frag_moves(&fb, false, j * mb.slots, &kbx, pb.addr(0, j * n), kb)?;
                     }
                 }
-                Ok(())
+            }
+            for (i, &a) in a_at.iter().enumerate() {
+                for j in 0..fn_ {
+                    let c = (fc.arr, (i as i64 * fn_ + j) * mc.slots);
+                    let stmt = s.mma(plan, a, (fb.arr, j * mb.slots), c);
+                    kb.push(stmt);
+                }
+            }
+            Ok(())
+        };
+        // The k loop: unrolled here when A's fragments are register
+        // elements chosen per k-step.
+        let k_loop = |s: &mut Self, a_base: &Expr, b_base: &Expr, out: &mut Vec<Stmt>| {
+            if resident_a.is_some() {
+                for kk in 0..plan.ksteps {
+                    k_step(s, (a_base, b_base), lit_i32(kk * k), Some(kk), out)?;
+                }
+                return Ok(());
+            }
+            s.counted("kk", plan.ksteps, k, Unroll::Full, out, |s, kx, kb| {
+                k_step(s, (a_base, b_base), kx, None, kb)
             })
         };
         if resident_c.is_some() {

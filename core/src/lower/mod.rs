@@ -118,6 +118,7 @@ mod pad;
 mod pipeline;
 mod raster;
 mod reduce;
+mod infer;
 mod resident;
 mod spread;
 mod swizzle;
@@ -396,6 +397,40 @@ fn for_each_load(f: &ir::Function, e: Handle<ir::Expr>, mut visit: impl FnMut(Ha
     }
 }
 
+/// Visits every buffer a `parallel` nest's body stores to or loads from
+/// in its statements' expressions (not in tile statements' regions).
+fn visit_nest_buffers(f: &ir::Function, body: &ir::Block, mut visit: impl FnMut(Handle<ir::Buffer>)) {
+    let mut stack: Vec<&ir::Block> = vec![body];
+    while let Some(block) = stack.pop() {
+        for stmt in &block.stmts {
+            match stmt {
+                ir::Stmt::Store { buffer, value, .. } => {
+                    visit(*buffer);
+                    for_each_load(f, *value, &mut visit);
+                }
+                ir::Stmt::Let { value, .. } => for_each_load(f, *value, &mut visit),
+                ir::Stmt::If {
+                    cond,
+                    then,
+                    otherwise,
+                } => {
+                    for_each_load(f, *cond, &mut visit);
+                    stack.push(then);
+                    stack.push(otherwise);
+                }
+                ir::Stmt::For { body, .. } | ir::Stmt::Parallel { body, .. } => {
+                    stack.push(body);
+                }
+                ir::Stmt::AtomicAdd {
+                    value: AtomicValue::Scalar(e),
+                    ..
+                } => for_each_load(f, *e, &mut visit),
+                _ => {}
+            }
+        }
+    }
+}
+
 /// Where a Tile IR buffer lives after lowering.
 #[derive(Clone, Debug)]
 enum Mem {
@@ -471,6 +506,9 @@ struct Lower<'a> {
     spread: HashMap<Handle<ir::Buffer>, spread::SpreadBuf>,
     /// Inside a spread nest: the array slot of the current element.
     spread_slot: Option<Expr>,
+    /// Inside a nest over register buffers (`resident.rs`): the array
+    /// slots of the current element.
+    resident_slot: Option<resident::NestSlot>,
     /// Accesses the verifier proved in bounds ([`LowerOptions`]).
     proved: Option<&'a HashSet<AccessSite>>,
     /// Buffers whose accesses are being lowered without guards.
@@ -562,6 +600,7 @@ impl<'a> Lower<'a> {
             scratch: Vec::new(),
             spread: HashMap::new(),
             spread_slot: None,
+            resident_slot: None,
             proved: None,
             trusted: HashSet::new(),
             pipelines: HashMap::new(),
@@ -1063,9 +1102,16 @@ impl<'a> Lower<'a> {
                 let a = self.expr(*arg, out)?;
                 Ok(Expr::cast(*dtype, a))
             }
-            ir::Expr::Load { buffer, .. } if self.spread.contains_key(buffer) => {
+            ir::Expr::Load { buffer, .. }
+                if self.spread.contains_key(buffer) || self.resident.contains_key(buffer) =>
+            {
                 let dtype = f.buffers[*buffer].dtype;
-                match self.spread_elem(*buffer)? {
+                let at = if self.resident.contains_key(buffer) {
+                    self.resident_elem(*buffer)?
+                } else {
+                    self.spread_elem(*buffer)?
+                };
+                match at {
                     RegRef::Elem(arr, slot) => Ok(Expr {
                         kind: ExprKind::Elem(arr, Box::new(slot)),
                         dtype,
@@ -1895,6 +1941,9 @@ impl<'a> Lower<'a> {
                         .ok_or_else(|| self.malformed("parallel extents must be constants"))?;
                     ext.push(n);
                 }
+                if let Some(plan) = self.nest_resident(body, &ext) {
+                    return self.resident_nest(&plan, vars, &ext, body, out);
+                }
                 if let Some(layout) = self.nest_spread(body) {
                     return self.spread_nest(&layout, vars, &ext, body, out);
                 }
@@ -1908,8 +1957,17 @@ impl<'a> Lower<'a> {
                     s.thread_block(body, inner)
                 })
             }
+            ir::Stmt::Copy { src, dst }
+                if self.resident.contains_key(&src.buffer)
+                    && self.resident.contains_key(&dst.buffer) =>
+            {
+                self.resident_copy(src.buffer, dst.buffer, out)
+            }
             ir::Stmt::Copy { src, dst } if self.resident.contains_key(&src.buffer) => {
                 self.resident_copy_out(src, dst, out)
+            }
+            ir::Stmt::Copy { dst, .. } if self.resident.contains_key(&dst.buffer) => {
+                Err(self.demote(dst.buffer))
             }
             ir::Stmt::Copy { src, dst }
                 if self.spread.contains_key(&src.buffer)
@@ -2142,8 +2200,14 @@ impl<'a> Lower<'a> {
 
     fn thread_stmt(&mut self, stmt: &ir::Stmt, out: &mut Vec<Stmt>) -> Result<()> {
         match stmt {
-            ir::Stmt::Store { buffer, value, .. } if self.spread.contains_key(buffer) => {
-                let dst = self.spread_elem(*buffer)?;
+            ir::Stmt::Store { buffer, value, .. }
+                if self.spread.contains_key(buffer) || self.resident.contains_key(buffer) =>
+            {
+                let dst = if self.resident.contains_key(buffer) {
+                    self.resident_elem(*buffer)?
+                } else {
+                    self.spread_elem(*buffer)?
+                };
                 let v = self.expr(*value, out)?;
                 let dtype = self.f.buffers[*buffer].dtype;
                 let v = if v.dtype == dtype {

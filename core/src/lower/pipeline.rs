@@ -10,7 +10,12 @@
 //!   region of a global buffer to the whole of a shared buffer of the same
 //!   element type, which a vector copy moves in chunks (the width rule of
 //!   `copy.rs`) whose byte size the target's per-thread global → shared
-//!   async copies with commit groups take, when it has them;
+//!   async copies with commit groups take, when it has them. With async
+//!   copies, a later copy of that kind is a producer too when no statement
+//!   before it in the body touches its destination and its source region's
+//!   bounds read no memory and no variable bound in the body: issuing it at
+//!   the top of the iteration then loads the same tile (attention's `V`
+//!   tile, copied after the scores are computed, is one);
 //! - the rest of the body (the *consumers*) reads those shared buffers
 //!   (loads, `copy` sources, `gemm` operands) but never writes them, and
 //!   does not `reduce` or `cumsum` them;
@@ -189,29 +194,33 @@ impl Lower<'_> {
         buffers_outside(kernel_body, stmt, &mut outside, f);
         let mut producers = Vec::new();
         let mut staged = Vec::new();
+        let mut leading = true;
+        let mut bound = HashSet::new();
+        bound_vars(body, &mut bound, f);
         for (i, s) in body.stmts.iter().enumerate() {
             let ir::Stmt::Copy { src, dst } = s else {
-                break;
+                leading = false;
+                continue;
             };
-            let (sb, db) = (&f.buffers[src.buffer], &f.buffers[dst.buffer]);
-            if sb.scope != Scope::Global
-                || db.scope != Scope::Shared
-                || sb.dtype != db.dtype
-                || !self.whole(dst)
-                || staged.contains(&dst.buffer)
-                || outside.contains(&dst.buffer)
-            {
-                break;
-            }
-            let Some(w) = self.async_width(src, dst) else {
-                break;
+            let Some(w) = self.producer_width(src, dst, &staged, &outside, sizes) else {
+                leading = false;
+                continue;
             };
-            let bytes = w * db.dtype.bytes() as i64;
-            if !sizes.is_empty() && !sizes.iter().any(|&s| i64::from(s) == bytes) {
-                break;
-            }
-            if sizes.is_empty() && self.prefetch_slots(dst.buffer, w) > MAX_PREFETCH_SLOTS {
-                break;
+            if !leading {
+                // A later copy is a producer too when moving it to the top
+                // of the iteration changes nothing (module documentation).
+                let before = ir::Block {
+                    stmts: body.stmts[..i].to_vec(),
+                    spans: Vec::new(),
+                };
+                let mut touched = HashSet::new();
+                buffers_outside(&before, s, &mut touched, f);
+                if sizes.is_empty()
+                    || touched.contains(&dst.buffer)
+                    || !region_invariant(src, &bound, f)
+                {
+                    continue;
+                }
             }
             producers.push((i, w));
             staged.push(dst.buffer);
@@ -222,14 +231,7 @@ impl Lower<'_> {
         let staged_set: HashSet<Handle<ir::Buffer>> = staged.iter().copied().collect();
         // Consumers only read the staged buffers, in ways whose addresses
         // go through the stage base.
-        let consumers = ir::Block {
-            stmts: body.stmts[producers.len()..].to_vec(),
-            spans: body
-                .spans
-                .get(producers.len()..)
-                .map(<[_]>::to_vec)
-                .unwrap_or_default(),
-        };
+        let consumers = consumers_of(body, &producers);
         if !consumers_only_read(&consumers, &staged_set) {
             return None;
         }
@@ -267,6 +269,38 @@ impl Lower<'_> {
             },
             staged,
         ))
+    }
+
+    /// The vector width of a copy that can be a producer (module
+    /// documentation, "Which loops"), or `None`.
+    fn producer_width(
+        &self,
+        src: &Region,
+        dst: &Region,
+        staged: &[Handle<ir::Buffer>],
+        outside: &HashSet<Handle<ir::Buffer>>,
+        sizes: &[u32],
+    ) -> Option<i64> {
+        let f = self.f;
+        let (sb, db) = (&f.buffers[src.buffer], &f.buffers[dst.buffer]);
+        if sb.scope != Scope::Global
+            || db.scope != Scope::Shared
+            || sb.dtype != db.dtype
+            || !self.whole(dst)
+            || staged.contains(&dst.buffer)
+            || outside.contains(&dst.buffer)
+        {
+            return None;
+        }
+        let w = self.async_width(src, dst)?;
+        let bytes = w * db.dtype.bytes() as i64;
+        if !sizes.is_empty() && !sizes.iter().any(|&s| i64::from(s) == bytes) {
+            return None;
+        }
+        if sizes.is_empty() && self.prefetch_slots(dst.buffer, w) > MAX_PREFETCH_SLOTS {
+            return None;
+        }
+        Some(w)
     }
 
     /// The vector width of a producer copy, from the width rule of
@@ -599,14 +633,7 @@ impl Lower<'_> {
             let base = self.bin(BinaryOp::Mul, reg_expr(stage, DType::I32), lit_i32(size))?;
             self.stage_base.insert(b, (base, size));
         }
-        let consumers = ir::Block {
-            stmts: body.stmts[plan.producers.len()..].to_vec(),
-            spans: body
-                .spans
-                .get(plan.producers.len()..)
-                .map(<[_]>::to_vec)
-                .unwrap_or_default(),
-        };
+        let consumers = consumers_of(body, &plan.producers);
         let r = self.uniform_block(&consumers, out);
         for (b, _) in &staged {
             self.stage_base.remove(b);
@@ -889,6 +916,69 @@ fn buffers_outside(
 }
 
 /// The (source region, destination buffer) of each producer copy.
+/// The body without its producers: what runs on the stage.
+pub(super) fn consumers_of(body: &ir::Block, producers: &[(usize, i64)]) -> ir::Block {
+    let mut out = ir::Block {
+        stmts: Vec::new(),
+        spans: Vec::new(),
+    };
+    for (i, stmt) in body.stmts.iter().enumerate() {
+        if producers.iter().any(|&(p, _)| p == i) {
+            continue;
+        }
+        out.stmts.push(stmt.clone());
+        if let Some(&span) = body.spans.get(i) {
+            out.spans.push(span);
+        }
+    }
+    out
+}
+
+/// Every variable a block binds (`let`, loop and nest variables).
+fn bound_vars(block: &ir::Block, out: &mut HashSet<Handle<ir::Var>>, f: &ir::Function) {
+    for stmt in &block.stmts {
+        match stmt {
+            ir::Stmt::Let { var, .. } => {
+                out.insert(*var);
+            }
+            ir::Stmt::For { var, body, .. } => {
+                out.insert(*var);
+                bound_vars(body, out, f);
+            }
+            ir::Stmt::Parallel { vars, body, .. } => {
+                out.extend(vars.iter().copied());
+                bound_vars(body, out, f);
+            }
+            ir::Stmt::If {
+                then, otherwise, ..
+            } => {
+                bound_vars(then, out, f);
+                bound_vars(otherwise, out, f);
+            }
+            ir::Stmt::Kernel { body, .. } => bound_vars(body, out, f),
+            _ => {}
+        }
+    }
+}
+
+/// Whether a region's bounds read no memory and no variable in `bound`
+/// (so they can be evaluated at the top of the iteration).
+fn region_invariant(r: &Region, bound: &HashSet<Handle<ir::Var>>, f: &ir::Function) -> bool {
+    let mut stack: Vec<Handle<ir::Expr>> = r
+        .ranges
+        .iter()
+        .flat_map(|x| [x.start, x.extent])
+        .collect();
+    while let Some(e) = stack.pop() {
+        match f.exprs.try_get(e) {
+            Some(ir::Expr::Load { .. }) | None => return false,
+            Some(ir::Expr::Var(v)) if bound.contains(v) => return false,
+            Some(node) => stack.extend(node.operands()),
+        }
+    }
+    true
+}
+
 fn plan_producers<'b>(
     body: &'b ir::Block,
     producers: &'b [(usize, i64)],

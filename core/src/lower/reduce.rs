@@ -160,6 +160,12 @@ impl Lower<'_> {
             src: sd,
             dst: dd,
         };
+        if self.resident.contains_key(&src) {
+            if dim + 1 != sshape.len() {
+                return Err(self.demote(src));
+            }
+            return self.reduce_resident(fold, src, dst, clear, out);
+        }
         if let Some(layout) = self.spread.get(&src).cloned() {
             let plan = self.row_plan(&layout.shape, layout.v);
             let w = self.target.simt_width();
@@ -195,6 +201,9 @@ impl Lower<'_> {
     /// Whether the `reduce` of `src` along `dim` exchanges partials
     /// through the scratch array (groups spanning several warps).
     pub(super) fn reduce_uses_scratch(&self, src: Handle<ir::Buffer>, dim: usize) -> bool {
+        if self.resident.contains_key(&src) {
+            return false;
+        }
         if let Some(uses) = self.spread_reduce_uses_scratch(src) {
             return uses;
         }
@@ -729,5 +738,110 @@ impl Lower<'_> {
         self.pending.reads.insert(dst_buf);
         self.pending.writes.insert(dst_buf);
         Ok(())
+    }
+
+    /// A reduction along the rows of a tile register buffer into a rows
+    /// register buffer (the algorithm is in `resident.rs`, "Code").
+    fn reduce_resident(
+        &mut self,
+        fold: Fold,
+        src: Handle<ir::Buffer>,
+        dst: Handle<ir::Buffer>,
+        clear: bool,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        use super::infer::{Form, row_offsets, row_shuffles};
+        let w = self.target.simt_width().map_or(0, i64::from);
+        let Some(s) = self.resident.get(&src) else {
+            return Err(self.demote(src));
+        };
+        // The destination: a rows buffer, or a 1-D buffer in memory.
+        let to = match self.resident.get(&dst) {
+            Some(d) if d.form == Form::Rows => Ok(d.arr),
+            Some(_) => return Err(self.demote(dst)),
+            None => Err(self.shared_of(dst)?),
+        };
+        if s.form != Form::Tile {
+            return Err(self.demote(src));
+        }
+        let (plan, sarr) = (s.plan.clone(), s.arr);
+        let map = &plan.maps[2];
+        let offsets = row_offsets(map);
+        let Some(shuffles) = row_shuffles(map, w) else {
+            return Err(self.demote(src));
+        };
+        let nq = offsets.len() as i64;
+        let mut body = Vec::new();
+        let (row0, col0, _, grp) = self.lane_origin(&plan, &mut body)?;
+        for i in 0..plan.tm {
+            for (q, &o) in offsets.iter().enumerate() {
+                // This thread's elements of the row, in column order.
+                let mut cols: Vec<(i64, i64)> = Vec::new();
+                for j in 0..plan.tn {
+                    for (slot, &(r, c)) in map.slot.iter().enumerate() {
+                        if r == o {
+                            let at = (i * plan.tn + j) * map.slots + slot as i64;
+                            cols.push((j * plan.n + c, at));
+                        }
+                    }
+                }
+                cols.sort_unstable();
+                let acc = self.temp("acc", fold.acc);
+                self.assign(&mut body, acc, fold.identity());
+                for (_, at) in cols {
+                    let x = Expr {
+                        kind: super::ExprKind::Elem(sarr, Box::new(lit_i32(at))),
+                        dtype: fold.src,
+                    };
+                    let next =
+                        self.combine(fold.kind, reg_expr(acc, fold.acc), Expr::cast(fold.acc, x))?;
+                    self.assign(&mut body, acc, next);
+                }
+                for &off in &shuffles {
+                    let other = self.temp("x", fold.acc);
+                    body.push(self.stmt(StmtKind::Shuffle {
+                        kind: ShuffleKind::Xor,
+                        dst: RegRef::Scalar(other),
+                        value: reg_expr(acc, fold.acc),
+                        lane: lit_i32(off),
+                        width: w as u32,
+                    }));
+                    let m = self.merge(fold.kind, reg_expr(acc, fold.acc), reg_expr(other, fold.acc))?;
+                    self.assign(&mut body, acc, m);
+                }
+                let darr = match to {
+                    Ok(darr) => darr,
+                    Err(shared) => {
+                        // One holder per row (column part zero) merges the
+                        // old value and stores.
+                        let row = self.bin(BinaryOp::Add, row0.clone(), lit_i32(i * plan.m + o))?;
+                        let mut then = Vec::new();
+                        self.finish_output(fold, shared, acc, row, clear, &mut then)?;
+                        let cond = self.bin(BinaryOp::Eq, col0.clone(), lit_i32(0))?;
+                        body.push(self.stmt(StmtKind::If {
+                            cond,
+                            then_body: then,
+                            else_body: None,
+                        }));
+                        continue;
+                    }
+                };
+                let entry = lit_i32(i * nq + q as i64);
+                if !clear {
+                    let old = Expr {
+                        kind: super::ExprKind::Elem(darr, Box::new(entry.clone())),
+                        dtype: fold.dst,
+                    };
+                    let merged =
+                        self.merge(fold.kind, Expr::cast(fold.acc, old), reg_expr(acc, fold.acc))?;
+                    self.assign(&mut body, acc, merged);
+                }
+                body.push(self.stmt(StmtKind::Assign {
+                    dst: RegRef::Elem(darr, entry),
+                    value: Expr::cast(fold.dst, reg_expr(acc, fold.acc)),
+                }));
+            }
+        }
+        self.working_groups(&plan, grp, body, out)
     }
 }

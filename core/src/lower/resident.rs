@@ -1,42 +1,27 @@
-//! Register-resident accumulator buffers: the simplest case of layout
-//! inference, for fragment buffers that only ever serve as a `gemm`
-//! accumulator.
+//! Fragment buffers kept in registers in a matrix atom's layout: the code
+//! that reads and writes them. Which buffers, and in which layout, is
+//! decided by layout inference (`infer.rs`, which also defines the two
+//! layouts, tile(P) and rows(P), of a gemm plan P).
 //!
-//! # Which buffers
-//! Before a kernel body is lowered, every statement of it is scanned for
-//! the uses of each `fragment`- or `local`-scope buffer `F`. `F` is kept in
-//! registers when it has a constant 2-D shape, no initial value, and every
-//! use is one of:
-//! - `fill` of the whole of `F` (`T.clear`, `T.fill`);
-//! - the C operand of a `gemm` whose C region is the whole of `F` (and
-//!   whose A and B are other buffers), with constant A and B extents;
-//! - the source of a `copy` whose source region is the whole of `F` and
-//!   whose destination is a global or shared buffer;
-//!
-//! with at least one `gemm`, and every `gemm` choosing the same matrix
-//! atom, the same `gm × gn` split over issuing groups and the same tiles
-//! per group, with the accumulators resident (`gemm.rs`: the plan depends
-//! on the element types, M, N, K, the warp policy and the thread count).
-//! Any other use (a load or store of an element, a sub-tile region, a
-//! `reduce`, a `parallel` nest, a copy into `F`, a second plan, a gemm that
-//! falls back to the scalar path) keeps `F` in shared memory as before.
-//!
-//! # Layout
-//! `F` takes the accumulator layout of that plan: thread `t` of issuing
-//! group `g` (lane `l`) owns the C fragments of the group's `tm × tn` atom
-//! tiles, in a local array of `tm·tn·slots` elements, tile `(i, j)` at
-//! `(i·tn + j)·slots`. Element `(row, col)` of slot `s` of tile `(i, j)` is
-//! `(gi·tm·m + i·m + R(l) + r_s, gj·tn·n + j·n + C(l) + c_s)` with `(gi, gj)`
-//! the group's place in the grid and `R`, `C`, `r_s`, `c_s` the fragment's
-//! lane and slot parts. Threads of idle groups own nothing. `F` gets no
-//! shared buffer; the array is named after it.
+//! # Tile layout
+//! Thread `t` of issuing group `g` (lane `l`) owns the C fragments of the
+//! group's `tm × tn` atom tiles, in a local array of `tm·tn·slots`
+//! elements, tile `(i, j)` at `(i·tn + j)·slots`. Element `(row, col)` of
+//! slot `s` of tile `(i, j)` is `(gi·tm·m + i·m + R(l) + r_s, gj·tn·n + j·n
+//! + C(l) + c_s)` with `(gi, gj)` the group's place in the grid and `R`,
+//! `C`, `r_s`, `c_s` the fragment's lane and slot parts. Threads of idle
+//! groups own nothing. The buffer gets no shared memory; the array is
+//! named after it. A rows buffer's array has `tm·Q` entries (`infer.rs`).
 //!
 //! # Code
 //! - `fill`: every thread sets every element of its array (idle groups
 //!   included; their values are never read).
-//! - `gemm`: the atom code of `gemm.rs`, with the array as its C and D
-//!   fragments and no C loads or stores; `clear_accum` zeroes the array
-//!   (under an `if` for a runtime flag).
+//! - `gemm` with the buffer as C: the atom code of `gemm.rs`, with the
+//!   array as its C and D fragments and no C loads or stores;
+//!   `clear_accum` zeroes the array (under an `if` for a runtime flag).
+//!   With the buffer as A: the A fragments are the array's elements that
+//!   `infer::a_from_tile` lists (one register range per tile row and
+//!   k-step when they are consecutive, else copied into a fragment).
 //! - `copy` out: each owning thread stores its elements to their places in
 //!   the destination region, converted to its type per element, with the
 //!   through-memory copy's guards (elements outside the destination buffer
@@ -45,33 +30,64 @@
 //!   proven as for vector copies (`copy.rs`) and the column of the
 //!   vector's first element is a multiple of the width: the lane's column
 //!   steps, the group's column offset and the slot's tile offset are.
+//!   A rows buffer is stored by one holder per row: the one whose column
+//!   part (`gj·tn·n + C(l)`) is zero.
+//! - `copy` between two register buffers of one layout: element by element
+//!   in the arrays, converted.
+//! - a `parallel` nest over `[M, N]` runs, on each thread of a working
+//!   group, once per element it owns: unrolled loops over the tile rows
+//!   `i` and columns `j`, and every slot `s` written out, bind the nest's
+//!   variables to the element's row and column; `X[i, j]` of a tile member
+//!   is array element `(i·tn + j)·slots + s` and `X[i]` of a rows member
+//!   entry `i·Q + q(s)` (`q(s)`: the slot's row offset). A nest over `[M]`
+//!   runs once per row entry `i·Q + q` the thread holds. Idle groups skip
+//!   both (`if group < gm·gn`, uniform per group).
+//! - `reduce` of a tile buffer along its rows into a rows buffer
+//!   (`reduce.rs`): each thread folds, per row entry, the slots of that row
+//!   in column order, then the lanes holding the row combine by `shfl_xor`
+//!   butterflies over the column digits (`infer::row_shuffles`); the old
+//!   value is folded in last unless the reduction clears, and the result
+//!   rounded once, on every holder. Into a 1-D buffer in memory, only the
+//!   holder whose column part is zero reads the old value and stores.
 //!
 //! # Barriers and fallback
-//! `F` is private to each thread, so its reads and writes never enter the
-//! shared-memory read/write sets that place barriers. Every thread reads
-//! only the elements it wrote itself, because all uses share one plan.
-//! When lowering meets a use that cannot take the plan after all (the A or
-//! B region is not provably inside its buffer, say), it records the
-//! buffer and gives up; the kernel is then lowered again with the buffer
-//! in shared memory (`mod.rs`, `lower_kernel`), so nothing the
+//! A register buffer is private to each thread, so its reads and writes
+//! never enter the shared-memory read/write sets that place barriers.
+//! Every thread reads only elements it wrote itself: all uses of a buffer
+//! share one layout, and a rows entry is written by each of its holders.
+//! When lowering meets a use that cannot take the layout after all (a
+//! gemm's A or B region is not provably inside its buffer, say), it records
+//! the buffer and gives up; the kernel is then lowered again with the
+//! buffer in shared memory (`mod.rs`, `lower_kernel`), so nothing the
 //! through-memory lowering accepts is refused.
 
-use std::collections::{HashMap, HashSet};
-
 use super::gemm::{AtomOperand, AtomPlan, OperandRegion};
+use super::infer::{Form, GemmShape, Layout, row_offsets};
 use super::{
     DType, Expr, ExprKind, Index, LowerError, RegId, RegRef, Result, SharedId, Stmt, StmtKind,
-    Unroll, gcd, lit_i32, non_unit,
+    Unroll, gcd, lit_i32, non_unit, reg_expr,
 };
-use crate::ir::{self, BinaryOp, GemmPolicy, Handle, Region, Scope};
+use crate::ir::{self, BinaryOp, GemmPolicy, Handle, Region};
 use crate::thread::{Guard, GuardElse, RegisterKind};
 
 use super::Lower;
 
-/// A buffer kept in registers: its plan and its per-thread array.
+/// A buffer kept in registers: its layout and its per-thread array.
 pub(super) struct ResidentBuf<'a> {
     pub(super) plan: AtomPlan<'a>,
+    pub(super) form: Form,
     pub(super) arr: RegId,
+    /// Elements of the array.
+    pub(super) len: i64,
+}
+
+/// Inside a nest over register buffers: the array index of the current
+/// element in a tile member (none in a nest over rows) and in a rows
+/// member.
+#[derive(Clone)]
+pub(super) struct NestSlot {
+    pub(super) tile: Option<Expr>,
+    pub(super) rows: Expr,
 }
 
 impl AtomPlan<'_> {
@@ -87,90 +103,7 @@ impl AtomPlan<'_> {
     }
 }
 
-/// What the scan found about one buffer.
-#[derive(Default)]
-struct Uses {
-    /// Some use is not one of the allowed ones.
-    bad: HashSet<Handle<ir::Buffer>>,
-    /// The gemms each buffer is the C of: (A, B, C types; M, N, K; policy).
-    gemms: HashMap<Handle<ir::Buffer>, Vec<GemmShape>>,
-}
-
-type GemmShape = ([DType; 3], (i64, i64, i64), GemmPolicy);
-
 impl<'a> Lower<'a> {
-    /// Picks the buffers of the kernel body to keep in registers (module
-    /// documentation) and gives each its array.
-    pub(super) fn find_resident(&mut self, body: &ir::Block) {
-        let mut uses = Uses::default();
-        self.scan_block(body, false, &mut uses);
-        let f = self.f;
-        let mut chosen: Vec<(Handle<ir::Buffer>, AtomPlan<'a>)> = Vec::new();
-        for (&b, shapes) in &uses.gemms {
-            let buffer = &f.buffers[b];
-            if uses.bad.contains(&b)
-                || self.excluded.contains(&b)
-                || !matches!(buffer.scope, Scope::Fragment | Scope::Local)
-                || f.const_shape(b).is_none_or(|s| s.len() != 2)
-            {
-                continue;
-            }
-            let mut plan: Option<AtomPlan<'a>> = None;
-            let mut ok = true;
-            for &(dtypes, mnk, policy) in shapes {
-                match (self.choose_plan(dtypes, mnk, policy), &plan) {
-                    (Some(p), None) if p.resident => plan = Some(p),
-                    (Some(p), Some(q)) if p.same_split(q) => {}
-                    _ => ok = false,
-                }
-            }
-            if let (true, Some(plan)) = (ok, plan) {
-                chosen.push((b, plan));
-            }
-        }
-        chosen.sort_by_key(|(b, _)| b.index());
-        for (b, plan) in chosen {
-            let len = plan.tm * plan.tn * plan.maps[2].slots;
-            let name = self.claim(&f.buffers[b].name);
-            let arr = self.add_reg(
-                name,
-                f.buffers[b].dtype,
-                RegisterKind::Array { len: len as u32 },
-            );
-            self.resident.insert(b, ResidentBuf { plan, arr });
-        }
-    }
-
-    /// The attempt gives up keeping `b` in registers (module documentation,
-    /// "Barriers and fallback").
-    pub(super) fn demote(&mut self, b: Handle<ir::Buffer>) -> LowerError {
-        self.demoted = Some(b);
-        self.unsupported(format!(
-            "`{}` in registers: a gemm on it does not take its accumulator plan",
-            self.f.buffers[b].name
-        ))
-    }
-
-    fn scan_block(&self, block: &ir::Block, parallel: bool, uses: &mut Uses) {
-        for stmt in &block.stmts {
-            self.scan_stmt(stmt, parallel, uses);
-        }
-    }
-
-    /// Marks every buffer an expression loads from.
-    fn scan_expr(&self, e: Handle<ir::Expr>, uses: &mut Uses) {
-        super::for_each_load(self.f, e, |b| {
-            uses.bad.insert(b);
-        });
-    }
-
-    fn scan_region(&self, r: &Region, uses: &mut Uses) {
-        for range in &r.ranges {
-            self.scan_expr(range.start, uses);
-            self.scan_expr(range.extent, uses);
-        }
-    }
-
     /// Whether a region is the whole of its buffer (constant zero starts,
     /// extents equal to the constant shape).
     pub(super) fn whole(&self, r: &Region) -> bool {
@@ -196,7 +129,7 @@ impl<'a> Lower<'a> {
     }
 
     /// The element types, sizes and policy that choose a gemm's plan.
-    fn gemm_shape(
+    pub(super) fn gemm_shape(
         &self,
         [a, b, c]: [&Region; 3],
         (ta, tb): (bool, bool),
@@ -209,115 +142,6 @@ impl<'a> Lower<'a> {
         let n = if tb { br } else { bc };
         let dtypes = [a.buffer, b.buffer, c.buffer].map(|x| f.buffers[x].dtype);
         Some((dtypes, (m, n, k), policy))
-    }
-
-    fn scan_stmt(&self, stmt: &ir::Stmt, parallel: bool, uses: &mut Uses) {
-        let f = self.f;
-        let bad = |uses: &mut Uses, b: Handle<ir::Buffer>| {
-            uses.bad.insert(b);
-        };
-        match stmt {
-            ir::Stmt::Kernel { body, .. } => self.scan_block(body, parallel, uses),
-            ir::Stmt::Alloc { buffer, init } => {
-                if let Some(i) = init {
-                    self.scan_expr(*i, uses);
-                    bad(uses, *buffer);
-                }
-            }
-            ir::Stmt::For {
-                start,
-                extent,
-                body,
-                ..
-            } => {
-                self.scan_expr(*start, uses);
-                self.scan_expr(*extent, uses);
-                self.scan_block(body, parallel, uses);
-            }
-            ir::Stmt::Parallel { extents, body, .. } => {
-                for &e in extents {
-                    self.scan_expr(e, uses);
-                }
-                self.scan_block(body, true, uses);
-            }
-            ir::Stmt::If {
-                cond,
-                then,
-                otherwise,
-            } => {
-                self.scan_expr(*cond, uses);
-                self.scan_block(then, parallel, uses);
-                self.scan_block(otherwise, parallel, uses);
-            }
-            ir::Stmt::Let { value, .. } => self.scan_expr(*value, uses),
-            ir::Stmt::Store {
-                buffer,
-                indices,
-                value,
-            } => {
-                for &i in indices {
-                    self.scan_expr(i, uses);
-                }
-                self.scan_expr(*value, uses);
-                bad(uses, *buffer);
-            }
-            ir::Stmt::Copy { src, dst } => {
-                self.scan_region(src, uses);
-                self.scan_region(dst, uses);
-                bad(uses, dst.buffer);
-                let to = f.buffers.try_get(dst.buffer).map(|b| b.scope);
-                let out = matches!(to, Some(Scope::Global | Scope::Shared));
-                if parallel || !out || !self.whole(src) || src.buffer == dst.buffer {
-                    bad(uses, src.buffer);
-                }
-            }
-            ir::Stmt::Gemm {
-                a,
-                b,
-                c,
-                transpose_a,
-                transpose_b,
-                policy,
-                clear_accum,
-            } => {
-                for r in [a, b, c] {
-                    self.scan_region(r, uses);
-                }
-                self.scan_expr(*clear_accum, uses);
-                bad(uses, a.buffer);
-                bad(uses, b.buffer);
-                let shape = self.gemm_shape([a, b, c], (*transpose_a, *transpose_b), *policy);
-                match shape {
-                    Some(s) if !parallel && self.whole(c) && c.buffer != a.buffer => {
-                        uses.gemms.entry(c.buffer).or_default().push(s);
-                    }
-                    _ => bad(uses, c.buffer),
-                }
-            }
-            ir::Stmt::Fill { dst, value } => {
-                self.scan_region(dst, uses);
-                self.scan_expr(*value, uses);
-                if parallel || !self.whole(dst) {
-                    bad(uses, dst.buffer);
-                }
-            }
-            ir::Stmt::Reduce { src, dst, .. } | ir::Stmt::Cumsum { src, dst, .. } => {
-                bad(uses, *src);
-                bad(uses, *dst);
-            }
-            ir::Stmt::AtomicAdd { dst, value } => {
-                self.scan_region(dst, uses);
-                bad(uses, dst.buffer);
-                match value {
-                    ir::AtomicValue::Scalar(e) => self.scan_expr(*e, uses),
-                    ir::AtomicValue::Region(r) => {
-                        self.scan_region(r, uses);
-                        bad(uses, r.buffer);
-                    }
-                }
-            }
-            ir::Stmt::Barrier | ir::Stmt::Assume { .. } => {}
-        }
     }
 
     /// The C operand of a gemm into a resident buffer: the buffer's
@@ -353,13 +177,13 @@ impl<'a> Lower<'a> {
             _ => {
                 let r = self.temp("f", dtype);
                 self.assign(out, r, value);
-                super::reg_expr(r, dtype)
+                reg_expr(r, dtype)
             }
         };
         let name = self.fresh("z");
         let var = self.add_reg(name, DType::I32, RegisterKind::Loop);
         let body = vec![self.stmt(StmtKind::Assign {
-            dst: RegRef::Elem(arr, super::reg_expr(var, DType::I32)),
+            dst: RegRef::Elem(arr, reg_expr(var, DType::I32)),
             value,
         })];
         out.push(self.stmt(StmtKind::For {
@@ -378,7 +202,261 @@ impl<'a> Lower<'a> {
             .resident
             .get(&b)
             .ok_or_else(|| self.malformed("a resident buffer without its plan"))?;
-        Ok((r.arr, r.plan.tm * r.plan.tn * r.plan.maps[2].slots))
+        Ok((r.arr, r.len))
+    }
+
+    /// Gives an inferred buffer its array.
+    pub(super) fn make_resident(&mut self, b: Handle<ir::Buffer>, layout: Layout<'a>) {
+        let plan = layout.plan;
+        let len = match layout.form {
+            Form::Tile => plan.tm * plan.tn * plan.maps[2].slots,
+            Form::Rows => plan.tm * row_offsets(&plan.maps[2]).len() as i64,
+        };
+        let buffer = &self.f.buffers[b];
+        let name = self.claim(&buffer.name);
+        let arr = self.add_reg(
+            name,
+            buffer.dtype,
+            RegisterKind::Array { len: len as u32 },
+        );
+        self.resident.insert(
+            b,
+            ResidentBuf {
+                plan,
+                form: layout.form,
+                arr,
+                len,
+            },
+        );
+    }
+
+    /// The attempt gives up keeping `b` in registers (module documentation,
+    /// "Barriers and fallback").
+    pub(super) fn demote(&mut self, b: Handle<ir::Buffer>) -> LowerError {
+        self.demoted = Some(b);
+        self.unsupported(format!(
+            "`{}` in registers: a use does not take its inferred layout",
+            self.f.buffers[b].name
+        ))
+    }
+
+    /// `X[...]` of a register buffer inside a nest over register buffers:
+    /// the array element of the current iteration.
+    pub(super) fn resident_elem(&mut self, b: Handle<ir::Buffer>) -> Result<RegRef> {
+        let at = match (self.resident.get(&b), &self.resident_slot) {
+            (Some(r), Some(slot)) => match r.form {
+                Form::Tile => slot.tile.clone().map(|e| (r.arr, e)),
+                Form::Rows => Some((r.arr, slot.rows.clone())),
+            },
+            _ => None,
+        };
+        match at {
+            Some((arr, e)) => Ok(RegRef::Elem(arr, e)),
+            None => Err(self.demote(b)),
+        }
+    }
+
+    /// The plan whose layout a `parallel` nest over `ext` runs in: a tile
+    /// member's, or for a nest without one a rows member's whose C has the
+    /// nest's shape (`infer.rs` made the members agree).
+    pub(super) fn nest_resident(&self, body: &ir::Block, ext: &[i64]) -> Option<AtomPlan<'a>> {
+        let mut tile: Option<AtomPlan<'a>> = None;
+        let mut rows: Option<AtomPlan<'a>> = None;
+        super::visit_nest_buffers(self.f, body, |b| match self.resident.get(&b) {
+            Some(r) if r.form == Form::Tile && tile.is_none() => tile = Some(r.plan.clone()),
+            Some(r) if r.form == Form::Rows && rows.is_none() => {
+                let p = &r.plan;
+                let fits = match ext {
+                    [mm, nn] => p.gm * p.tm * p.m == *mm && p.gn * p.tn * p.n == *nn,
+                    _ => true,
+                };
+                if fits {
+                    rows = Some(p.clone());
+                }
+            }
+            _ => {}
+        });
+        if ext.len() == 2 { tile.or(rows) } else { rows }
+    }
+
+    /// The lane's first row and column in a plan's C, as registers:
+    /// `gi·tm·m + R(l)` and `gj·tn·n + C(l)`, with the lane, the group and
+    /// what the column part is a multiple of.
+    pub(super) fn lane_origin(
+        &mut self,
+        plan: &AtomPlan<'_>,
+        out: &mut Vec<Stmt>,
+    ) -> Result<(Expr, Expr, i64, Expr)> {
+        let map = plan.maps[2].clone();
+        let (lane, grp, gi, gj) = self.group_coords(plan)?;
+        let unit = |sr, sc| AtomOperand {
+            id: SharedId(u32::MAX),
+            dtype: DType::F32,
+            base: lit_i32(0),
+            base_mult: 0,
+            sr,
+            sc,
+        };
+        let row_lane = self.lane_address(&map, &unit(1, 0), &lane, plan.group)?;
+        let col_lane = self.lane_address(&map, &unit(0, 1), &lane, plan.group)?;
+        let terms = vec![self.scaled(&gi, plan.tm * plan.m)?, row_lane];
+        let row0 = self.sum(terms)?;
+        let terms = vec![self.scaled(&gj, plan.tn * plan.n)?, col_lane];
+        let col0 = self.sum(terms)?;
+        let row0 = self.let_reg("row", row0, out);
+        let col0 = self.let_reg("col", col0, out);
+        let mut col_align = super::gemm::lane_align(&map, &unit(0, 1));
+        if plan.gn > 1 {
+            col_align = gcd(col_align, plan.tn * plan.n);
+        }
+        Ok((row0, col0, col_align, grp))
+    }
+
+    /// `body` under `if group < gm·gn` when some groups idle.
+    pub(super) fn working_groups(&mut self, plan: &AtomPlan<'_>, grp: Expr, body: Vec<Stmt>, out: &mut Vec<Stmt>) -> Result<()> {
+        let used = plan.gm * plan.gn;
+        if used < plan.groups {
+            let cond = self.bin(BinaryOp::Lt, grp, lit_i32(used))?;
+            out.push(self.stmt(StmtKind::If {
+                cond,
+                then_body: body,
+                else_body: None,
+            }));
+        } else {
+            out.extend(body);
+        }
+        Ok(())
+    }
+
+    /// A `parallel` nest over `[M, N]` (or `[M]`) in the layout of `plan`
+    /// (module documentation, "Code").
+    pub(super) fn resident_nest(
+        &mut self,
+        plan: &AtomPlan<'a>,
+        vars: &[Handle<ir::Var>],
+        ext: &[i64],
+        body: &ir::Block,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let (m, n, tm, tn) = (plan.m, plan.n, plan.tm, plan.tn);
+        let map = plan.maps[2].clone();
+        let offsets = row_offsets(&map);
+        let q_of = |r: i64| offsets.iter().position(|&o| o == r).unwrap_or(0) as i64;
+        let nq = offsets.len() as i64;
+        let mut inner = Vec::new();
+        let (row0, col0, _, grp) = self.lane_origin(plan, &mut inner)?;
+        let two = match ext {
+            [_, _] => true,
+            [_] => false,
+            _ => return Err(self.malformed("a register nest of rank other than 1 or 2")),
+        };
+        let iname = self.fresh("ti");
+        let ir_ = self.add_reg(iname, DType::I32, RegisterKind::Loop);
+        let ie = reg_expr(ir_, DType::I32);
+        let mut ibody = Vec::new();
+        // One iteration: (row offset, column offset, tile slot, rows slot).
+        let run = |s: &mut Self,
+                       (r, c): (Expr, Option<Expr>),
+                       (tile, rows): (Option<Expr>, Expr),
+                       out: &mut Vec<Stmt>|
+         -> Result<()> {
+            let row = s.bin(BinaryOp::Add, row0.clone(), r)?;
+            s.bind_index_var(vars[0], row, (0, ext[0] - 1), out);
+            if let (Some(c), Some(&var)) = (c, vars.get(1)) {
+                let col = s.bin(BinaryOp::Add, col0.clone(), c)?;
+                s.bind_index_var(var, col, (0, ext[1] - 1), out);
+            }
+            let saved = s.resident_slot.replace(NestSlot { tile, rows });
+            let result = s.thread_block(body, out);
+            s.resident_slot = saved;
+            result
+        };
+        let i_row = self.bin(BinaryOp::Mul, ie.clone(), lit_i32(m))?;
+        let i_rows = self.bin(BinaryOp::Mul, ie.clone(), lit_i32(nq))?;
+        if two {
+            let jname = self.fresh("tj");
+            let jr = self.add_reg(jname, DType::I32, RegisterKind::Loop);
+            let je = reg_expr(jr, DType::I32);
+            let j_col = self.bin(BinaryOp::Mul, je.clone(), lit_i32(n))?;
+            let tile0 = self.bin(
+                BinaryOp::Mul,
+                self.bin(BinaryOp::Add, self.bin(BinaryOp::Mul, ie.clone(), lit_i32(tn))?, je)?,
+                lit_i32(map.slots),
+            )?;
+            let mut jbody = Vec::new();
+            for (s, &(r, c)) in map.slot.iter().enumerate() {
+                let at = (
+                    self.bin(BinaryOp::Add, i_row.clone(), lit_i32(r))?,
+                    Some(self.bin(BinaryOp::Add, j_col.clone(), lit_i32(c))?),
+                );
+                let slots = (
+                    Some(self.bin(BinaryOp::Add, tile0.clone(), lit_i32(s as i64))?),
+                    self.bin(BinaryOp::Add, i_rows.clone(), lit_i32(q_of(r)))?,
+                );
+                run(self, at, slots, &mut jbody)?;
+            }
+            ibody.push(self.stmt(StmtKind::For {
+                var: jr,
+                start: lit_i32(0),
+                count: lit_i32(tn),
+                step: lit_i32(1),
+                unroll: Unroll::Full,
+                body: jbody,
+            }));
+        } else {
+            for (q, &r) in offsets.iter().enumerate() {
+                let at = (self.bin(BinaryOp::Add, i_row.clone(), lit_i32(r))?, None);
+                let slots = (
+                    None,
+                    self.bin(BinaryOp::Add, i_rows.clone(), lit_i32(q as i64))?,
+                );
+                run(self, at, slots, &mut ibody)?;
+            }
+        }
+        inner.push(self.stmt(StmtKind::For {
+            var: ir_,
+            start: lit_i32(0),
+            count: lit_i32(tm),
+            step: lit_i32(1),
+            unroll: Unroll::Full,
+            body: ibody,
+        }));
+        self.working_groups(plan, grp, inner, out)
+    }
+
+    /// `copy` between two register buffers of one layout.
+    pub(super) fn resident_copy(
+        &mut self,
+        src: Handle<ir::Buffer>,
+        dst: Handle<ir::Buffer>,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let (sa, len) = self.resident_array(src)?;
+        let (da, dlen) = self.resident_array(dst)?;
+        if len != dlen {
+            return Err(self.demote(dst));
+        }
+        let (from, to) = (self.f.buffers[src].dtype, self.f.buffers[dst].dtype);
+        let name = self.fresh("z");
+        let var = self.add_reg(name, DType::I32, RegisterKind::Loop);
+        let z = reg_expr(var, DType::I32);
+        let x = Expr {
+            kind: ExprKind::Elem(sa, Box::new(z.clone())),
+            dtype: from,
+        };
+        let body = vec![self.stmt(StmtKind::Assign {
+            dst: RegRef::Elem(da, z),
+            value: if from == to { x } else { Expr::cast(to, x) },
+        })];
+        out.push(self.stmt(StmtKind::For {
+            var,
+            start: lit_i32(0),
+            count: lit_i32(len),
+            step: lit_i32(1),
+            unroll: Unroll::Full,
+            body,
+        }));
+        Ok(())
     }
 
     /// `copy` of a whole resident buffer to a global or shared region:
@@ -390,11 +468,13 @@ impl<'a> Lower<'a> {
         out: &mut Vec<Stmt>,
     ) -> Result<()> {
         let (arr, _) = self.resident_array(src.buffer)?;
-        let plan = &self.resident[&src.buffer].plan;
-        let (m, n, tm, tn, gm, gn) = (plan.m, plan.n, plan.tm, plan.tn, plan.gm, plan.gn);
-        let (group, groups) = (plan.group, plan.groups);
+        let r = &self.resident[&src.buffer];
+        if r.form == Form::Rows {
+            return self.rows_copy_out(src, dst, out);
+        }
+        let plan = r.plan.clone();
+        let (m, n, tm, tn) = (plan.m, plan.n, plan.tm, plan.tn);
         let map = plan.maps[2].clone();
-        let (lane, grp, gi, gj) = self.group_coords(plan)?;
         let shape = self.const_shape(src.buffer)?;
         let (mm, nn) = (shape[0], shape[1]);
         let (dstarts, dext) = self.region(dst, out)?;
@@ -417,27 +497,8 @@ impl<'a> Lower<'a> {
         };
         // The lane's row and column parts, and what the runtime part of
         // the column is a multiple of.
-        let unit = |sr, sc| AtomOperand {
-            id: SharedId(u32::MAX),
-            dtype: from,
-            base: lit_i32(0),
-            base_mult: 0,
-            sr,
-            sc,
-        };
         let mut body = Vec::new();
-        let row_lane = self.lane_address(&map, &unit(1, 0), &lane, group)?;
-        let col_lane = self.lane_address(&map, &unit(0, 1), &lane, group)?;
-        let terms = vec![self.scaled(&gi, tm * m)?, row_lane];
-        let row0 = self.sum(terms)?;
-        let terms = vec![self.scaled(&gj, tn * n)?, col_lane];
-        let col0 = self.sum(terms)?;
-        let row0 = self.let_reg("row", row0, &mut body);
-        let col0 = self.let_reg("col", col0, &mut body);
-        let mut col_align = super::gemm::lane_align(&map, &unit(0, 1));
-        if gn > 1 {
-            col_align = gcd(col_align, tn * n);
-        }
+        let (row0, col0, col_align, grp) = self.lane_origin(&plan, &mut body)?;
         let conv = (from != to).then(|| self.local("s", to, limit.max(1)));
         for i in 0..tm {
             for j in 0..tn {
@@ -497,17 +558,68 @@ impl<'a> Lower<'a> {
                 }
             }
         }
-        let used = gm * gn;
-        if used < groups {
-            let cond = self.bin(BinaryOp::Lt, grp, lit_i32(used))?;
-            out.push(self.stmt(StmtKind::If {
-                cond,
-                then_body: body,
-                else_body: None,
-            }));
-        } else {
-            out.extend(body);
+        self.working_groups(&plan, grp, body, out)
+    }
+
+    /// `copy` of a whole rows buffer to a global or shared region: of the
+    /// holders of each row, the one whose column part is zero (lane column
+    /// digits zero, first grid column) stores it.
+    fn rows_copy_out(&mut self, src: &Region, dst: &Region, out: &mut Vec<Stmt>) -> Result<()> {
+        let (arr, _) = self.resident_array(src.buffer)?;
+        let plan = self.resident[&src.buffer].plan.clone();
+        let shape = self.const_shape(src.buffer)?;
+        let (dstarts, dext) = self.region(dst, out)?;
+        if non_unit(&dext) != non_unit(&shape) {
+            return Err(self.malformed("copy regions differ in shape"));
         }
-        Ok(())
+        let rows = shape[0];
+        let Some(dim) = dext.iter().position(|&e| e == rows).filter(|_| rows > 1) else {
+            return Err(self.demote(src.buffer));
+        };
+        let from = self.f.buffers[src.buffer].dtype;
+        let to = self.f.buffers[dst.buffer].dtype;
+        let mut body = Vec::new();
+        let (row0, col0, _, grp) = self.lane_origin(&plan, &mut body)?;
+        let offsets = row_offsets(&plan.maps[2]);
+        let mut stores = Vec::new();
+        for i in 0..plan.tm {
+            for (q, &o) in offsets.iter().enumerate() {
+                let row = Index {
+                    expr: self.bin(BinaryOp::Add, row0.clone(), lit_i32(i * plan.m + o))?,
+                    range: Some((0, rows - 1)),
+                };
+                let zero = Index {
+                    expr: lit_i32(0),
+                    range: Some((0, 0)),
+                };
+                let digits: Vec<Index> = (0..dext.len())
+                    .map(|d| if d == dim { row.clone() } else { zero.clone() })
+                    .collect();
+                let idx = self.offset(&dstarts, &digits)?;
+                let (mem, index, guard) = self.address(dst.buffer, &idx)?;
+                let value = Expr {
+                    kind: ExprKind::Elem(arr, Box::new(lit_i32(i * offsets.len() as i64 + q as i64))),
+                    dtype: from,
+                };
+                let src_reg = self.in_register(Expr::cast(to, value), &mut stores);
+                stores.push(self.stmt(StmtKind::Store {
+                    width: 1,
+                    dst: mem,
+                    index,
+                    src: src_reg,
+                    guard: guard.map(|cond| Guard {
+                        cond,
+                        otherwise: GuardElse::Skip,
+                    }),
+                }));
+            }
+        }
+        let cond = self.bin(BinaryOp::Eq, col0, lit_i32(0))?;
+        body.push(self.stmt(StmtKind::If {
+            cond,
+            then_body: stores,
+            else_body: None,
+        }));
+        self.working_groups(&plan, grp, body, out)
     }
 }

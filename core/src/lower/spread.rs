@@ -485,37 +485,7 @@ impl Lower<'_> {
                 found = Some(s.clone());
             }
         };
-        let mut stack: Vec<&ir::Block> = vec![body];
-        while let Some(block) = stack.pop() {
-            for stmt in &block.stmts {
-                match stmt {
-                    ir::Stmt::Store { buffer, value, .. } => {
-                        visit(*buffer);
-                        super::for_each_load(self.f, *value, &mut visit);
-                    }
-                    ir::Stmt::Let { value, .. } => {
-                        super::for_each_load(self.f, *value, &mut visit);
-                    }
-                    ir::Stmt::If {
-                        cond,
-                        then,
-                        otherwise,
-                    } => {
-                        super::for_each_load(self.f, *cond, &mut visit);
-                        stack.push(then);
-                        stack.push(otherwise);
-                    }
-                    ir::Stmt::For { body, .. } | ir::Stmt::Parallel { body, .. } => {
-                        stack.push(body);
-                    }
-                    ir::Stmt::AtomicAdd {
-                        value: ir::AtomicValue::Scalar(e),
-                        ..
-                    } => super::for_each_load(self.f, *e, &mut visit),
-                    _ => {}
-                }
-            }
-        }
+        super::visit_nest_buffers(self.f, body, &mut visit);
         found
     }
 

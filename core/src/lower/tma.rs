@@ -214,7 +214,8 @@ impl Lower<'_> {
         // the stage its retired group read on a second barrier per stage
         // (`empty`), and no block barrier is needed (module documentation).
         let group = self.async_atom.map_or(0, |a| i64::from(a.issue.threads));
-        let empty = match &body.stmts[plan.producers.len()..] {
+        let consumers = super::pipeline::consumers_of(body, &plan.producers);
+        let empty = match &consumers.stmts[..] {
             [ir::Stmt::Gemm { .. }] if group > 0 && self.threads % group == 0 => {
                 Some((self.barrier_buffer("empty", st), group))
             }
