@@ -85,6 +85,8 @@ def attention_workloads():
                 name=f"attention_{'causal' if causal else 'noncausal'}",
                 file="examples/flash_attention.py",
                 configs=[
+                    f"flash_attention({b}, {h}, {s}, {d}, is_causal={c}, block_M=128, block_N=128, num_stages=2, threads=256)",
+                    f"flash_attention({b}, {h}, {s}, {d}, is_causal={c}, block_M=128, block_N=64, num_stages=2, threads=256)",
                     f"flash_attention({b}, {h}, {s}, {d}, is_causal={c}, block_M=64, block_N=64, num_stages=2, threads=128)",
                 ],
                 flops=flops / 2 if causal else flops,

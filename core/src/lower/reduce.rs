@@ -765,6 +765,17 @@ impl Lower<'_> {
             return Err(self.demote(src));
         }
         let (plan, sarr) = (s.plan.clone(), s.arr);
+        // Sums of a tile of floats up to 32 bits fold in `f32` (`resident.rs`,
+        // "Code": the tile already carries the atoms' roundings).
+        let narrow = |d: DType| d.is_float() && d.bits() <= 32;
+        let fold = if fold.acc == DType::F64 && narrow(fold.src) && narrow(fold.dst) {
+            Fold {
+                acc: DType::F32,
+                ..fold
+            }
+        } else {
+            fold
+        };
         let map = &plan.maps[2];
         let offsets = row_offsets(map);
         let Some(shuffles) = row_shuffles(map, w) else {

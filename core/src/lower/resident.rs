@@ -49,6 +49,13 @@
 //!   value is folded in last unless the reduction clears, and the result
 //!   rounded once, on every holder. Into a 1-D buffer in memory, only the
 //!   holder whose column part is zero reads the old value and stores.
+//!   Maxima and minima are exact. Sums of floats of at most 32 bits fold in
+//!   `f32`, where other reductions (`reduce.rs`) fold in `f64`: a tile's
+//!   values come from matrix atoms, which already round once per atom, so
+//!   its consumers compare with the reference within an accumulation bound
+//!   anyway; the `f32` fold adds at most `N·2⁻²⁴` of the sum of magnitudes
+//!   for a row of `N`, and spares the conversions to and from `f64`
+//!   (`bench/RESULTS.md` has what that changed for attention).
 //!
 //! # Barriers and fallback
 //! A register buffer is private to each thread, so its reads and writes
