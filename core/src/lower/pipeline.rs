@@ -196,7 +196,7 @@ impl Lower<'_> {
         let mut staged = Vec::new();
         let mut leading = true;
         let mut bound = HashSet::new();
-        bound_vars(body, &mut bound, f);
+        bound_vars(body, &mut bound);
         for (i, s) in body.stmts.iter().enumerate() {
             let ir::Stmt::Copy { src, dst } = s else {
                 leading = false;
@@ -935,7 +935,7 @@ pub(super) fn consumers_of(body: &ir::Block, producers: &[(usize, i64)]) -> ir::
 }
 
 /// Every variable a block binds (`let`, loop and nest variables).
-fn bound_vars(block: &ir::Block, out: &mut HashSet<Handle<ir::Var>>, f: &ir::Function) {
+fn bound_vars(block: &ir::Block, out: &mut HashSet<Handle<ir::Var>>) {
     for stmt in &block.stmts {
         match stmt {
             ir::Stmt::Let { var, .. } => {
@@ -943,19 +943,19 @@ fn bound_vars(block: &ir::Block, out: &mut HashSet<Handle<ir::Var>>, f: &ir::Fun
             }
             ir::Stmt::For { var, body, .. } => {
                 out.insert(*var);
-                bound_vars(body, out, f);
+                bound_vars(body, out);
             }
             ir::Stmt::Parallel { vars, body, .. } => {
                 out.extend(vars.iter().copied());
-                bound_vars(body, out, f);
+                bound_vars(body, out);
             }
             ir::Stmt::If {
                 then, otherwise, ..
             } => {
-                bound_vars(then, out, f);
-                bound_vars(otherwise, out, f);
+                bound_vars(then, out);
+                bound_vars(otherwise, out);
             }
-            ir::Stmt::Kernel { body, .. } => bound_vars(body, out, f),
+            ir::Stmt::Kernel { body, .. } => bound_vars(body, out),
             _ => {}
         }
     }
@@ -964,11 +964,8 @@ fn bound_vars(block: &ir::Block, out: &mut HashSet<Handle<ir::Var>>, f: &ir::Fun
 /// Whether a region's bounds read no memory and no variable in `bound`
 /// (so they can be evaluated at the top of the iteration).
 fn region_invariant(r: &Region, bound: &HashSet<Handle<ir::Var>>, f: &ir::Function) -> bool {
-    let mut stack: Vec<Handle<ir::Expr>> = r
-        .ranges
-        .iter()
-        .flat_map(|x| [x.start, x.extent])
-        .collect();
+    let mut stack: Vec<Handle<ir::Expr>> =
+        r.ranges.iter().flat_map(|x| [x.start, x.extent]).collect();
     while let Some(e) = stack.pop() {
         match f.exprs.try_get(e) {
             Some(ir::Expr::Load { .. }) | None => return false,
