@@ -376,8 +376,7 @@ impl<'a> Lower<'a> {
         } else {
             self.atom_operand(ra, ta)?
         };
-        let (Some(pa), Some(pb), Some(pc)) = (pa, self.atom_operand(rb, tb)?, pc)
-        else {
+        let (Some(pa), Some(pb), Some(pc)) = (pa, self.atom_operand(rb, tb)?, pc) else {
             return Ok(None);
         };
         let dtypes = [pa.dtype, pb.dtype, pc.dtype];

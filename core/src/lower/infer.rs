@@ -289,11 +289,7 @@ impl<'a> Lower<'a> {
 
     /// One round of steps 2–4: the layouts, or the buffers that must
     /// leave.
-    fn infer(
-        &self,
-        scan: &Scan,
-        bad: &HashSet<Buf>,
-    ) -> Result<HashMap<Buf, Layout<'a>>, Vec<Buf>> {
+    fn infer(&self, scan: &Scan, bad: &HashSet<Buf>) -> Result<HashMap<Buf, Layout<'a>>, Vec<Buf>> {
         let f = self.f;
         let mut lay: HashMap<Buf, Layout<'a>> = HashMap::new();
         // Seeds.
@@ -399,7 +395,9 @@ impl<'a> Lower<'a> {
         let w = self.target.simt_width().map_or(0, i64::from);
         for &(s, d) in &scan.reduces {
             let rows_of = |ls: &Layout<'_>| {
-                ls.form == Form::Tile && ls.plan.gn == 1 && row_shuffles(&ls.plan.maps[2], w).is_some()
+                ls.form == Form::Tile
+                    && ls.plan.gn == 1
+                    && row_shuffles(&ls.plan.maps[2], w).is_some()
             };
             let ok = match (lay.get(&s), lay.get(&d)) {
                 (None, None) => true,
@@ -420,9 +418,9 @@ impl<'a> Lower<'a> {
             let ok = lay.get(c).is_some_and(|lc| {
                 lc.form == Form::Tile
                     && la.form == Form::Tile
-                    && self
-                        .choose_plan(*dtypes, *mnk, *policy)
-                        .is_some_and(|q| q.same_split(&lc.plan) && a_from_tile(&la.plan, &q).is_some())
+                    && self.choose_plan(*dtypes, *mnk, *policy).is_some_and(|q| {
+                        q.same_split(&lc.plan) && a_from_tile(&la.plan, &q).is_some()
+                    })
             });
             if !ok {
                 return Err(vec![*a]);
@@ -521,8 +519,7 @@ impl<'a> Lower<'a> {
             }
             return;
         };
-        let is_var =
-            |i: Handle<ir::Expr>, v| matches!(f.exprs.try_get(i), Some(ir::Expr::Var(x)) if *x == v);
+        let is_var = |i: Handle<ir::Expr>, v| matches!(f.exprs.try_get(i), Some(ir::Expr::Var(x)) if *x == v);
         let shape = f.const_shape(b).unwrap_or_default();
         let nest = &mut scan.nests[n];
         let ext = &nest.extents;

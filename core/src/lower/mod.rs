@@ -4,8 +4,9 @@
 //! point that later lowerings (layout inference, pipelining) replace piece
 //! by piece. `docs/lowering.md` describes it for users. The submodules
 //! hold the parts with their own algorithms, described at their tops:
-//! `gemm.rs` (matrix atoms, and the scalar fallback), `resident.rs`
-//! (accumulator buffers in registers), `spread.rs` (element-wise fragment
+//! `gemm.rs` (matrix atoms, and the scalar fallback), `infer.rs` and
+//! `resident.rs` (layout inference: fragments in registers in a matrix
+//! atom's layout), `spread.rs` (element-wise fragment
 //! buffers in registers), `reduce.rs` (reductions by thread groups),
 //! `pipeline.rs` (`T.Pipelined` loops with async copies) and `copy.rs`
 //! (vector moves for `copy` and `fill`).
@@ -20,8 +21,8 @@
 //!
 //! **Storage.** Every non-global buffer (shared, fragment, local, var)
 //! becomes a shared-memory buffer of the same element type and element
-//! count (row-major, alignment 16), except the gemm accumulator buffers
-//! that `resident.rs` keeps in registers (in the atom plan's layout) and
+//! count (row-major, alignment 16), except the buffers that layout
+//! inference (`infer.rs`) keeps in registers (in a gemm plan's layout) and
 //! the element-wise fragments that `spread.rs` keeps in registers (in the
 //! vector copies' layout). A Tile IR kernel body describes what the block
 //! does as a whole (the reference interpreter runs it once per block), so
@@ -113,12 +114,12 @@
 
 mod copy;
 mod gemm;
+mod infer;
 mod ldmatrix;
 mod pad;
 mod pipeline;
 mod raster;
 mod reduce;
-mod infer;
 mod resident;
 mod spread;
 mod swizzle;
@@ -399,7 +400,11 @@ fn for_each_load(f: &ir::Function, e: Handle<ir::Expr>, mut visit: impl FnMut(Ha
 
 /// Visits every buffer a `parallel` nest's body stores to or loads from
 /// in its statements' expressions (not in tile statements' regions).
-fn visit_nest_buffers(f: &ir::Function, body: &ir::Block, mut visit: impl FnMut(Handle<ir::Buffer>)) {
+fn visit_nest_buffers(
+    f: &ir::Function,
+    body: &ir::Block,
+    mut visit: impl FnMut(Handle<ir::Buffer>),
+) {
     let mut stack: Vec<&ir::Block> = vec![body];
     while let Some(block) = stack.pop() {
         for stmt in &block.stmts {

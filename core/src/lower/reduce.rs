@@ -817,7 +817,11 @@ impl Lower<'_> {
                         lane: lit_i32(off),
                         width: w as u32,
                     }));
-                    let m = self.merge(fold.kind, reg_expr(acc, fold.acc), reg_expr(other, fold.acc))?;
+                    let m = self.merge(
+                        fold.kind,
+                        reg_expr(acc, fold.acc),
+                        reg_expr(other, fold.acc),
+                    )?;
                     self.assign(&mut body, acc, m);
                 }
                 let darr = match to {
@@ -843,8 +847,11 @@ impl Lower<'_> {
                         kind: super::ExprKind::Elem(darr, Box::new(entry.clone())),
                         dtype: fold.dst,
                     };
-                    let merged =
-                        self.merge(fold.kind, Expr::cast(fold.acc, old), reg_expr(acc, fold.acc))?;
+                    let merged = self.merge(
+                        fold.kind,
+                        Expr::cast(fold.acc, old),
+                        reg_expr(acc, fold.acc),
+                    )?;
                     self.assign(&mut body, acc, merged);
                 }
                 body.push(self.stmt(StmtKind::Assign {

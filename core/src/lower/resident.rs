@@ -221,11 +221,7 @@ impl<'a> Lower<'a> {
         };
         let buffer = &self.f.buffers[b];
         let name = self.claim(&buffer.name);
-        let arr = self.add_reg(
-            name,
-            buffer.dtype,
-            RegisterKind::Array { len: len as u32 },
-        );
+        let arr = self.add_reg(name, buffer.dtype, RegisterKind::Array { len: len as u32 });
         self.resident.insert(
             b,
             ResidentBuf {
@@ -320,7 +316,13 @@ impl<'a> Lower<'a> {
     }
 
     /// `body` under `if group < gm·gn` when some groups idle.
-    pub(super) fn working_groups(&mut self, plan: &AtomPlan<'_>, grp: Expr, body: Vec<Stmt>, out: &mut Vec<Stmt>) -> Result<()> {
+    pub(super) fn working_groups(
+        &mut self,
+        plan: &AtomPlan<'_>,
+        grp: Expr,
+        body: Vec<Stmt>,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
         let used = plan.gm * plan.gn;
         if used < plan.groups {
             let cond = self.bin(BinaryOp::Lt, grp, lit_i32(used))?;
@@ -363,9 +365,9 @@ impl<'a> Lower<'a> {
         let mut ibody = Vec::new();
         // One iteration: (row offset, column offset, tile slot, rows slot).
         let run = |s: &mut Self,
-                       (r, c): (Expr, Option<Expr>),
-                       (tile, rows): (Option<Expr>, Expr),
-                       out: &mut Vec<Stmt>|
+                   (r, c): (Expr, Option<Expr>),
+                   (tile, rows): (Option<Expr>, Expr),
+                   out: &mut Vec<Stmt>|
          -> Result<()> {
             let row = s.bin(BinaryOp::Add, row0.clone(), r)?;
             s.bind_index_var(vars[0], row, (0, ext[0] - 1), out);
@@ -387,7 +389,11 @@ impl<'a> Lower<'a> {
             let j_col = self.bin(BinaryOp::Mul, je.clone(), lit_i32(n))?;
             let tile0 = self.bin(
                 BinaryOp::Mul,
-                self.bin(BinaryOp::Add, self.bin(BinaryOp::Mul, ie.clone(), lit_i32(tn))?, je)?,
+                self.bin(
+                    BinaryOp::Add,
+                    self.bin(BinaryOp::Mul, ie.clone(), lit_i32(tn))?,
+                    je,
+                )?,
                 lit_i32(map.slots),
             )?;
             let mut jbody = Vec::new();
@@ -605,7 +611,10 @@ impl<'a> Lower<'a> {
                 let idx = self.offset(&dstarts, &digits)?;
                 let (mem, index, guard) = self.address(dst.buffer, &idx)?;
                 let value = Expr {
-                    kind: ExprKind::Elem(arr, Box::new(lit_i32(i * offsets.len() as i64 + q as i64))),
+                    kind: ExprKind::Elem(
+                        arr,
+                        Box::new(lit_i32(i * offsets.len() as i64 + q as i64)),
+                    ),
                     dtype: from,
                 };
                 let src_reg = self.in_register(Expr::cast(to, value), &mut stores);
