@@ -553,6 +553,16 @@ fn wgmma_through_swizzled_descriptors_matches_a_plain_matmul() {
 }
 
 #[test]
+fn wgmma_with_a_from_registers_matches_a_plain_matmul() {
+    let (d, expected) = mma_case("wgmma_sm90a.thr", "wgmma_register_a", 64, 16, 16);
+    assert_eq!(d, expected);
+    // Slots loaded from the wrong columns give another product.
+    let (d, expected) = mma_case("wgmma_sm90a.thr", "wgmma_register_a_wrong", 64, 16, 16);
+    assert!(d.iter().all(|x| x.is_finite()));
+    assert_ne!(d, expected);
+}
+
+#[test]
 fn wgmma_accumulators_are_off_limits_until_waited_for() {
     let (m, k) = (64, 16);
     let mut args = [

@@ -1268,7 +1268,7 @@ impl<'a, 't> Machine<'a, 't> {
                 a,
                 b,
                 accumulate,
-            } => super::mma::execute_async(self, s, atom, *n, *d, [a, b], accumulate, mask)?,
+            } => super::mma::execute_async(self, s, atom, *n, *d, (a, b), accumulate, mask)?,
             StmtKind::MbarrierInit { bar, index, count } => {
                 for t in Self::active(mask) {
                     let r = (|| {

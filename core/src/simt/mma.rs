@@ -10,14 +10,16 @@
 //! `D = C + A·B` with every product exact in `f64`, the sum over `k` in
 //! increasing order in `f64`, added to C and rounded once into the
 //! accumulator type, and scatters D through the accumulator fragment. A
-//! group must be entirely active or entirely inactive.
+//! group must be entirely active or entirely inactive. An `async_mma`
+//! reads its shared operands through their descriptor layouts and, when
+//! A comes from registers, A through the atom's A fragment, when issued.
 
 use super::error::{ExecErrorKind, SimtError};
 use super::exec::Machine;
 use super::value::Val;
 use crate::ir::DType;
 use crate::target::{MatrixAtom, OperandRole};
-use crate::thread::{Expr, FragRef, SharedMatrix, Stmt};
+use crate::thread::{AsyncA, Expr, FragRef, SharedMatrix, Stmt};
 
 /// Element indices of every (thread, slot) of an atom's operands.
 pub(crate) struct AtomTables {
@@ -241,7 +243,7 @@ pub(super) fn execute_async(
     atom_name: &str,
     n: u32,
     d: FragRef,
-    operands: [&SharedMatrix; 2],
+    (a, b): (&AsyncA, &SharedMatrix),
     accumulate: &Expr,
     mask: &[bool],
 ) -> Result<(), SimtError> {
@@ -264,6 +266,22 @@ pub(super) fn execute_async(
         .get(d.array.index())
         .map_or((DType::F32, 1), |r| (r.dtype, r.len() as usize));
     let key = super::exec::stmt_key(s);
+    // The operands read from shared memory (0: A, 1: B), and A's
+    // registers with its fragment table when A comes from them.
+    let (operands, a_regs): (Vec<(usize, &SharedMatrix)>, _) = match a {
+        AsyncA::Shared(m) => (vec![(0, m), (1, b)], None),
+        AsyncA::Registers(f) => {
+            let (a_slots, a_table) = operand_table(atom, OperandRole::A, n as u32)
+                .map_err(|r| machine.fail(s, None, atom_error(r)))?;
+            let (a_dtype, a_len) = machine
+                .cx
+                .k
+                .registers
+                .get(f.array.index())
+                .map_or((DType::F16, 1), |r| (r.dtype, r.len() as usize));
+            (vec![(1, b)], Some((*f, a_slots, a_table, a_dtype, a_len)))
+        }
+    };
     for g in 0..machine.n / group.max(1) {
         let base = g * group;
         let active = (base..base + group).filter(|&t| mask[t]).count();
@@ -288,7 +306,7 @@ pub(super) fn execute_async(
         let mut acc = true;
         for t in base..base + group {
             let mut here = [0i64; 2];
-            for (o, op) in operands.iter().enumerate() {
+            for &(o, op) in &operands {
                 here[o] = machine
                     .eval(&op.index, t)
                     .map_err(|e| machine.fail(s, Some(t), e))?
@@ -311,7 +329,30 @@ pub(super) fn execute_async(
         // Gather A (m×k, row-major) and B (k×n, row-major).
         let mut tiles: [Vec<f64>; 2] = [vec![0.0; m * k], vec![0.0; k * n]];
         let mut reads = Vec::with_capacity(m * k + k * n);
-        for (o, op) in operands.iter().enumerate() {
+        if let Some((f, a_slots, a_table, a_dtype, a_len)) = &a_regs {
+            for tl in 0..group {
+                for slot in 0..*a_slots {
+                    let element = a_table[tl * a_slots + slot];
+                    let index = (base + tl) * a_len + f.offset as usize + slot;
+                    let v = machine
+                        .regs
+                        .get(f.array.index())
+                        .and_then(|r| r.get(index))
+                        .copied()
+                        .ok_or_else(|| {
+                            machine.fail(
+                                s,
+                                Some(base + tl),
+                                ExecErrorKind::Malformed("fragment outside its array".into()),
+                            )
+                        })?;
+                    if let Some(place) = tiles[0].get_mut((element % m) * k + element / m) {
+                        *place = v.as_f64(*a_dtype);
+                    }
+                }
+            }
+        }
+        for &(o, op) in &operands {
             let b = op.buffer.index();
             let Some(buf) = machine.cx.k.shared.get(b) else {
                 return Err(machine.fail(s, None, atom_error("no such buffer".to_string())));

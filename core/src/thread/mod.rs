@@ -550,6 +550,17 @@ pub enum Major {
     Mn,
 }
 
+/// The A operand of an `async_mma`: a matrix in shared memory read
+/// through a descriptor, or the issuing group's registers in the atom's A
+/// fragment (`wgmma` with A from registers). The registers must not be
+/// written until the group that reads them has been retired
+/// (`async_mma_wait`); the lowering never does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AsyncA {
+    Shared(SharedMatrix),
+    Registers(FragRef),
+}
+
 /// A matrix operand of `async_mma` in shared memory: the descriptor of
 /// the target's canonical layouts. With `T = 16 / element bytes`, `e` the
 /// element size and `W = swizzle` bytes, element (mn, k) of the operand
@@ -759,7 +770,7 @@ pub enum StmtKind {
         atom: String,
         n: u32,
         d: FragRef,
-        a: SharedMatrix,
+        a: AsyncA,
         b: SharedMatrix,
         /// A boolean: `false` makes D = A·B, ignoring D's old value.
         accumulate: Expr,

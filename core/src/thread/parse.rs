@@ -12,9 +12,9 @@ use std::collections::HashMap;
 
 use super::lexer::{Tok, Token, tokenize};
 use super::{
-    Dim, Expr, ExprKind, FragRef, GlobalBuffer, Guard, GuardElse, Kernel, Major, MemRef, Module,
-    Param, ParamId, ParseError, RegId, RegRef, Register, RegisterKind, SharedBuffer, SharedId,
-    SharedMatrix, ShuffleKind, Special, Stmt, StmtKind, TensorMap, TensorMapId, Unroll,
+    AsyncA, Dim, Expr, ExprKind, FragRef, GlobalBuffer, Guard, GuardElse, Kernel, Major, MemRef,
+    Module, Param, ParamId, ParseError, RegId, RegRef, Register, RegisterKind, SharedBuffer,
+    SharedId, SharedMatrix, ShuffleKind, Special, Stmt, StmtKind, TensorMap, TensorMapId, Unroll,
 };
 use crate::ir::{DType, DTypeKind, Literal, Span, UnaryOp};
 use crate::text::{binary_function_from_name, infix_from_punct};
@@ -821,7 +821,19 @@ impl Parser {
                         self.expect_punct(")")?;
                         let d = self.frag()?;
                         self.expect_punct("<-")?;
-                        let a = self.shared_matrix()?;
+                        // A local array is register A; anything else a
+                        // shared matrix.
+                        let in_registers = match self.peek() {
+                            Tok::Name(name) => {
+                                matches!(self.scope.names.get(name.as_str()), Some(Entity::Reg(_)))
+                            }
+                            _ => false,
+                        };
+                        let a = if in_registers {
+                            AsyncA::Registers(self.frag()?)
+                        } else {
+                            AsyncA::Shared(self.shared_matrix()?)
+                        };
                         self.expect_punct(",")?;
                         let b = self.shared_matrix()?;
                         self.expect_punct(",")?;

@@ -9,8 +9,9 @@ use std::fmt::Write as _;
 
 use super::lexer::{is_bare_name, quote};
 use super::{
-    Dim, Expr, ExprKind, FragRef, Guard, GuardElse, Kernel, Major, MemRef, Module, Param, ParamId,
-    RegId, RegRef, RegisterKind, SharedId, SharedMatrix, Stmt, StmtKind, TensorMapId, Unroll,
+    AsyncA, Dim, Expr, ExprKind, FragRef, Guard, GuardElse, Kernel, Major, MemRef, Module, Param,
+    ParamId, RegId, RegRef, RegisterKind, SharedId, SharedMatrix, Stmt, StmtKind, TensorMapId,
+    Unroll,
 };
 use crate::ir::{DType, Literal, UnaryOp};
 use crate::text::{PREC_UNARY, binary_function, infix};
@@ -375,7 +376,10 @@ impl Printer<'_> {
                 let _ = write!(self.out, "async_mma {} n({n}) ", quote(atom));
                 self.frag(*d);
                 self.out.push_str(" <- ");
-                self.shared_matrix(a);
+                match a {
+                    AsyncA::Shared(m) => self.shared_matrix(m),
+                    AsyncA::Registers(f) => self.frag(*f),
+                }
                 self.out.push_str(", ");
                 self.shared_matrix(b);
                 self.out.push_str(", accumulate ");

@@ -94,13 +94,15 @@ use std::collections::HashSet;
 use std::fmt;
 
 use super::{
-    Dim, Expr, ExprKind, FragRef, Guard, GuardElse, Kernel, MemRef, Module, Param, ParamId, RegId,
-    RegRef, RegisterKind, SharedId, SharedMatrix, Stmt, StmtKind, StmtPath, TypeError, binary_type,
-    unary_type,
+    AsyncA, Dim, Expr, ExprKind, FragRef, Guard, GuardElse, Kernel, MemRef, Module, Param, ParamId,
+    RegId, RegRef, RegisterKind, SharedId, SharedMatrix, Stmt, StmtKind, StmtPath, TypeError,
+    binary_type, unary_type,
 };
 use crate::ir::{DType, Span};
 use crate::layout::SwizzleMode;
-use crate::target::{AsyncCopy, Barrier, MatrixAtom, OperandRole, TargetDescription};
+use crate::target::{
+    AsyncCopy, Barrier, MatrixAtom, OperandRole, OperandSource, TargetDescription,
+};
 
 /// A violated invariant, with where it was found.
 #[derive(Clone, Debug, PartialEq)]
@@ -987,7 +989,7 @@ impl Verifier<'_> {
         atom: &str,
         n: u32,
         d: FragRef,
-        operands: [&SharedMatrix; 2],
+        (a, b): (&AsyncA, &SharedMatrix),
         accumulate: &Expr,
     ) -> VResult {
         let fail = |reason: String| {
@@ -1016,7 +1018,17 @@ impl Verifier<'_> {
             return Err(self.err(VerifyErrorKind::LoopVarWritten(self.reg_name(d.array))));
         }
         let mut types = [DType::Bool; 2];
-        for (i, m) in operands.into_iter().enumerate() {
+        let operands: Vec<(usize, &SharedMatrix)> = match a {
+            AsyncA::Shared(m) => vec![(0, m), (1, b)],
+            AsyncA::Registers(f) => {
+                if !desc.a.sources.contains(&OperandSource::Registers) {
+                    return Err(fail("the atom takes no A from registers".into()));
+                }
+                types[0] = self.frag_check(desc, OperandRole::A, n, *f, "a")?;
+                vec![(1, b)]
+            }
+        };
+        for (i, m) in operands {
             let sh = self.shared(m.buffer)?;
             types[i] = sh.dtype;
             self.int_expr(&m.index, "an operand index")?;
@@ -1325,7 +1337,7 @@ impl Verifier<'_> {
                 a,
                 b,
                 accumulate,
-            } => self.async_mma(atom, *n, *d, [a, b], accumulate)?,
+            } => self.async_mma(atom, *n, *d, (a, b), accumulate)?,
             StmtKind::MbarrierInit { bar, index, count } => {
                 self.mbarrier(*bar, index, false)?;
                 self.int_expr(count, "an arrival count")?;

@@ -534,7 +534,7 @@ impl<'a> Emitter<'a> {
                 a,
                 b,
                 accumulate,
-            } => self.async_mma(atom, *n, *d, [a, b], accumulate),
+            } => self.async_mma(atom, *n, *d, (a, b), accumulate),
             StmtKind::MbarrierInit { bar, index, count } => self.mbarrier_init(*bar, index, count),
             StmtKind::MbarrierArrive { bar, index, tx } => {
                 self.mbarrier_arrive(*bar, index, tx.as_ref())

@@ -22,7 +22,7 @@
 
 use tilec_core::ir::DType;
 use tilec_core::target::{IssueGranularity, MatrixAtom, OperandRole, OperandSource};
-use tilec_core::thread::{FragRef, Major, MemRef, SharedMatrix};
+use tilec_core::thread::{AsyncA, FragRef, Major, MemRef, SharedMatrix};
 
 use super::PtxError;
 use super::kernel::Emitter;
@@ -237,7 +237,7 @@ impl Emitter<'_> {
         name: &str,
         n: u32,
         d: FragRef,
-        operands: [&SharedMatrix; 2],
+        (a, b): (&AsyncA, &SharedMatrix),
         accumulate: &tilec_core::thread::Expr,
     ) -> Result<()> {
         let atom = self
@@ -251,8 +251,11 @@ impl Emitter<'_> {
             )));
         }
         let (m, k) = (atom.shape.m, atom.shape.k);
-        let ta = self.shared_dtype(operands[0].buffer)?;
-        let tb = self.shared_dtype(operands[1].buffer)?;
+        let ta = match a {
+            AsyncA::Shared(op) => self.shared_dtype(op.buffer)?,
+            AsyncA::Registers(f) => self.reg_dtype(f.array)?,
+        };
+        let tb = self.shared_dtype(b.buffer)?;
         let td = self.reg_dtype(d.array)?;
         if (m, k) != (64, 16)
             || ta != tb
@@ -271,10 +274,19 @@ impl Emitter<'_> {
                 "atom `{name}`: the description's accumulator does not match PTX's: {why}"
             )));
         }
-        let mut descs = Vec::with_capacity(2);
-        for op in operands {
-            descs.push(self.matrix_descriptor(op)?);
+        if let AsyncA::Registers(_) = a
+            && let Some(why) = wgmma_a_fragment_mismatch(&atom)
+        {
+            return Err(self.unsupported(format!(
+                "atom `{name}`: the description's register A fragment does not match PTX's: {why}"
+            )));
         }
+        // A: a descriptor, or the group's fragment in 4 `.b32` registers.
+        let a_operand = match a {
+            AsyncA::Shared(op) => self.matrix_descriptor(op)?,
+            AsyncA::Registers(f) => format!("{{{}}}", self.operand_regs(*f, 8, ta)?.join(", ")),
+        };
+        let b_desc = self.matrix_descriptor(b)?;
         let scale_d = match self.expr(accumulate)? {
             v if v.class == Class::Pred && v.imm.is_none() => v.text,
             v => {
@@ -301,13 +313,15 @@ impl Emitter<'_> {
         };
         let trans = |op: &SharedMatrix| u32::from(op.major == Major::Mn);
         let t = ta.short_name();
+        // Register A has no transpose immediate.
+        let trans_a = match a {
+            AsyncA::Shared(op) => format!("{}, ", trans(op)),
+            AsyncA::Registers(_) => String::new(),
+        };
         self.emit(format!(
-            "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} {{{}}}, {}, {}, {scale_d}, 1, 1, {}, {}",
+            "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} {{{}}}, {a_operand}, {b_desc}, {scale_d}, 1, 1, {trans_a}{}",
             regs.join(", "),
-            descs[0],
-            descs[1],
-            trans(operands[0]),
-            trans(operands[1]),
+            trans(b),
         ));
         Ok(())
     }
@@ -409,10 +423,63 @@ pub(crate) fn wgmma_fragment_mismatch(atom: &MatrixAtom, n: u32) -> Option<Strin
     None
 }
 
+/// Why the atom's register A fragment differs from PTX's for wgmma
+/// m64nNk16 with A from registers (warp `w` of the warpgroup holds rows
+/// `16w ..`; within a warp the mma.sync m16n8k16 A layout: slot `i` of
+/// lane `4g + t` is (`16w + g + 8·((i>>1)&1)`, `2t + (i&1) + 8·(i>>2)`)),
+/// or `None` when they agree.
+pub(crate) fn wgmma_a_fragment_mismatch(atom: &MatrixAtom) -> Option<String> {
+    let fragment = match atom.fragment(OperandRole::A) {
+        Ok(Some(f)) => f,
+        Ok(None) => return Some("operand A has no register fragment".to_string()),
+        Err(e) => return Some(e.to_string()),
+    };
+    if fragment.threads() != 128 || fragment.slots() != 8 {
+        return Some(format!(
+            "{} threads × {} slots, PTX has 128 × 8",
+            fragment.threads(),
+            fragment.slots()
+        ));
+    }
+    for tid in 0..128u32 {
+        let (w, g, t) = (tid / 32, (tid % 32) >> 2, tid & 3);
+        for i in 0..8u32 {
+            let row = 16 * w + g + 8 * ((i >> 1) & 1);
+            let col = 2 * t + (i & 1) + 8 * (i >> 2);
+            let want = i64::from(row + 64 * col);
+            match fragment.element_index(u64::from(tid), u64::from(i)) {
+                Ok(got) if got == want => {}
+                Ok(got) => {
+                    return Some(format!(
+                        "thread {tid} slot {i} holds ({}, {}) in the description, PTX puts ({row}, {col}) there",
+                        got.max(0) % 64,
+                        got.max(0) / 64
+                    ));
+                }
+                Err(e) => return Some(e.to_string()),
+            }
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use tilec_core::target;
+
+    /// The shipped sm_90a description's wgmma register-A fragment is
+    /// PTX's.
+    #[test]
+    fn shipped_wgmma_a_fragment_matches_ptx() {
+        let t = target::builtin("sm_90a").expect("sm_90a is shipped");
+        let atom = t
+            .matrix_atoms
+            .iter()
+            .find(|a| a.descriptor.is_some())
+            .expect("sm_90a has a wgmma atom");
+        assert_eq!(wgmma_a_fragment_mismatch(atom), None);
+    }
 
     /// The shipped sm_80 and sm_90a descriptions place every slot of the
     /// m16n8k16 atom where PTX does.

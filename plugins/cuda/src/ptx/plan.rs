@@ -267,7 +267,9 @@ impl Plan {
                 a, b, accumulate, ..
             } => {
                 self.async_mma = true;
-                self.expr(&a.index, env);
+                if let tilec_core::thread::AsyncA::Shared(a) = a {
+                    self.expr(&a.index, env);
+                }
                 self.expr(&b.index, env);
                 self.expr(accumulate, env);
             }
