@@ -608,6 +608,7 @@ const FILE_CLASSES: &[(&str, u64)] = &[
     ("gemm_resident_reduce.sm_80", 32),
     ("attention_regs.sm_80", 64),
     ("attention_regs.gfx942", 64),
+    ("attention_wgmma.sm_90a", 128),
     ("rows_fallback.sm_80", 16),
     ("gemm_slices.sm_80", 64),
     ("gemm_trans_a.gfx942", 32),

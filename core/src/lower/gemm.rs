@@ -91,7 +91,7 @@ use super::{
 use crate::ir::{self, BinaryOp, GemmPolicy, Handle, Literal, Region};
 use crate::layout::FragmentLayout;
 use crate::target::{AtomLowering, AtomTypes, ElementType, MatrixAtom, OperandRole, OperandSource};
-use crate::thread::{FragRef, Major, SharedMatrix};
+use crate::thread::{AsyncA, FragRef, Major, SharedMatrix};
 
 /// Most 32-bit registers per thread the resident C fragments may take.
 const RESIDENT_ACCUMULATOR_REGISTERS: i64 = 128;
@@ -1098,13 +1098,40 @@ impl<'a> Lower<'a> {
                 ));
             }
         };
-        let (Some(&la), Some(&lb)) = (self.swizzled.get(&a.buffer), self.swizzled.get(&b.buffer))
-        else {
+        // A from registers: the elements of its array `infer::a_from_tile`
+        // lists, one consecutive range per tile row and k-step.
+        let a_regs = match self.resident.get(&a.buffer) {
+            Some(r) => match super::infer::a_from_tile(&r.plan, &plan) {
+                Some(table) if !ta => Some((r.arr, table)),
+                _ => return Err(self.demote(a.buffer)),
+            },
+            None => None,
+        };
+        let a_slots = plan.maps[0].slot.len();
+        if let Some((_, table)) = &a_regs {
+            let consecutive = table
+                .chunks(a_slots.max(1))
+                .all(|c| c.iter().enumerate().all(|(j, &x)| x == c[0] + j as i64));
+            if !consecutive {
+                return Err(self.demote(a.buffer));
+            }
+        }
+        let lb = self.swizzled.get(&b.buffer).copied();
+        let la = match &a_regs {
+            Some(_) => lb,
+            None => self.swizzled.get(&a.buffer).copied(),
+        };
+        let (Some(la), Some(lb)) = (la, lb) else {
             return Err(self.malformed("a shared-operand gemm operand is not swizzled"));
         };
-        let (Ok(Mem::Shared { id: ida, .. }), Ok(Mem::Shared { id: idb, .. })) =
-            (self.mem(a.buffer), self.mem(b.buffer))
-        else {
+        let ida = match (&a_regs, self.mem(a.buffer)) {
+            (Some(_), _) => SharedId(u32::MAX),
+            (None, Ok(Mem::Shared { id, .. })) => id,
+            (None, _) => {
+                return Err(self.malformed("a shared-operand gemm operand is not in shared memory"));
+            }
+        };
+        let Ok(Mem::Shared { id: idb, .. }) = self.mem(b.buffer) else {
             return Err(self.malformed("a shared-operand gemm operand is not in shared memory"));
         };
         let (_, grp, gi, gj) = self.group_coords(&plan)?;
@@ -1151,7 +1178,10 @@ impl<'a> Lower<'a> {
         };
         let a_base = with_stage(self, a.buffer, a_group)?;
         let b_base = with_stage(self, b.buffer, b_group)?;
-        let a_base = self.let_reg("a_desc", a_base, &mut body);
+        let a_base = match a_regs {
+            Some(_) => lit_i32(0),
+            None => self.let_reg("a_desc", a_base, &mut body),
+        };
         let b_base = self.let_reg("b_desc", b_base, &mut body);
         let matrix = |layout: &super::swizzle::Swizzled, id, index, k_major: bool| SharedMatrix {
             buffer: id,
@@ -1170,11 +1200,20 @@ impl<'a> Lower<'a> {
             let k0 = ks * plan.k;
             let bi = self.bin(BinaryOp::Add, b_base.clone(), lit_i32(b_origin(k0, 0)))?;
             for i in 0..plan.tm {
-                let ai = self.bin(
-                    BinaryOp::Add,
-                    a_base.clone(),
-                    lit_i32(a_origin(i * plan.m, k0)),
-                )?;
+                let a_operand = match &a_regs {
+                    Some((arr, table)) => AsyncA::Registers(FragRef {
+                        array: *arr,
+                        offset: table[(i * plan.ksteps + ks) as usize * a_slots] as u32,
+                    }),
+                    None => {
+                        let ai = self.bin(
+                            BinaryOp::Add,
+                            a_base.clone(),
+                            lit_i32(a_origin(i * plan.m, k0)),
+                        )?;
+                        AsyncA::Shared(matrix(&la, ida, ai, !ta))
+                    }
+                };
                 body.push(self.stmt(StmtKind::AsyncMma {
                     atom: plan.atom.name.clone(),
                     n: plan.n as u32,
@@ -1182,7 +1221,7 @@ impl<'a> Lower<'a> {
                         array: arr,
                         offset: (i * slots) as u32,
                     },
-                    a: matrix(&la, ida, ai, !ta),
+                    a: a_operand,
                     b: matrix(&lb, idb, bi.clone(), tb),
                     accumulate: Expr::literal(Literal::Bool(true)),
                 }));

@@ -226,8 +226,7 @@ pub(super) fn row_shuffles(map: &FragMap, w: i64) -> Option<Vec<i64>> {
 pub(super) fn a_from_tile(p: &AtomPlan<'_>, q: &AtomPlan<'_>) -> Option<Vec<i64>> {
     let ma = &q.maps[0];
     let mc = &p.maps[2];
-    if q.shared_operands
-        || ma.slots == 0
+    if ma.slots == 0
         || p.gn != 1
         || q.gn != 1
         || (p.gm, p.group, p.groups) != (q.gm, q.group, q.groups)

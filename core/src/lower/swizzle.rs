@@ -52,7 +52,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use super::{DType, Expr, Lower, Result, ir, lit_i32};
 use crate::ir::{BinaryOp, Handle, Scope};
-use crate::target::{AtomTypes, MatrixAtom};
+use crate::target::{AtomTypes, MatrixAtom, OperandRole, OperandSource};
 
 /// Most 32-bit accumulator registers per thread.
 const ACCUMULATOR_REGISTERS: i64 = 128;
@@ -153,8 +153,15 @@ impl<'a> Lower<'a> {
                 return;
             };
             let (ba, bb, bc) = (&f.buffers[g.a], &f.buffers[g.b], &f.buffers[g.c]);
+            // A may come from registers (a fragment that layout inference
+            // keeps in the atom's A layout, `infer.rs`) when the atom
+            // takes it so.
+            let a_in_registers = matches!(ba.scope, Scope::Fragment | Scope::Local)
+                && !g.ta
+                && atom.a.sources.contains(&OperandSource::Registers)
+                && matches!(atom.fragment(OperandRole::A), Ok(Some(_)));
             if !g.whole
-                || ba.scope != Scope::Shared
+                || (ba.scope != Scope::Shared && !a_in_registers)
                 || bb.scope != Scope::Shared
                 || !matches!(bc.scope, Scope::Fragment | Scope::Local)
                 || other.contains(&g.a.index())
@@ -172,10 +179,11 @@ impl<'a> Lower<'a> {
             else {
                 return;
             };
-            for (buf, s, mn_major, share) in [
-                (g.a, &sa, g.ta, m / split.gm),
-                (g.b, &sb, !g.tb, n / split.gn),
-            ] {
+            let mut operands = vec![(g.b, &sb, !g.tb, n / split.gn)];
+            if !a_in_registers {
+                operands.push((g.a, &sa, g.ta, m / split.gm));
+            }
+            for (buf, s, mn_major, share) in operands {
                 let Some(layout) = Swizzled::new(s[0], s[1], f.buffers[buf].dtype.bytes() as i64)
                 else {
                     return;
