@@ -185,7 +185,7 @@ impl Lower<'_> {
         else {
             return None;
         };
-        let stages = i64::from(*num_stages);
+        let stages = i64::from(*num_stages).min(self.stage_cap.unwrap_or(i64::MAX));
         if stages < 2 {
             return None;
         }
@@ -916,6 +916,16 @@ fn buffers_outside(
 }
 
 /// The (source region, destination buffer) of each producer copy.
+/// Every buffer a block touches.
+pub(super) fn buffers_touched(
+    block: &ir::Block,
+    out: &mut HashSet<Handle<ir::Buffer>>,
+    f: &ir::Function,
+) {
+    let none = ir::Stmt::Barrier;
+    buffers_outside(block, &none, out, f);
+}
+
 /// The body without its producers: what runs on the stage.
 pub(super) fn consumers_of(body: &ir::Block, producers: &[(usize, i64)]) -> ir::Block {
     let mut out = ir::Block {

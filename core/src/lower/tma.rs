@@ -41,13 +41,19 @@
 //!   L) mod s`);
 //! - after the loop, with `L = 1`, `async_mma_wait 0`.
 //!
-//! The release: when the consumers are exactly one gemm, a second barrier
-//! per stage, `empty[j]`, expects one arrival per issuing group (a
+//! The release: when the consumers read the staged buffers only as
+//! operands of shared-operand gemms and write no shared memory (one gemm,
+//! or attention's two gemms around its register softmax), a second
+//! barrier per stage, `empty[j]`, expects one arrival per issuing group (a
 //! warpgroup): the group's first thread arrives on `empty[(r − L) mod s]`
-//! after the wait (for `r ≥ L`), and thread 0 waits on it, for the parity
-//! `⌊(r − L)/s⌋ mod 2` of that stage's use, before refilling it. No block
-//! barrier is left in the loop. With other consumers a `barrier` releases
-//! the stage instead.
+//! at the end of the iteration, after the wait that retired the group's
+//! last `async_mma` on that stage (for `r ≥ L`; the interpreter counts an
+//! `async_mma`'s reads as the first thread's), and thread 0 waits on it,
+//! for the parity `⌊(r − L)/s⌋ mod 2` of that stage's use, before refilling
+//! it. No block barrier is left in the loop, so warpgroups are only held
+//! together by the stages: one may run its softmax while another's gemm
+//! is on the tensor cores. With other consumers a `barrier` releases the
+//! stage instead.
 //!
 //! Issuing iteration `r + d` at the end of iteration `r` is issuing it at
 //! the start of iteration `r + 1`, `d − 1` ahead, which is where
@@ -189,6 +195,38 @@ impl Lower<'_> {
         TensorMapId((self.tensor_maps.len() - 1) as u32)
     }
 
+    /// Whether the stages of a bulk-copy loop can be released by issuing
+    /// groups (module documentation, "The release"): the consumers read
+    /// the staged buffers only as operands of gemms, which go through the
+    /// shared-operand atom, and write no shared memory.
+    fn released_by_groups(&self, body: &ir::Block, plan: &PipePlan, consumers: &ir::Block) -> bool {
+        let staged: Vec<Handle<ir::Buffer>> = plan
+            .producers
+            .iter()
+            .filter_map(|&(i, _)| match body.stmts.get(i) {
+                Some(ir::Stmt::Copy { dst, .. }) => Some(dst.buffer),
+                _ => None,
+            })
+            .collect();
+        let mut acc = super::Pending::default();
+        self.block_accesses(consumers, &mut acc);
+        if !acc.writes.is_empty() {
+            return false;
+        }
+        consumers.stmts.iter().all(|stmt| match stmt {
+            ir::Stmt::Gemm { c, .. } => !staged.contains(&c.buffer),
+            other => {
+                let one = ir::Block {
+                    stmts: vec![other.clone()],
+                    spans: Vec::new(),
+                };
+                let mut touched = std::collections::HashSet::new();
+                super::pipeline::buffers_touched(&one, &mut touched, self.f);
+                staged.iter().all(|b| !touched.contains(b))
+            }
+        })
+    }
+
     /// A pipelined loop whose producers are bulk copies (module
     /// documentation).
     #[allow(clippy::too_many_arguments)]
@@ -215,12 +253,10 @@ impl Lower<'_> {
         // (`empty`), and no block barrier is needed (module documentation).
         let group = self.async_atom.map_or(0, |a| i64::from(a.issue.threads));
         let consumers = super::pipeline::consumers_of(body, &plan.producers);
-        let empty = match &consumers.stmts[..] {
-            [ir::Stmt::Gemm { .. }] if group > 0 && self.threads % group == 0 => {
-                Some((self.barrier_buffer("empty", st), group))
-            }
-            _ => None,
-        };
+        let empty = (group > 0
+            && self.threads % group == 0
+            && self.released_by_groups(body, plan, &consumers))
+        .then(|| (self.barrier_buffer("empty", st), group));
         let mut inits = vec![(bar, 1)];
         if let Some((empty, group)) = empty {
             inits.push((empty, self.threads / group));
