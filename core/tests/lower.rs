@@ -488,6 +488,34 @@ fn default_gemm_tiles_use_m16n8k16_atoms_on_sm_80() {
 /// The same gemm with rows that cannot be padded (the operands are also
 /// filled, which `pad.rs` does not allow) keeps the 4-way conflicts the
 /// padding removes: the bank model sees them.
+/// Attention at the benchmark's tiles on sm_90a: every fragment in
+/// registers, both gemms on wgmma (P·V with A from the score registers),
+/// no block barrier in the key loop, and three requested stages that do
+/// not fit the shared memory become two rather than losing wgmma.
+#[test]
+fn attention_runs_on_wgmma_with_fragments_in_registers() {
+    let call =
+        "flash_attention(4, 32, 4096, 128, block_M=128, block_N=128, num_stages=3, threads=256)";
+    let module = compile("flash_attention.py", call);
+    let target = target::builtin("sm_90a").unwrap_or_else(|e| panic!("{e}"));
+    let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{e}"));
+    let text = thread::print_module(&lowered);
+    for f in ["acc_s", "acc_s_cast", "acc_o", "scores_max", "logsum"] {
+        assert!(text.contains(&format!("local %{f}: ")), "{f}: {text}");
+    }
+    // Two stages of 128 × 128 for K and V.
+    assert!(text.contains("shared %K_shared: f16[32768]"), "{text}");
+    assert!(text.contains("shared %V_shared: f16[32768]"), "{text}");
+    // P·V: one async_mma per 16 keys, A read from the score registers.
+    assert_eq!(text.matches("<- %acc_s_cast[").count(), 8, "{text}");
+    assert!(!text.contains("mma \"mma.m16n8k16\""), "{text}");
+    // Stages are released through `empty` barriers, not a block barrier.
+    let body = &text[text.find("for %k").expect("key loop")..];
+    let body = &body[..body.find("\n  }").expect("loop end")];
+    assert!(body.contains("mbarrier_arrive %empty["), "{body}");
+    assert!(!body.lines().any(|l| l.trim() == "barrier"), "{body}");
+}
+
 #[test]
 fn banks_of_unpadded_gemm_tiles_conflict() {
     let src = "import tilelang.language as T\n\

@@ -286,7 +286,10 @@ pub fn to_thread_with(
 
 /// Lowers one kernel, keeping the fragment buffers `resident.rs` and
 /// `spread.rs` pick in registers, padding the rows `pad.rs` picks and
-/// pipelining the loops `pipeline.rs` picks. When an attempt fails while
+/// pipelining the loops `pipeline.rs` picks. When an attempt's shared
+/// buffers exceed the target's shared memory while a loop has more than
+/// two stages, the kernel is lowered again with one stage fewer (nothing
+/// else changes). When an attempt fails while
 /// some buffer is padded, the kernel is lowered again without padding;
 /// when it fails while some loop is pipelined (its stages may not fit the
 /// shared memory), again without pipelining; when it fails while the
@@ -309,6 +312,7 @@ fn lower_kernel(
     let mut pipelining = true;
     let mut padding = true;
     let mut async_mma = true;
+    let mut stage_cap = None;
     loop {
         let mut attempt = Lower::new(func, target);
         attempt.proved = proved;
@@ -316,10 +320,20 @@ fn lower_kernel(
         attempt.pipelining = pipelining;
         attempt.padding = padding;
         attempt.async_allowed = async_mma;
+        attempt.stage_cap = stage_cap;
         let err = match attempt.kernel(stmt, span, name.clone()) {
             Ok(kernel) => return Ok(kernel),
             Err(e) => e,
         };
+        // Stages that do not fit the shared memory: fewer of them first,
+        // keeping everything else.
+        let most = attempt.pipelines.values().map(|p| p.stages).max();
+        if attempt.over_capacity
+            && let Some(most) = most.filter(|&m| m > 2)
+        {
+            stage_cap = Some(most - 1);
+            continue;
+        }
         // Swizzled buffers and the shared-operand atom are a choice for
         // the whole kernel: without them, the register-fragment atoms.
         if async_mma && attempt.async_atom.is_some() {
@@ -543,6 +557,12 @@ struct Lower<'a> {
     async_lag: bool,
     /// Whether `T.Pipelined` loops may be pipelined in this attempt.
     pipelining: bool,
+    /// Most stages a pipelined loop may take in this attempt (a retry
+    /// after the stages did not fit the shared memory).
+    stage_cap: Option<i64>,
+    /// Whether this attempt failed because its shared buffers exceed the
+    /// target's shared memory.
+    over_capacity: bool,
 }
 
 fn lit_i32(v: i64) -> Expr {
@@ -614,6 +634,8 @@ impl<'a> Lower<'a> {
             pitch: HashMap::new(),
             padding: true,
             pipelining: true,
+            stage_cap: None,
+            over_capacity: false,
             swizzled: HashMap::new(),
             async_atom: None,
             async_allowed: true,
@@ -899,6 +921,7 @@ impl<'a> Lower<'a> {
         if let Some(capacity) = capacity
             && bytes > capacity
         {
+            self.over_capacity = true;
             return Err(self.unsupported(format!(
                 "this kernel: keeping every on-chip buffer in shared memory needs {bytes} bytes, \
                  more than target `{}`'s {capacity} (choose smaller tiles)",
