@@ -518,15 +518,17 @@ impl<'a> Lower<'a> {
             }
             return;
         };
-        let is_var = |i: Handle<ir::Expr>, v| matches!(f.exprs.try_get(i), Some(ir::Expr::Var(x)) if *x == v);
+        let is_var = |i: Handle<ir::Expr>, v: Option<&Handle<ir::Var>>| matches!((f.exprs.try_get(i), v), (Some(ir::Expr::Var(x)), Some(v)) if x == v);
         let shape = f.const_shape(b).unwrap_or_default();
         let nest = &mut scan.nests[n];
         let ext = &nest.extents;
-        let by_row = indices.len() == 1 && is_var(indices[0], vars[0]) && shape == [ext[0]];
+        let by_row = indices.len() == 1
+            && is_var(indices[0], vars.first())
+            && ext.first().is_some_and(|&m| shape == [m]);
         match ext.len() {
             2 if indices.len() == 2
-                && is_var(indices[0], vars[0])
-                && is_var(indices[1], vars[1])
+                && is_var(indices[0], vars.first())
+                && is_var(indices[1], vars.get(1))
                 && shape == *ext =>
             {
                 nest.tiles.insert(b);
@@ -621,7 +623,8 @@ impl<'a> Lower<'a> {
                     extents: ext.unwrap_or_default(),
                     ..NestUse::default()
                 });
-                let inner = if matches!(scan.nests[n].extents.len(), 1 | 2) {
+                let rank = scan.nests[n].extents.len();
+                let inner = if matches!(rank, 1 | 2) && vars.len() == rank {
                     Ctx::Nest(n, vars)
                 } else {
                     Ctx::Nested(n)

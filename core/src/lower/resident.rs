@@ -359,6 +359,9 @@ impl<'a> Lower<'a> {
             [_] => false,
             _ => return Err(self.malformed("a register nest of rank other than 1 or 2")),
         };
+        if vars.len() != ext.len() {
+            return Err(self.malformed("a nest with as many variables as extents"));
+        }
         let iname = self.fresh("ti");
         let ir_ = self.add_reg(iname, DType::I32, RegisterKind::Loop);
         let ie = reg_expr(ir_, DType::I32);
