@@ -35,7 +35,13 @@ fn run_kernel(name: &str, prologue: &str, body: &str) -> Option<Option<String>> 
         );
         return None;
     };
-    let dir = std::env::temp_dir().join(format!("tilec-ascend-model-test-{}", std::process::id()));
+    // One folder per test: tests run in parallel threads, and one test
+    // rewriting the shared header while another compiles against it would
+    // hand the compiler a truncated file.
+    let dir = std::env::temp_dir().join(format!(
+        "tilec-ascend-model-test-{}-{name}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(dir.join("ascendc_cpu.h"), MODEL_HEADER).unwrap_or_else(|e| panic!("{e}"));
     let program = format!(
