@@ -36,9 +36,10 @@
 //!   consumers reading stage `(i − a) mod s`;
 //! - after the loop, `wait_group 0`.
 //!
-//! The two stage numbers live in registers (`%fill_stage`, `%read_stage`)
-//! that step by one, wrapping at `s`, at the end of every iteration, so
-//! the loop divides nothing. The copies of the last `s − 1` iterations,
+//! For a power of two `s` the two stage numbers are masks of the
+//! iteration number; otherwise they live in registers (`%fill_stage`,
+//! `%read_stage`) that step by one, wrapping at `s`, at the end of every
+//! iteration, so the loop divides nothing. The copies of the last `s − 1` iterations,
 //! which would load tiles past the end, are not skipped by a branch: each
 //! copy's guard also requires `i − a + s − 1 < n`, and where it fails the
 //! copy reads nothing and zero-fills its destination, a stage no later
@@ -398,12 +399,24 @@ impl Lower<'_> {
             out.push(self.stmt(StmtKind::CommitGroup));
         }
         self.vars.insert(var, loop_binding.clone());
-        // The stage the copies fill and the stage the consumers read, in
-        // registers that rotate at the end of every iteration.
-        let fill = self.temp("fill_stage", DType::I32);
-        self.assign(out, fill, lit_i32(dist % st));
-        let read = self.temp("read_stage", DType::I32);
-        self.assign(out, read, lit_i32(0));
+        // The stage the copies fill and the stage the consumers read: for
+        // a power of two `st`, masks of the iteration number; otherwise
+        // registers stepped at the end of every iteration (no division).
+        let rel = self.bin(BinaryOp::Sub, reg_expr(loop_reg, DType::I32), s0.clone())?;
+        let ahead = self.bin(BinaryOp::Add, rel.clone(), lit_i32(dist))?;
+        let stepped = !(st as u64).is_power_of_two();
+        let (fill_stage, read_stage, stepped_regs) = if stepped {
+            let fill = self.temp("fill_stage", DType::I32);
+            self.assign(out, fill, lit_i32(dist % st));
+            let read = self.temp("read_stage", DType::I32);
+            self.assign(out, read, lit_i32(0));
+            let regs = vec![fill, read];
+            (reg_expr(fill, DType::I32), reg_expr(read, DType::I32), regs)
+        } else {
+            let fill = self.bin(BinaryOp::FloorMod, ahead.clone(), lit_i32(st))?;
+            let read = self.bin(BinaryOp::FloorMod, rel, lit_i32(st))?;
+            (fill, read, Vec::new())
+        };
         let mut inner = prologue;
         inner.push(self.stmt(StmtKind::WaitGroup {
             pending: (dist - 1) as u32,
@@ -411,18 +424,15 @@ impl Lower<'_> {
         self.barrier(&mut inner);
         // Prefetch iteration i + dist, as copies that zero-fill instead of
         // reading once i + dist is past the end: no branch around them.
-        let rel = self.bin(BinaryOp::Sub, reg_expr(loop_reg, DType::I32), s0.clone())?;
-        let ahead = self.bin(BinaryOp::Add, rel, lit_i32(dist))?;
         let more = self.bin(BinaryOp::Lt, ahead, n.clone())?;
         let more = self.kept(more, &mut inner);
         let it = self.bin(BinaryOp::Add, reg_expr(loop_reg, DType::I32), lit_i32(dist))?;
         self.vars.insert(var, as_var(it));
-        let stage = reg_expr(fill, DType::I32);
         // Loaded two or more iterations ahead, the copies go after the
         // consumers (module documentation).
         let late = dist >= 2;
         let mut issue = Vec::new();
-        self.issue_producers(body, plan, stage, Some(&more), &mut issue)?;
+        self.issue_producers(body, plan, fill_stage, Some(&more), &mut issue)?;
         if !late {
             inner.append(&mut issue);
             inner.push(self.stmt(StmtKind::CommitGroup));
@@ -430,14 +440,14 @@ impl Lower<'_> {
         self.vars.insert(var, loop_binding);
         // Consumers on stage (i - s0) mod st.
         self.async_lag = plan.lag > 0;
-        let r = self.consumers_in_stage(body, plan, reg_expr(read, DType::I32), &mut inner);
+        let r = self.consumers_in_stage(body, plan, read_stage, &mut inner);
         self.async_lag = false;
         r?;
         if late {
             inner.append(&mut issue);
             inner.push(self.stmt(StmtKind::CommitGroup));
         }
-        for reg in [fill, read] {
+        for reg in stepped_regs {
             let next = self.rotated(reg, st)?;
             self.assign(&mut inner, reg, next);
         }
@@ -692,7 +702,7 @@ impl Lower<'_> {
 
     /// The body after the producers, reading the stage `stage` (an `i32`)
     /// of every staged buffer.
-    fn consumers_in_stage(
+    pub(super) fn consumers_in_stage(
         &mut self,
         body: &ir::Block,
         plan: &PipePlan,

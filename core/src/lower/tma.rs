@@ -41,6 +41,16 @@
 //!   L) mod s`);
 //! - after the loop, with `L = 1`, `async_mma_wait 0`.
 //!
+//! For a power of two `s` these stage numbers and parities are masks and
+//! shifts of `r`; otherwise they are registers (`%use_stage`,
+//! `%use_phase`, and `%freed_stage`, `%freed_phase` for iteration `r − L`)
+//! stepped at the end of every iteration, the parity flipping when the
+//! stage wraps. (Floor division by 3 of a signed number is a dozen
+//! instructions, several times per iteration on thread 0's path to the
+//! refill: 3- and 6-stage GEMMs ran 1.6–2.2× slower than 4-stage ones
+//! before. The registers made 2-stage attention slower, so powers of two
+//! keep the masks; `bench/RESULTS.md`.)
+//!
 //! The release: when the consumers read the staged buffers only as
 //! operands of shared-operand gemms and write no shared memory (one gemm,
 //! or attention's two gemms around its register softmax), a second
@@ -298,24 +308,47 @@ impl Lower<'_> {
             }));
         }
         self.vars.insert(var, loop_binding.clone());
-        let mut inner = prologue;
+        // The stage of iteration r and the parity of its use (`r mod s`,
+        // `⌊r/s⌋ mod 2`), and the same for iteration r − lag. For a power
+        // of two `s` they are masks and shifts of r; otherwise they live
+        // in registers stepped at the end of every iteration, so that the
+        // loop divides nothing (`bench/RESULTS.md` has both measured).
         let rel = self.bin(BinaryOp::Sub, reg_expr(loop_reg, DType::I32), s0.clone())?;
-        let stage = self.bin(BinaryOp::FloorMod, rel.clone(), lit_i32(st))?;
-        let use_count = self.bin(BinaryOp::FloorDiv, rel.clone(), lit_i32(st))?;
-        let parity = self.bin(BinaryOp::FloorMod, use_count, lit_i32(2))?;
+        let freed = self.bin(BinaryOp::Sub, rel.clone(), lit_i32(plan.lag))?;
+        let stepped = !(st as u64).is_power_of_two();
+        let mut pairs = Vec::new();
+        let mut counters = |s: &mut Self, name: &str, r: i64, from: &Expr| -> Result<_> {
+            if !stepped {
+                let stage = s.bin(BinaryOp::FloorMod, from.clone(), lit_i32(st))?;
+                let uses = s.bin(BinaryOp::FloorDiv, from.clone(), lit_i32(st))?;
+                let phase = s.bin(BinaryOp::FloorMod, uses, lit_i32(2))?;
+                return Ok((stage, phase));
+            }
+            let stage = s.temp(&format!("{name}_stage"), DType::I32);
+            s.assign(out, stage, lit_i32(r.rem_euclid(st)));
+            let phase = s.temp(&format!("{name}_phase"), DType::I32);
+            s.assign(out, phase, lit_i32(r.div_euclid(st).rem_euclid(2)));
+            pairs.push((stage, phase));
+            Ok((reg_expr(stage, DType::I32), reg_expr(phase, DType::I32)))
+        };
+        let (use_stage, use_phase) = counters(self, "use", 0, &rel)?;
+        let (freed_stage, freed_phase) = if plan.lag > 0 {
+            counters(self, "freed", -plan.lag, &freed)?
+        } else {
+            (use_stage.clone(), use_phase.clone())
+        };
+        let mut inner = prologue;
         inner.push(self.stmt(StmtKind::MbarrierWait {
             bar,
-            index: stage,
-            parity,
+            index: use_stage.clone(),
+            parity: use_phase,
         }));
         self.async_lag = plan.lag > 0;
-        let r = self.consumers_on_stage(body, plan, rel.clone(), st, &mut inner);
+        let r = self.consumers_in_stage(body, plan, use_stage, &mut inner);
         self.async_lag = false;
         r?;
         // The stage iteration i − lag read is free again: released by its
         // readers' arrivals (`empty`), or by a barrier.
-        let freed = self.bin(BinaryOp::Sub, rel.clone(), lit_i32(plan.lag))?;
-        let freed_stage = self.bin(BinaryOp::FloorMod, freed.clone(), lit_i32(st))?;
         let mut refill_wait = Vec::new();
         match empty {
             Some((empty, group)) => {
@@ -328,11 +361,7 @@ impl Lower<'_> {
                 let mut wait = vec![self.stmt(StmtKind::MbarrierWait {
                     bar: empty,
                     index: freed_stage.clone(),
-                    parity: self.bin(
-                        BinaryOp::FloorMod,
-                        self.bin(BinaryOp::FloorDiv, freed.clone(), lit_i32(st))?,
-                        lit_i32(2),
-                    )?,
+                    parity: freed_phase,
                 })];
                 if plan.lag > 0 {
                     // Iteration 0 holds no earlier group; its refill goes
@@ -349,7 +378,7 @@ impl Lower<'_> {
                     cond: leader,
                     then_body: vec![self.stmt(StmtKind::MbarrierArrive {
                         bar: empty,
-                        index: freed_stage,
+                        index: freed_stage.clone(),
                         tx: None,
                     })],
                     else_body: None,
@@ -362,9 +391,9 @@ impl Lower<'_> {
         let ahead = self.bin(BinaryOp::Add, rel, lit_i32(dist))?;
         let it = self.bin(BinaryOp::Add, reg_expr(loop_reg, DType::I32), lit_i32(dist))?;
         self.vars.insert(var, as_var(it));
-        let stage = self.bin(BinaryOp::FloorMod, ahead.clone(), lit_i32(st))?;
+        // `(r + dist) mod s = (r − lag) mod s`: the freed stage.
         let mut issue = refill_wait;
-        self.tma_issue(body, plan, loads, stage, bar, &mut issue)?;
+        self.tma_issue(body, plan, loads, freed_stage, bar, &mut issue)?;
         let more = self.bin(BinaryOp::Lt, ahead, n.clone())?;
         inner.push(self.stmt(StmtKind::If {
             cond: self.bin(BinaryOp::And, first, more)?,
@@ -372,8 +401,34 @@ impl Lower<'_> {
             else_body: None,
         }));
         self.vars.insert(var, loop_binding);
+        for (stage, phase) in pairs {
+            self.step_stage(stage, phase, st, &mut inner)?;
+        }
         self.close_pipe_loop((loop_reg, s0, n, inner), plan, out);
         self.pending.union(&acc);
+        Ok(())
+    }
+
+    /// Moves a (stage, parity) pair of registers to the next iteration:
+    /// the parity flips when the stage wraps from `stages − 1` to 0.
+    fn step_stage(
+        &self,
+        stage: super::RegId,
+        phase: super::RegId,
+        stages: i64,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let s = reg_expr(stage, DType::I32);
+        let p = reg_expr(phase, DType::I32);
+        let wraps = self.bin(BinaryOp::Eq, s.clone(), lit_i32(stages - 1))?;
+        let flipped = self.bin(BinaryOp::BitXor, p.clone(), lit_i32(1))?;
+        let next_phase =
+            Expr::select(wraps.clone(), flipped, p).map_err(|e| self.malformed(e.to_string()))?;
+        self.assign(out, phase, next_phase);
+        let next = self.bin(BinaryOp::Add, s, lit_i32(1))?;
+        let next_stage =
+            Expr::select(wraps, lit_i32(0), next).map_err(|e| self.malformed(e.to_string()))?;
+        self.assign(out, stage, next_stage);
         Ok(())
     }
 
