@@ -459,7 +459,7 @@ impl Lower<'_> {
 
     /// `(reg + 1) mod stages` for a register holding a stage number,
     /// without a division.
-    fn rotated(&self, reg: super::RegId, stages: i64) -> Result<Expr> {
+    pub(super) fn rotated(&self, reg: super::RegId, stages: i64) -> Result<Expr> {
         let r = reg_expr(reg, DType::I32);
         let last = self.bin(BinaryOp::Eq, r.clone(), lit_i32(stages - 1))?;
         let next = self.bin(BinaryOp::Add, r, lit_i32(1))?;

@@ -420,14 +420,12 @@ impl Lower<'_> {
     ) -> Result<()> {
         let s = reg_expr(stage, DType::I32);
         let p = reg_expr(phase, DType::I32);
-        let wraps = self.bin(BinaryOp::Eq, s.clone(), lit_i32(stages - 1))?;
+        let wraps = self.bin(BinaryOp::Eq, s, lit_i32(stages - 1))?;
         let flipped = self.bin(BinaryOp::BitXor, p.clone(), lit_i32(1))?;
         let next_phase =
-            Expr::select(wraps.clone(), flipped, p).map_err(|e| self.malformed(e.to_string()))?;
+            Expr::select(wraps, flipped, p).map_err(|e| self.malformed(e.to_string()))?;
         self.assign(out, phase, next_phase);
-        let next = self.bin(BinaryOp::Add, s, lit_i32(1))?;
-        let next_stage =
-            Expr::select(wraps, lit_i32(0), next).map_err(|e| self.malformed(e.to_string()))?;
+        let next_stage = self.rotated(stage, stages)?;
         self.assign(out, stage, next_stage);
         Ok(())
     }
