@@ -40,7 +40,14 @@
 //! (`lower/tma.rs`), it issues iteration `i + D + 1`'s copies at the end
 //! of iteration `i`, after a barrier, and each consumer waits for its own
 //! stage's barrier phase: the same issue and completion points as above,
-//! so the same two schedules cover it.
+//! so the same two schedules cover it. With `s ≥ 3` the per-thread copies
+//! are also issued at the end of their iteration, after its consumers
+//! (`lower/pipeline.rs`): no earlier than modelled, completed at the same
+//! wait, so a version proved free over the modelled window is free over
+//! the shorter one. The copies of the last `D` iterations, for data `x`
+//! past the loop's end, zero-fill instead of being skipped; they write
+//! version `(x − a) mod V` while only data `y` with `x − D ≤ y < x` is
+//! still read, and `0 < x − y ≤ D < V` puts those in other versions.
 //!
 //! # The obligations
 //! For every producer and every later statement of the body that reads
