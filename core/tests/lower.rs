@@ -631,6 +631,7 @@ const FILE_CLASSES: &[(&str, u64)] = &[
     ("gemm_idle_groups.sm_90a", 48),
     ("gemm_wgmma.sm_90a", 384),
     ("gemm_wgmma_cp_async.sm_90a", 384),
+    ("gemm_wgmma_cp_async_late.sm_90a", 640),
     ("gemm_mfma32.gfx942", 48),
     ("gemm_per_tile.sm_80", 32),
     ("gemm_resident.sm_80", 64),
