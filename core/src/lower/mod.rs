@@ -8,7 +8,8 @@
 //! `resident.rs` (layout inference: fragments in registers in a matrix
 //! atom's layout), `spread.rs` (element-wise fragment
 //! buffers in registers), `reduce.rs` (reductions by thread groups),
-//! `pipeline.rs` (`T.Pipelined` loops with async copies) and `copy.rs`
+//! `pipeline.rs` (`T.Pipelined` loops with async copies), `prefetch.rs`
+//! (fragment loads moved across a pipelined loop's barrier) and `copy.rs`
 //! (vector moves for `copy` and `fill`).
 //!
 //! # Algorithm
@@ -118,6 +119,7 @@ mod infer;
 mod ldmatrix;
 mod pad;
 mod pipeline;
+mod prefetch;
 mod raster;
 mod reduce;
 mod resident;

@@ -61,6 +61,11 @@
 //! 4–8% faster on each of six 8192³ fp16 configurations with 3 to 6
 //! stages.
 //!
+//! When the consumers are one gemm on `ldmatrix` fragments (and no gemm
+//! group stays in flight), `prefetch.rs` moves the wait and barrier from
+//! the top of the iteration to before its last k-step's `mma`s and loads
+//! the next stage's first fragments there, into second fragment buffers.
+//!
 //! When the consumers are exactly one `gemm` through a shared-operand
 //! atom (`swizzle.rs`) with a literal false `clear_accum`, and `s ≥ 3`,
 //! the gemm's `async_mma` group is left in flight (`async_mma_wait 1`
@@ -99,6 +104,7 @@
 
 use std::collections::HashSet;
 
+use super::prefetch::substitute_assign;
 use super::{
     BinaryOp, DType, Expr, ExprKind, Guard, GuardElse, Handle, Index, Lower, MemRef, Pending,
     Result, Stmt, StmtKind, Unroll, ir, lit_i32, non_unit, reg_expr, to_i32,
@@ -417,11 +423,42 @@ impl Lower<'_> {
             let read = self.bin(BinaryOp::FloorMod, rel, lit_i32(st))?;
             (fill, read, Vec::new())
         };
+        // The consumers, lowered first: with their k-step loop split for
+        // fragment prefetch (`prefetch.rs`) the wait and barrier move from
+        // the top of the iteration to before its last k-step's `mma`s.
+        // (They run after a barrier either way.)
+        self.pending = Pending::default();
+        self.async_lag = plan.lag > 0;
+        let mut consumers = Vec::new();
+        let r = self.consumers_in_stage(body, plan, read_stage, &mut consumers);
+        self.async_lag = false;
+        r?;
+        let split = (plan.lag == 0 && vdtype == DType::I32 && prologue.is_empty())
+            .then(|| self.k_steps(&consumers))
+            .flatten();
         let mut inner = prologue;
-        inner.push(self.stmt(StmtKind::WaitGroup {
+        let wait = self.stmt(StmtKind::WaitGroup {
             pending: (dist - 1) as u32,
-        }));
-        self.barrier(&mut inner);
+        });
+        if let Some(split) = &split {
+            // The first iteration's wait, barrier and step-0 loads.
+            let mut first = vec![wait.clone()];
+            self.barrier(&mut first);
+            let loop_r = loop_reg;
+            first.extend(split.pre.iter().map(|s| substitute_assign(s, loop_r, &s0)));
+            first.extend(split.steps[0].0.iter().cloned());
+            match n.as_const_int() {
+                Some(c) if c >= 1 => out.extend(first),
+                _ => out.push(self.stmt(StmtKind::If {
+                    cond: self.bin(BinaryOp::Lt, lit_i32(0), n.clone())?,
+                    then_body: first,
+                    else_body: None,
+                })),
+            }
+        } else {
+            inner.push(wait.clone());
+            self.barrier(&mut inner);
+        }
         // Prefetch iteration i + dist, as copies that zero-fill instead of
         // reading once i + dist is past the end: no branch around them.
         let more = self.bin(BinaryOp::Lt, ahead, n.clone())?;
@@ -438,11 +475,16 @@ impl Lower<'_> {
             inner.push(self.stmt(StmtKind::CommitGroup));
         }
         self.vars.insert(var, loop_binding);
-        // Consumers on stage (i - s0) mod st.
-        self.async_lag = plan.lag > 0;
-        let r = self.consumers_in_stage(body, plan, read_stage, &mut inner);
-        self.async_lag = false;
-        r?;
+        match &split {
+            Some(split) => {
+                let k = split.steps.len();
+                for j in 0..k - 1 {
+                    inner.extend(split.steps[j + 1].0.iter().cloned());
+                    inner.extend(split.steps[j].1.iter().cloned());
+                }
+            }
+            None => inner.append(&mut consumers),
+        }
         if late {
             inner.append(&mut issue);
             inner.push(self.stmt(StmtKind::CommitGroup));
@@ -450,6 +492,21 @@ impl Lower<'_> {
         for reg in stepped_regs {
             let next = self.rotated(reg, st)?;
             self.assign(&mut inner, reg, next);
+        }
+        if let Some(split) = &split {
+            // The top of the next iteration, then this one's last step.
+            inner.push(wait);
+            self.barrier(&mut inner);
+            let next = self.bin(BinaryOp::Add, reg_expr(loop_reg, DType::I32), lit_i32(1))?;
+            inner.extend(
+                split
+                    .pre
+                    .iter()
+                    .map(|s| substitute_assign(s, loop_reg, &next)),
+            );
+            inner.extend(split.steps[0].0.iter().cloned());
+            let k = split.steps.len();
+            inner.extend(split.steps[k - 1].1.iter().cloned());
         }
         self.close_pipe_loop((loop_reg, s0, n, inner), plan, out);
         out.push(self.stmt(StmtKind::WaitGroup { pending: 0 }));
