@@ -97,91 +97,66 @@ impl Lower<'_> {
             .iter()
             .take_while(|s| matches!(s.kind, StmtKind::MatrixLoad { .. }))
             .count();
-        if loads == 0
-            || !body[loads..]
-                .iter()
-                .all(|s| matches!(s.kind, StmtKind::Mma { .. }))
-        {
+        if loads == 0 {
             return None;
         }
-        // The fragment arrays the loads fill, each with a second buffer.
-        let mut second: HashMap<RegId, RegId> = HashMap::new();
+        // The fragment arrays the loads fill; the mmas must read only
+        // those as A and B and accumulate into others.
+        let mut filled: Vec<RegId> = Vec::new();
         for s in &body[..loads] {
             if let StmtKind::MatrixLoad { dst, .. } = &s.kind
-                && !second.contains_key(&dst.array)
+                && !filled.contains(&dst.array)
             {
-                let reg = self.registers.get(dst.array.index())?;
-                let RegisterKind::Array { len } = reg.kind else {
-                    return None;
-                };
-                let base = format!("{}_next", reg.name.trim_end_matches(char::is_numeric));
-                let dtype = reg.dtype;
-                let twin = self.local(&base, dtype, i64::from(len));
-                second.insert(dst.array, twin);
+                filled.push(dst.array);
             }
         }
-        let mut steps = Vec::new();
-        for kk in 0..count {
-            let value = lit_i32(start + kk * step);
-            let swap = |f: &FragRef| FragRef {
-                array: if kk % 2 == 1 {
-                    second.get(&f.array).copied().unwrap_or(f.array)
-                } else {
-                    f.array
-                },
-                offset: f.offset,
+        let fits = body[loads..].iter().all(|s| match &s.kind {
+            StmtKind::Mma { d, c, .. } => !filled.contains(&d.array) && !filled.contains(&c.array),
+            _ => false,
+        });
+        if !fits {
+            return None;
+        }
+        // Each filled array gets a second buffer, for the odd steps.
+        let mut second: HashMap<RegId, RegId> = HashMap::new();
+        for array in filled {
+            let reg = self.registers.get(array.index())?;
+            let RegisterKind::Array { len } = reg.kind else {
+                return None;
             };
-            let mut step_loads = Vec::new();
-            let mut step_mmas = Vec::new();
-            for s in body {
-                let kind = match &s.kind {
-                    StmtKind::MatrixLoad {
-                        load,
-                        count,
-                        trans,
-                        dst,
-                        src,
-                        index,
-                    } => StmtKind::MatrixLoad {
-                        load: load.clone(),
-                        count: *count,
-                        trans: *trans,
-                        dst: swap(dst),
-                        src: *src,
-                        index: substitute(index, *var, &value),
-                    },
-                    StmtKind::Mma {
-                        atom,
-                        n,
-                        d,
-                        a,
-                        b,
-                        c,
-                    } => {
-                        // Accumulators are never loaded by the step.
-                        if second.contains_key(&d.array) || second.contains_key(&c.array) {
-                            return None;
-                        }
-                        StmtKind::Mma {
-                            atom: atom.clone(),
-                            n: *n,
-                            d: *d,
-                            a: swap(a),
-                            b: swap(b),
-                            c: *c,
-                        }
-                    }
-                    _ => return None,
-                };
-                let stmt = Stmt { kind, span: s.span };
-                if matches!(stmt.kind, StmtKind::MatrixLoad { .. }) {
-                    step_loads.push(stmt);
-                } else {
-                    step_mmas.push(stmt);
-                }
-            }
-            steps.push((step_loads, step_mmas));
+            let base = format!("{}_next", reg.name.trim_end_matches(char::is_numeric));
+            let dtype = reg.dtype;
+            let twin = self.local(&base, dtype, i64::from(len));
+            second.insert(array, twin);
         }
+        let steps = (0..count)
+            .map(|kk| {
+                let value = lit_i32(start + kk * step);
+                let swap = |f: &mut FragRef| {
+                    if kk % 2 == 1
+                        && let Some(&twin) = second.get(&f.array)
+                    {
+                        f.array = twin;
+                    }
+                };
+                let mut step_stmts: Vec<Stmt> = body.to_vec();
+                for stmt in &mut step_stmts {
+                    match &mut stmt.kind {
+                        StmtKind::MatrixLoad { dst, index, .. } => {
+                            swap(dst);
+                            *index = substitute(index, *var, &value);
+                        }
+                        StmtKind::Mma { a, b, .. } => {
+                            swap(a);
+                            swap(b);
+                        }
+                        _ => {}
+                    }
+                }
+                let mmas = step_stmts.split_off(loads);
+                (step_stmts, mmas)
+            })
+            .collect();
         Some(KSteps {
             pre: pre.to_vec(),
             steps,
