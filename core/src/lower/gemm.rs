@@ -919,6 +919,7 @@ impl<'a> Lower<'a> {
                       kk: Option<i64>,
                       kb: &mut Vec<Stmt>|
          -> Result<()> {
+            let start = kb.len();
             let terms = vec![a_base.clone(), s.scaled(&kx, pa.addr(0, 1))?];
             let ka = s.sum(terms)?;
             let terms = vec![b_base.clone(), s.scaled(&kx, pb.addr(1, 0))?];
@@ -977,6 +978,7 @@ impl<'a> Lower<'a> {
                     kb.push(stmt);
                 }
             }
+            super::ldmatrix::order_by_first_use(&mut kb[start..]);
             Ok(())
         };
         // The k loop: unrolled here when A's fragments are register

@@ -220,3 +220,50 @@ impl Lower<'_> {
         self.bin(BinaryOp::Add, row, origin)
     }
 }
+
+/// Puts the matrix loads at the head of `stmts` (a k-step: its loads, then
+/// its `mma`s) in the order the `mma`s first read them, so that the first
+/// `mma` waits for two loads rather than for every load of the step. A
+/// load into array `x` at position `o` covers `x` from `o` up to the next
+/// load's position in `x`; loads into different positions never overlap,
+/// so the order among them does not change what any `mma` reads. Anything
+/// of another shape is left as it is.
+pub(super) fn order_by_first_use(stmts: &mut [super::Stmt]) {
+    use super::StmtKind;
+    let loads = stmts
+        .iter()
+        .take_while(|s| matches!(s.kind, StmtKind::MatrixLoad { .. }))
+        .count();
+    let (head, rest) = stmts.split_at_mut(loads);
+    if loads < 2 || rest.iter().any(|s| !matches!(s.kind, StmtKind::Mma { .. })) {
+        return;
+    }
+    let at: Vec<(super::RegId, u32)> = head
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StmtKind::MatrixLoad { dst, .. } => Some((dst.array, dst.offset)),
+            _ => None,
+        })
+        .collect();
+    let first_use = |i: usize| -> usize {
+        let (array, start) = at[i];
+        let end = at
+            .iter()
+            .filter(|&&(a, o)| a == array && o > start)
+            .map(|&(_, o)| o)
+            .min()
+            .unwrap_or(u32::MAX);
+        rest.iter()
+            .position(|s| match &s.kind {
+                StmtKind::Mma { a, b, .. } => [a, b]
+                    .iter()
+                    .any(|f| f.array == array && (start..end).contains(&f.offset)),
+                _ => false,
+            })
+            .unwrap_or(usize::MAX)
+    };
+    let mut order: Vec<(usize, usize)> = (0..loads).map(|i| (first_use(i), i)).collect();
+    order.sort();
+    let sorted: Vec<super::Stmt> = order.iter().map(|&(_, i)| head[i].clone()).collect();
+    head.clone_from_slice(&sorted);
+}

@@ -9,8 +9,10 @@
 //! atom's layout), `spread.rs` (element-wise fragment
 //! buffers in registers), `reduce.rs` (reductions by thread groups),
 //! `pipeline.rs` (`T.Pipelined` loops with async copies), `prefetch.rs`
-//! (fragment loads moved across a pipelined loop's barrier) and `copy.rs`
-//! (vector moves for `copy` and `fill`).
+//! (fragment loads moved across a pipelined loop's barrier), `copy.rs`
+//! (vector moves for `copy` and `fill`) and `hoist.rs` (loop-invariant
+//! index arithmetic computed before the loop, run on every lowered
+//! kernel).
 //!
 //! # Algorithm
 //! [`to_thread`] turns every `kernel` statement of every function into one
@@ -115,6 +117,7 @@
 
 mod copy;
 mod gemm;
+mod hoist;
 mod infer;
 mod ldmatrix;
 mod pad;
@@ -324,7 +327,10 @@ fn lower_kernel(
         attempt.async_allowed = async_mma;
         attempt.stage_cap = stage_cap;
         let err = match attempt.kernel(stmt, span, name.clone()) {
-            Ok(kernel) => return Ok(kernel),
+            Ok(mut kernel) => {
+                hoist::run(&mut kernel);
+                return Ok(kernel);
+            }
             Err(e) => e,
         };
         // Stages that do not fit the shared memory: fewer of them first,
