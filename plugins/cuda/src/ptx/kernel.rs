@@ -22,7 +22,7 @@ use std::collections::{BTreeSet, HashMap};
 use tilec_core::ir::{DType, Span};
 use tilec_core::target::TargetDescription;
 use tilec_core::thread::{
-    Expr, Kernel, Param, RegId, RegRef, RegisterKind, Special, Stmt, StmtKind, Unroll,
+    Expr, FragRef, Kernel, Param, RegId, RegRef, RegisterKind, Special, Stmt, StmtKind, Unroll,
     print_stmt_header,
 };
 
@@ -42,6 +42,10 @@ pub(crate) enum Storage {
     Regs(Vec<String>),
     /// A local array in `.local` memory.
     Local { symbol: String },
+    /// A local array of 16-bit floats, one 32-bit register per pair of
+    /// elements (element `2i` in bits 15:0 of word `i`); only matrix loads
+    /// and matrix atoms touch it ([`super::plan`]).
+    Pairs(Vec<String>),
 }
 
 /// One element of a register-side operand.
@@ -400,6 +404,11 @@ impl<'a> Emitter<'a> {
             let storage = match r.kind {
                 RegisterKind::Scalar | RegisterKind::Loop => {
                     Storage::Reg(Val::reg(class, self.regs.named(class, &r.name)))
+                }
+                RegisterKind::Array { len }
+                    if self.plan.paired.get(i).copied().unwrap_or(false) =>
+                {
+                    Storage::Pairs(self.regs.named_array(Class::B32, &r.name, len / 2))
                 }
                 RegisterKind::Array { len } => {
                     if self.plan.local.get(i).copied().unwrap_or(true) {
@@ -799,6 +808,24 @@ impl<'a> Emitter<'a> {
             .ok_or_else(|| self.malformed(format!("register {} does not exist", r.0)))
     }
 
+    /// The words `offset / 2 ..` of a fragment array kept in pairs that
+    /// hold its `slots` elements from `offset`, or `None` when the array is
+    /// not kept that way.
+    pub fn pair_words(&self, f: FragRef, slots: u32) -> Result<Option<Vec<String>>> {
+        let Storage::Pairs(words) = self.storage_of(f.array)? else {
+            return Ok(None);
+        };
+        let first = (f.offset / 2) as usize;
+        match words.get(first..first + slots.div_ceil(2) as usize) {
+            Some(w) if f.offset.is_multiple_of(2) && slots.is_multiple_of(2) => Ok(Some(w.to_vec())),
+            _ => Err(self.malformed(format!(
+                "elements {}..{} of a fragment array kept in words",
+                f.offset,
+                f.offset + slots
+            ))),
+        }
+    }
+
     /// The dtype of a register.
     pub fn reg_dtype(&self, r: RegId) -> Result<DType> {
         self.k
@@ -820,6 +847,9 @@ impl<'a> Emitter<'a> {
     /// scalar itself).
     pub fn places_at(&mut self, id: RegId, index: Option<&Expr>, width: u32) -> Result<Vec<Place>> {
         match (self.storage_of(id)?, index) {
+            (Storage::Pairs(_), _) => Err(self.malformed(
+                "an element of a fragment array kept in words, which only matrix loads and atoms may touch",
+            )),
             (Storage::Reg(v), None) if width == 1 => Ok(vec![Place::Reg(v.text)]),
             (Storage::Regs(names), Some(index)) => {
                 let start = super::fold::fold_int(index, &self.env)

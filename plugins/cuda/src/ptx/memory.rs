@@ -402,13 +402,20 @@ impl Emitter<'_> {
         }
         let dtype = self.reg_dtype(dst.array)?;
         let addr = self.address(MemRef::Shared(src), index)?;
-        let words: Vec<String> = (0..count).map(|_| self.tmp(Class::B32)).collect();
+        let paired = self.pair_words(dst, 2 * count)?;
+        let words: Vec<String> = match &paired {
+            Some(w) => w.clone(),
+            None => (0..count).map(|_| self.tmp(Class::B32)).collect(),
+        };
         self.emit(format!(
             "ldmatrix.sync.aligned.m8n8.x{count}{}.shared.b16 {}, {}",
             if trans { ".trans" } else { "" },
             operand_list(&words),
             addr.text()
         ));
+        if paired.is_some() {
+            return Ok(());
+        }
         let offset = Expr::int(dst.offset as i32);
         let places = self.places_at(dst.array, Some(&offset), 2 * count)?;
         let direct: Option<Vec<String>> = places

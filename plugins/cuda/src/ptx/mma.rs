@@ -364,6 +364,9 @@ impl Emitter<'_> {
     /// The registers PTX reads an operand from: 16-bit slots packed in
     /// pairs (lower slot in bits 15:0), 32-bit slots as they are.
     fn operand_regs(&mut self, f: FragRef, slots: u32, dtype: DType) -> Result<Vec<String>> {
+        if let Some(words) = self.pair_words(f, slots)? {
+            return Ok(words);
+        }
         let offset = tilec_core::thread::Expr::int(f.offset as i32);
         let places = self.places_at(f.array, Some(&offset), slots)?;
         let class = class_of(dtype);

@@ -12,6 +12,15 @@
 //! decisions becomes one register per element. Any other array lives in
 //! `.local` memory and is addressed at run time.
 //!
+//! **Fragment arrays in words.** A local array of 16-bit floats (even
+//! length) that only matrix loads (`ldmatrix` destinations) and matrix
+//! atoms (`mma` operands, register A of `wgmma`) touch, always from an even
+//! position, is kept as one 32-bit register per pair of elements — the
+//! form both instructions use — instead of one 16-bit register per
+//! element. Packing and unpacking pairs around every `mma` otherwise leads
+//! the assembler to copy fragments between registers (24 moves per
+//! iteration of a 64-`mma` GEMM main loop on sm_90).
+//!
 //! **Shared memory.** One dynamic shared array, `tilec_smem`, holds every
 //! buffer of the kernel, each at the next offset that honours its
 //! alignment, in declaration order.
@@ -20,7 +29,8 @@ use std::collections::HashMap;
 
 use tilec_core::ir::DType;
 use tilec_core::thread::{
-    Expr, ExprKind, Guard, Kernel, RegId, RegRef, Special, Stmt, StmtKind, Unroll,
+    Expr, ExprKind, FragRef, Guard, Kernel, RegId, RegRef, RegisterKind, Special, Stmt, StmtKind,
+    Unroll,
 };
 
 use super::fold::fold_int;
@@ -81,6 +91,9 @@ pub(crate) fn stmt_count(body: &[Stmt]) -> i64 {
 pub(crate) struct Plan {
     /// Per register: the array lives in `.local` memory.
     pub local: Vec<bool>,
+    /// Per register: the array is held as 32-bit words of element pairs
+    /// (see the module docs).
+    pub paired: Vec<bool>,
     /// Per entry of [`Special::ALL`]: the kernel reads it.
     pub specials: [bool; 6],
     /// Byte offset of each shared buffer in `tilec_smem`.
@@ -107,8 +120,17 @@ impl Plan {
             offset = offset.saturating_add(b.len.saturating_mul(b.dtype.bytes()));
             shared_align = shared_align.max(b.align);
         }
+        let paired = k
+            .registers
+            .iter()
+            .map(|r| {
+                matches!(r.kind, RegisterKind::Array { len } if len % 2 == 0)
+                    && matches!(r.dtype, DType::F16 | DType::BF16)
+            })
+            .collect();
         let mut plan = Plan {
             local: vec![false; k.registers.len()],
+            paired,
             specials: [false; 6],
             shared_offsets,
             shared_bytes: offset,
@@ -118,7 +140,21 @@ impl Plan {
         };
         let mut env = HashMap::new();
         plan.scan_body(&k.body, &mut env);
+        for (paired, &local) in plan.paired.iter_mut().zip(&plan.local) {
+            *paired &= !local;
+        }
         plan
+    }
+
+    /// A fragment reference that keeps its array paired only from an even
+    /// position, and only where `pairs` (a use that reads or writes whole
+    /// words).
+    fn frag(&mut self, f: FragRef, pairs: bool) {
+        if (!pairs || !f.offset.is_multiple_of(2))
+            && let Some(p) = self.paired.get_mut(f.array.index())
+        {
+            *p = false;
+        }
     }
 
     pub fn reads_special(&self, s: Special) -> bool {
@@ -136,6 +172,9 @@ impl Plan {
 
     fn index(&mut self, r: RegId, index: &Expr, env: &HashMap<RegId, i64>) {
         self.expr(index, env);
+        if let Some(p) = self.paired.get_mut(r.index()) {
+            *p = false;
+        }
         if fold_int(index, env).is_none()
             && let Some(slot) = self.local.get_mut(r.index())
         {
@@ -262,13 +301,27 @@ impl Plan {
                     self.scan_body(e, env);
                 }
             }
-            StmtKind::MatrixLoad { index, .. } => self.expr(index, env),
+            StmtKind::MatrixLoad { index, dst, .. } => {
+                self.frag(*dst, true);
+                self.expr(index, env);
+            }
+            StmtKind::Mma { a, b, c, d, .. } => {
+                for f in [a, b, c, d] {
+                    self.frag(*f, true);
+                }
+            }
             StmtKind::AsyncMma {
-                a, b, accumulate, ..
+                a,
+                b,
+                accumulate,
+                d,
+                ..
             } => {
                 self.async_mma = true;
-                if let tilec_core::thread::AsyncA::Shared(a) = a {
-                    self.expr(&a.index, env);
+                self.frag(*d, false);
+                match a {
+                    tilec_core::thread::AsyncA::Shared(a) => self.expr(&a.index, env),
+                    tilec_core::thread::AsyncA::Registers(f) => self.frag(*f, true),
                 }
                 self.expr(&b.index, env);
                 self.expr(accumulate, env);
@@ -301,10 +354,7 @@ impl Plan {
                 }
             }
             StmtKind::AsyncMmaFence | StmtKind::AsyncMmaCommit | StmtKind::AsyncMmaWait { .. } => {}
-            StmtKind::CommitGroup
-            | StmtKind::WaitGroup { .. }
-            | StmtKind::Barrier
-            | StmtKind::Mma { .. } => {}
+            StmtKind::CommitGroup | StmtKind::WaitGroup { .. } | StmtKind::Barrier => {}
         }
     }
 }
