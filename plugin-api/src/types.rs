@@ -69,6 +69,17 @@ impl Document for IrDocument {
     const VERSION: Version = TILE_IR_FORMAT;
 }
 
+/// The key of [`CompileOptions::extra`] under which a host passes the
+/// name of the source file the module's spans point into (as the user
+/// wrote it), with [`SOURCE_TEXT_OPTION`].
+pub const SOURCE_NAME_OPTION: &str = "tilec.source-name";
+
+/// The key of [`CompileOptions::extra`] under which a host passes the text
+/// of that source file, so that a backend can map spans (byte offsets) to
+/// lines in what it writes. Backends ignore both keys when they do not
+/// use them.
+pub const SOURCE_TEXT_OPTION: &str = "tilec.source-text";
+
 /// Options of one compilation.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CompileOptions {

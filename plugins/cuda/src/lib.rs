@@ -103,6 +103,13 @@ fn compile(request: CompileRequest) -> Result<CompileResult, PluginError> {
     }
     let mut options = ptx::PtxOptions::default();
     options.fast_math = request.options.fast_math;
+    let extra = &request.options.extra;
+    if let (Some(name), Some(text)) = (
+        extra.get(tilec_plugin_api::SOURCE_NAME_OPTION),
+        extra.get(tilec_plugin_api::SOURCE_TEXT_OPTION),
+    ) {
+        options.source = Some(ptx::SourceText::new(name.clone(), text.clone()));
+    }
     let emitted = ptx::emit_module(&lowered, &target, &options)
         .map_err(|e| PluginError::new(ErrorCode::UnsupportedFeature, e.to_string()))?;
     let kernels = with_shared_bytes(kernels, &emitted.kernels);

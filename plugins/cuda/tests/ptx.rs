@@ -191,7 +191,15 @@ fn every_example_emits_and_assembles() {
                 .unwrap_or_else(|e| panic!("{call} on {name}: lowering: {e}"));
             for fast_math in [false, true] {
                 let what = format!("{call} on {name} (fast math {fast_math})");
-                match emit_and_assemble(&lowered, &t, &PtxOptions { fast_math }, &what) {
+                match emit_and_assemble(
+                    &lowered,
+                    &t,
+                    &PtxOptions {
+                        fast_math,
+                        ..PtxOptions::default()
+                    },
+                    &what,
+                ) {
                     Ok((m, ok)) => {
                         assert_eq!(m.kernels.len(), lowered.kernels.len(), "{what}");
                         kernels += m.kernels.len();
@@ -424,6 +432,7 @@ fn file_tests_match_their_expected_ptx() {
         let name = header(&text, "TARGET").unwrap_or_else(|| "sm_80".to_string());
         let options = PtxOptions {
             fast_math: header(&text, "FAST-MATH").is_some(),
+            ..PtxOptions::default()
         };
         let t = builtin(&name);
         let module =
@@ -1105,7 +1114,15 @@ mod all_ops {
                     }
                 }
                 let what = format!("all operations on {name} (fast math {fast_math})");
-                if let Err(e) = emit_and_assemble(&module, &t, &PtxOptions { fast_math }, &what) {
+                if let Err(e) = emit_and_assemble(
+                    &module,
+                    &t,
+                    &PtxOptions {
+                        fast_math,
+                        ..PtxOptions::default()
+                    },
+                    &what,
+                ) {
                     failures.push(e);
                 }
             }
@@ -1187,4 +1204,90 @@ fn proved_sites_from_the_host_drop_guards() {
         },
     };
     assert!(Cuda::compile(request).is_err());
+}
+
+/// With the source file in the request (`SOURCE_NAME_OPTION`,
+/// `SOURCE_TEXT_OPTION`, as `tilec compile` passes it), each statement's
+/// comment names its `file:line:col`, the source line is quoted once where
+/// the line changes, and `.file`/`.loc` directives carry the same lines
+/// for tools; ptxas accepts them (checked by `assemble` when `ptxas` is
+/// found). Without it the comments keep byte spans.
+#[test]
+fn source_lines_annotate_the_ptx() {
+    use tilec_backend_cuda::Cuda;
+    use tilec_plugin_api::{
+        BackendPlugin, CompileOptions, CompileRequest, IrDocument, SOURCE_NAME_OPTION,
+        SOURCE_TEXT_OPTION, TILE_IR_FORMAT,
+    };
+
+    let path = repo().join("examples/gemm.py");
+    let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let out = py::compile(&source, &py::Options::default());
+    let module = out
+        .module
+        .unwrap_or_else(|| panic!("{:?}", out.diagnostics));
+    let ptx = |extra: BTreeMap<String, String>| {
+        let request = CompileRequest {
+            ir: IrDocument {
+                format: TILE_IR_FORMAT,
+                module: module.clone(),
+            },
+            target: "sm_80".to_string(),
+            options: CompileOptions {
+                emit: "ptx".to_string(),
+                fast_math: false,
+                extra,
+            },
+        };
+        let result = Cuda::compile(request).unwrap_or_else(|e| panic!("{}", e.message));
+        String::from_utf8(result.artifacts[0].bytes.clone()).unwrap_or_default()
+    };
+    let plain = ptx(BTreeMap::new());
+    assert!(!plain.contains(".loc") && !plain.contains(".file"));
+    assert!(plain.contains("(span "));
+    let annotated = ptx(BTreeMap::from([
+        (
+            SOURCE_NAME_OPTION.to_string(),
+            "examples/gemm.py".to_string(),
+        ),
+        (SOURCE_TEXT_OPTION.to_string(), source.clone()),
+    ]));
+    assert!(annotated.contains(".file 1 \"examples/gemm.py\""));
+    assert!(!annotated.contains("(span "));
+    // The gemm statement: its line, quoted, then a `.loc` with that line.
+    let (line_no, line) = source
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.trim_start().starts_with("T.gemm("))
+        .unwrap_or_else(|| panic!("no T.gemm line in examples/gemm.py"));
+    let quoted = format!("// examples/gemm.py:{}: {}", line_no + 1, line.trim());
+    let at = annotated
+        .find(&quoted)
+        .unwrap_or_else(|| panic!("`{quoted}` not in the PTX"));
+    // `at` is inside the quote's line (after its indentation): the line
+    // before that one.
+    let loc = annotated[..at].rsplit('\n').nth(1).unwrap_or("").trim();
+    assert!(
+        loc.starts_with(&format!(".loc 1 {} ", line_no + 1)),
+        "the line before the quote is `{loc}`"
+    );
+    assert!(annotated.contains(&format!("(examples/gemm.py:{}:", line_no + 1)));
+    // Every `.loc` names a line of the file.
+    let lines = source.lines().count();
+    for l in annotated
+        .lines()
+        .filter(|l| l.trim_start().starts_with(".loc "))
+    {
+        let n: usize = l
+            .split_whitespace()
+            .nth(2)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        assert!((1..=lines).contains(&n), "`{l}`");
+    }
+    if let Some(ptxas) = tilec_backend_cuda::ptxas::find() {
+        let entries = ["main"];
+        tilec_backend_cuda::ptxas::assemble(&ptxas, &annotated, "sm_80", &entries)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
 }

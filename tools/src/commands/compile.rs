@@ -136,6 +136,7 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
                 target.as_deref().unwrap_or(""),
                 args,
                 &lower_options,
+                frontend.source.as_ref(),
             ),
         };
         frontend.reports.extend(reports);
@@ -509,15 +510,29 @@ fn fast_math(module: &Module) -> bool {
     })
 }
 
-/// The options a plugin compiles with: the emit kind, fast math, and the
+/// The options a plugin compiles with: the emit kind, fast math, the
 /// accesses `--verify` proved in bounds (`lower::PROVED_SITES_OPTION`),
-/// which backends that use the core's lowering compile without guards.
+/// which backends that use the core's lowering compile without guards,
+/// and the source file the spans point into (`SOURCE_NAME_OPTION`,
+/// `SOURCE_TEXT_OPTION`), for backends that annotate their output with
+/// source lines.
 fn plugin_options(
     module: &Module,
     args: &CompileArgs,
     lower: &tilec_core::lower::LowerOptions,
+    source: Option<&crate::diagnostics::SourceFile>,
 ) -> CompileOptions {
     let mut extra = BTreeMap::new();
+    if let Some(source) = source {
+        extra.insert(
+            tilec_plugin_api::SOURCE_NAME_OPTION.to_string(),
+            source.name.clone(),
+        );
+        extra.insert(
+            tilec_plugin_api::SOURCE_TEXT_OPTION.to_string(),
+            source.text.clone(),
+        );
+    }
     if lower.proved.iter().any(|sites| !sites.is_empty()) {
         extra.insert(
             tilec_core::lower::PROVED_SITES_OPTION.to_string(),
@@ -539,8 +554,9 @@ fn plugin_compile(
     target: &str,
     args: &CompileArgs,
     lower: &tilec_core::lower::LowerOptions,
+    source: Option<&crate::diagnostics::SourceFile>,
 ) -> (Option<Produced>, Vec<Report>) {
-    let options = plugin_options(module, args, lower);
+    let options = plugin_options(module, args, lower, source);
     match plugin.compile(module, target, &options) {
         Ok(result) => {
             let reports = plugin_reports(plugin.name(), None, &result.diagnostics);
@@ -891,7 +907,11 @@ mod tests {
         let nothing = LowerOptions {
             proved: vec![Default::default()],
         };
-        assert!(plugin_options(&module, &args, &nothing).extra.is_empty());
+        assert!(
+            plugin_options(&module, &args, &nothing, None)
+                .extra
+                .is_empty()
+        );
         let site = AccessSite::Store {
             span: Span::UNKNOWN,
             buffer: module.functions[0].buffers.append(tilec_core::ir::Buffer {
@@ -905,7 +925,7 @@ mod tests {
         let proved = LowerOptions {
             proved: vec![[site].into_iter().collect()],
         };
-        let options = plugin_options(&module, &args, &proved);
+        let options = plugin_options(&module, &args, &proved, None);
         let text = options
             .extra
             .get(PROVED_SITES_OPTION)

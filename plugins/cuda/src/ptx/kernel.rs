@@ -100,6 +100,8 @@ pub(crate) struct Emitter<'a> {
     local_decls: Vec<String>,
     /// The statement being emitted, for errors.
     stmt: Option<(String, Span)>,
+    /// The source line the last `.loc` named.
+    line: Option<u32>,
 }
 
 type Result<T> = std::result::Result<T, PtxError>;
@@ -141,6 +143,7 @@ pub(crate) fn emit_kernel(
         map_params: (Vec::new(), Vec::new()),
         local_decls: Vec::new(),
         stmt: None,
+        line: None,
     };
     let params = e.prologue()?;
     e.body.blank();
@@ -473,10 +476,22 @@ impl<'a> Emitter<'a> {
 
     fn stmt(&mut self, s: &Stmt) -> Result<()> {
         let header = print_stmt_header(self.k, s);
-        let comment = if s.span.is_unknown() {
-            header.clone()
-        } else {
-            format!("{header}  (span {}..{})", s.span.start, s.span.end)
+        let located = match &self.opts.source {
+            Some(source) if !s.span.is_unknown() => source.locate(s.span.start),
+            _ => None,
+        };
+        let comment = match (&self.opts.source, located) {
+            (Some(source), Some((line, column, text))) => {
+                if self.line != Some(line) {
+                    self.line = Some(line);
+                    self.body.directive(format!(".loc 1 {line} {column}"));
+                    self.body
+                        .comment(format!("{}:{line}: {}", source.name, text.trim()));
+                }
+                format!("{header}  ({}:{line}:{column})", source.name)
+            }
+            _ if s.span.is_unknown() => header.clone(),
+            _ => format!("{header}  (span {}..{})", s.span.start, s.span.end),
         };
         self.body.comment(comment);
         let saved = self.stmt.replace((header, s.span));
@@ -817,7 +832,9 @@ impl<'a> Emitter<'a> {
         };
         let first = (f.offset / 2) as usize;
         match words.get(first..first + slots.div_ceil(2) as usize) {
-            Some(w) if f.offset.is_multiple_of(2) && slots.is_multiple_of(2) => Ok(Some(w.to_vec())),
+            Some(w) if f.offset.is_multiple_of(2) && slots.is_multiple_of(2) => {
+                Ok(Some(w.to_vec()))
+            }
             _ => Err(self.malformed(format!(
                 "elements {}..{} of a fragment array kept in words",
                 f.offset,

@@ -71,6 +71,69 @@ pub struct PtxOptions {
     /// types up to `f32`, and `red.global.add.f32` (which flushes
     /// subnormals) for `f32` atomics.
     pub fast_math: bool,
+    /// The source the module's spans point into. With it, each statement's
+    /// comment names its `file:line:col`, the source line is quoted where
+    /// the line changes, and `.file`/`.loc` directives let tools that read
+    /// line information (`ptxas -lineinfo`, profilers) show source lines.
+    pub source: Option<SourceText>,
+}
+
+/// A source file: its name as the user wrote it and its text.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SourceText {
+    pub name: String,
+    text: String,
+    /// Byte offset of the start of every line.
+    line_starts: Vec<usize>,
+}
+
+impl SourceText {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceText {
+        let text = text.into();
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        SourceText {
+            name: name.into(),
+            text,
+            line_starts,
+        }
+    }
+
+    /// The 1-based line and column (in characters) of byte `offset`, and
+    /// that line's text; `None` past the end of the text.
+    pub fn locate(&self, offset: u32) -> Option<(u32, u32, &str)> {
+        let offset = offset as usize;
+        if offset > self.text.len() {
+            return None;
+        }
+        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.line_starts[line];
+        let end = self
+            .line_starts
+            .get(line + 1)
+            .map_or(self.text.len(), |&e| e - 1);
+        let text = self.text.get(start..end)?;
+        let column = self.text.get(start..offset)?.chars().count() + 1;
+        Some((line as u32 + 1, column as u32, text.trim_end_matches('\r')))
+    }
+
+    /// The name as a PTX string literal.
+    fn quoted(&self) -> String {
+        let mut out = String::from("\"");
+        for c in self.name.chars() {
+            match c {
+                '"' | '\\' => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                c if c.is_control() => out.push('_'),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
 }
 
 /// A PTX module.
@@ -201,6 +264,9 @@ fn header(out: &mut String, t: &target::PtxTarget, options: &PtxOptions) {
         ".version {}.{}\n.target {}\n.address_size 64\n",
         t.version.0, t.version.1, t.sm
     );
+    if let Some(source) = &options.source {
+        let _ = writeln!(out, ".file 1 {}\n", source.quoted());
+    }
 }
 
 /// The tables and `.func`s of the routines in use, in a fixed order
@@ -220,5 +286,26 @@ fn library(out: &mut String, routines: &BTreeSet<Routine>) {
     for r in Routine::ALL.iter().filter(|r| routines.contains(r)) {
         r.program().emit_func(r.symbol(), out);
         out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SourceText;
+
+    #[test]
+    fn source_offsets_map_to_lines_and_columns() {
+        let s = SourceText::new("k.py", "ab\r\n  cé d\n\nlast");
+        assert_eq!(s.locate(0), Some((1, 1, "ab")));
+        assert_eq!(s.locate(1), Some((1, 2, "ab")));
+        assert_eq!(s.locate(4), Some((2, 1, "  cé d")));
+        // Columns count characters: `d` follows the two-byte `é`.
+        assert_eq!(s.locate(10), Some((2, 6, "  cé d")));
+        assert_eq!(s.locate(11), Some((2, 7, "  cé d")));
+        assert_eq!(s.locate(12), Some((3, 1, "")));
+        assert_eq!(s.locate(13), Some((4, 1, "last")));
+        assert_eq!(s.locate(17), Some((4, 5, "last")));
+        assert_eq!(s.locate(18), None);
+        assert_eq!(SourceText::new("a\"b\\c", "").quoted(), "\"a\\\"b\\\\c\"");
     }
 }

@@ -25,6 +25,8 @@ pub(crate) enum Line {
     },
     Label(String),
     Comment(String),
+    /// A directive inside the body (`.loc 1 57 9`), written as it is.
+    Directive(String),
     Blank,
 }
 
@@ -60,6 +62,10 @@ impl Body {
         self.lines.push(Line::Blank);
     }
 
+    pub fn directive(&mut self, text: impl Into<String>) {
+        self.lines.push(Line::Directive(text.into()));
+    }
+
     pub fn label(&mut self, name: &str) {
         self.lines.push(Line::Label(name.to_string()));
     }
@@ -89,6 +95,9 @@ impl Body {
                 }
                 Line::Comment(c) => {
                     let _ = writeln!(out, "  // {c}");
+                }
+                Line::Directive(d) => {
+                    let _ = writeln!(out, "  {d}");
                 }
                 Line::Blank => out.push('\n'),
             }
