@@ -612,9 +612,24 @@ impl Emitter<'_> {
                     .ok_or_else(|| self.malformed("a missing global buffer"))?;
                 self.emit(format!("{op} {}, [{base}], {bytes}, 0", d.text()));
             }
+            Cond::When(p, GuardElse::Zero) if self.target.version >= (7, 5) => {
+                // `ignore-src` (PTX 7.5): where the guard fails the source
+                // is ignored completely and the destination zero-filled, so
+                // the address needs no replacing.
+                let ignore = match p.text.strip_prefix('!') {
+                    Some(plain) => plain.to_string(),
+                    None => format!("!{}", p.text),
+                };
+                self.emit(format!(
+                    "{op} {}, {}, {bytes}, {ignore}",
+                    d.text(),
+                    s.text()
+                ));
+            }
             Cond::When(p, GuardElse::Zero) => {
-                // Where the guard fails, copy nothing from the buffer's own
-                // (valid) address and zero-fill the destination.
+                // Before PTX 7.5: where the guard fails, copy nothing from
+                // the buffer's own (valid) address and zero-fill the
+                // destination.
                 let full = if s.offset == 0 {
                     Val::reg(Class::B64, s.base.clone())
                 } else {
