@@ -101,7 +101,7 @@ pub(crate) struct Emitter<'a> {
     /// The statement being emitted, for errors.
     stmt: Option<(String, Span)>,
     /// The source line the last `.loc` named.
-    line: Option<u32>,
+    line: Option<usize>,
 }
 
 type Result<T> = std::result::Result<T, PtxError>;
@@ -476,12 +476,9 @@ impl<'a> Emitter<'a> {
 
     fn stmt(&mut self, s: &Stmt) -> Result<()> {
         let header = print_stmt_header(self.k, s);
-        let located = match &self.opts.source {
-            Some(source) if !s.span.is_unknown() => source.locate(s.span.start),
-            _ => None,
-        };
-        let comment = match (&self.opts.source, located) {
-            (Some(source), Some((line, column, text))) => {
+        let comment = match &self.opts.source {
+            Some(source) if !s.span.is_unknown() => {
+                let (line, column, text) = source.locate(s.span.start);
                 if self.line != Some(line) {
                     self.line = Some(line);
                     self.body.directive(format!(".loc 1 {line} {column}"));
@@ -830,8 +827,8 @@ impl<'a> Emitter<'a> {
         let Storage::Pairs(words) = self.storage_of(f.array)? else {
             return Ok(None);
         };
-        let first = (f.offset / 2) as usize;
-        match words.get(first..first + slots.div_ceil(2) as usize) {
+        let (first, count) = ((f.offset / 2) as usize, (slots / 2) as usize);
+        match words.get(first..first + count) {
             Some(w) if f.offset.is_multiple_of(2) && slots.is_multiple_of(2) => {
                 Ok(Some(w.to_vec()))
             }

