@@ -698,3 +698,101 @@ fn a_stage_is_refilled_only_after_its_readers_released_it() {
         other => panic!("expected a write-after-read race, got {other}"),
     }
 }
+
+// ---- warp roles: groups that wait for each other ----
+
+#[test]
+fn a_producer_warp_and_consumer_warps_share_a_ring_of_stages() {
+    let a = operand(8 * 64, 3);
+    let expected: Vec<f64> = (0..64)
+        .map(|c| (0..8).map(|k| a[k * 64 + c]).sum::<f64>())
+        .collect();
+    let mut args = [f16s(&[8, 64], a), f32s(&[64], vec![f64::NAN; 64])];
+    let stats = run("warp_roles_sm90a.thr", "ws_column_sums", &mut args, &[]).expect("run");
+    let got = floats(&args[1]);
+    for (c, (g, e)) in got.iter().zip(&expected).enumerate() {
+        assert!(
+            (g - e).abs() <= 1e-3 * e.abs().max(1.0),
+            "column {c}: {g} vs {e}"
+        );
+    }
+    assert_eq!(stats.async_copies, 8);
+}
+
+#[test]
+fn roles_that_wait_for_each_other_forever_are_reported() {
+    let mut args = [f16s(&[8, 64], operand(512, 1)), f32s(&[64], vec![0.0; 64])];
+    let err =
+        run("warp_roles_sm90a.thr", "ws_never_released", &mut args, &[]).expect_err("deadlock");
+    match exec_kind(&err) {
+        // The producer stopped first: at its third stage, whose readers
+        // never arrive.
+        ExecErrorKind::BarrierWaitStuck {
+            barrier, arrivals, ..
+        } => {
+            assert_eq!((barrier.as_str(), *arrivals), ("empty", 64), "{err}");
+            assert_eq!(err.location().and_then(|l| l.thread), Some(64), "{err}");
+        }
+        other => panic!("expected a stuck wait, got {other}"),
+    }
+}
+
+#[test]
+fn a_numbered_barrier_hands_one_warps_writes_to_another() {
+    let mut args = [f32s(&[32], vec![f64::NAN; 32])];
+    let stats = run("warp_roles_sm90a.thr", "named_handoff", &mut args, &[]).expect("run");
+    let expected: Vec<f64> = (0..32).map(|t| 2.0 * f64::from(t)).collect();
+    assert_eq!(floats(&args[0]), expected);
+    assert_eq!(stats.barriers, 1);
+}
+
+#[test]
+fn a_numbered_barrier_missing_its_arrivals_is_reported() {
+    let mut args = [f32s(&[32], vec![0.0; 32])];
+    let err = run(
+        "warp_roles_sm90a.thr",
+        "named_never_arrives",
+        &mut args,
+        &[],
+    )
+    .expect_err("stuck");
+    assert!(
+        matches!(
+            exec_kind(&err),
+            ExecErrorKind::NamedBarrierStuck {
+                id: 1,
+                arrived: 32,
+                expected: 64
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_read_before_the_numbered_barrier_is_a_race() {
+    let mut args = [f32s(&[32], vec![0.0; 32])];
+    let err = run("warp_roles_sm90a.thr", "named_unordered", &mut args, &[]).expect_err("race");
+    assert!(
+        matches!(
+            exec_kind(&err),
+            ExecErrorKind::ReadAfterWrite {
+                writer: 0,
+                reader: 32,
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn part_of_a_warp_cannot_arrive_at_a_numbered_barrier() {
+    let mut args = [f32s(&[32], vec![0.0; 32])];
+    let err =
+        run("warp_roles_sm90a.thr", "named_half_warp", &mut args, &[]).expect_err("half warp");
+    assert!(
+        matches!(exec_kind(&err), ExecErrorKind::NamedBarrier { id: 1, .. }),
+        "{err}"
+    );
+}

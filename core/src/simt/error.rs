@@ -217,7 +217,7 @@ pub enum ExecErrorKind {
     #[error(
         "mbarrier wait never completes: thread {thread} waits for parity {parity} of \
          `%{barrier}`[{index}], whose phase {phase} still expects {arrivals} arrival(s) and \
-         {bytes} byte(s); nothing else runs before it in the interpreter's lockstep order"
+         {bytes} byte(s), and no other thread of the block can still run"
     )]
     BarrierWaitStuck {
         barrier: String,
@@ -234,6 +234,17 @@ pub enum ExecErrorKind {
         index: u64,
         reason: String,
     },
+    #[error(
+        "numbered barrier {id} never completes: {arrived} of its {expected} threads have \
+         arrived, and no other thread of the block can still run"
+    )]
+    NamedBarrierStuck {
+        id: u32,
+        arrived: u32,
+        expected: u32,
+    },
+    #[error("numbered barrier {id}: {reason}")]
+    NamedBarrier { id: u32, reason: String },
     #[error("tma_load into `%{buffer}`: {reason}")]
     Tma { buffer: String, reason: String },
     #[error("ldmatrix `{load}`: {reason}")]

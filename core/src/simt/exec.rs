@@ -1,5 +1,7 @@
-//! Executing one block in lockstep: the machine state, expression
-//! evaluation, statements, and the shared-memory hazard records.
+//! Executing one block: the machine state, expression evaluation, the
+//! statements other than control flow (run for a group's active mask; the
+//! groups and their control flow are `sched.rs`'s), and the shared-memory
+//! hazard records.
 
 use std::collections::HashMap;
 
@@ -172,6 +174,8 @@ impl Readers {
 struct Shadow {
     writer: u32,
     write_epoch: u64,
+    /// The writer's release clock when it wrote.
+    write_clock: u32,
     write_stmt: usize,
     readers: Readers,
     read_epoch: u64,
@@ -190,6 +194,7 @@ const NO_TMA: u64 = u64::MAX;
 const FRESH: Shadow = Shadow {
     writer: NOBODY,
     write_epoch: 0,
+    write_clock: 0,
     write_stmt: 0,
     readers: Readers::None,
     read_epoch: 0,
@@ -217,6 +222,21 @@ struct PhasedBarrier {
     /// The arrivals of every completed phase, merged (latest clock per
     /// thread): what a wait that sees a completed phase acquires.
     released: HashMap<u32, u32>,
+}
+
+/// The current round of a numbered barrier (`bar_sync`/`bar_arrive`).
+#[derive(Clone, Debug, Default)]
+struct NamedRound {
+    /// Rounds completed so far.
+    round: u64,
+    /// The thread count of the current round (0 before its first arrival).
+    expected: u32,
+    /// The arrivals of the current round: thread → its release clock
+    /// after arriving.
+    arrived: HashMap<u32, u32>,
+    /// The arriving threads that wait (`bar_sync`), which acquire every
+    /// arrival when the round completes.
+    syncing: Vec<u32>,
 }
 
 struct SharedMem {
@@ -288,6 +308,8 @@ pub(super) struct Machine<'a, 't> {
     /// Per thread: per other thread, the latest release clock of theirs
     /// its barrier waits acquired.
     known: Vec<HashMap<u32, u32>>,
+    /// Numbered barriers by number.
+    named: Vec<NamedRound>,
 }
 
 impl<'a, 't> Machine<'a, 't> {
@@ -331,6 +353,7 @@ impl<'a, 't> Machine<'a, 't> {
             seen: vec![HashMap::new(); n],
             clock: vec![0; n],
             known: vec![HashMap::new(); n],
+            named: Vec::new(),
         }
     }
 
@@ -372,6 +395,21 @@ impl<'a, 't> Machine<'a, 't> {
                 path: info.map(|i| i.path.clone()).unwrap_or_default(),
                 stmt: info.map(|i| i.header.clone()).unwrap_or_default(),
                 span: s.span,
+            }),
+            kind: Box::new(kind),
+        }
+    }
+
+    /// An error of the block as a whole (no statement to blame).
+    pub(super) fn fail_block(&self, kind: Fault) -> SimtError {
+        SimtError::Exec {
+            at: Box::new(Location {
+                kernel: self.cx.k.name.clone(),
+                block: self.block,
+                thread: None,
+                path: StmtPath::default(),
+                stmt: String::new(),
+                span: crate::ir::Span::UNKNOWN,
             }),
             kind: Box::new(kind),
         }
@@ -598,7 +636,7 @@ impl<'a, 't> Machine<'a, 't> {
         }
     }
 
-    fn count_step(&mut self, s: &Stmt) -> Result<(), SimtError> {
+    pub(super) fn count_step(&mut self, s: &Stmt) -> Result<(), SimtError> {
         self.stats.steps += 1;
         if self.stats.steps > self.cx.step_limit {
             return Err(self.fail(s, None, Fault::StepLimit(self.cx.step_limit)));
@@ -749,7 +787,11 @@ impl<'a, 't> Machine<'a, 't> {
                     index,
                 });
             }
-        } else if sh.writer != NOBODY && sh.writer != t && sh.write_epoch == epoch {
+        } else if sh.writer != NOBODY
+            && sh.writer != t
+            && sh.write_epoch == epoch
+            && !self.acquired(t, sh.writer, sh.write_clock)
+        {
             let (writer, ws) = (sh.writer, sh.write_stmt);
             return Err(Fault::ReadAfterWrite {
                 buffer: name,
@@ -1002,7 +1044,11 @@ impl<'a, 't> Machine<'a, 't> {
                 copy_stmt: self.header(sh.inflight_stmt),
             });
         }
-        if sh.writer != NOBODY && sh.writer != t && sh.write_epoch == self.epoch {
+        if sh.writer != NOBODY
+            && sh.writer != t
+            && sh.write_epoch == self.epoch
+            && !self.acquired(t, sh.writer, sh.write_clock)
+        {
             let differs = value.is_none_or(|v| !v.same_bits(old));
             if differs {
                 return Err(Fault::WriteWrite {
@@ -1018,12 +1064,7 @@ impl<'a, 't> Machine<'a, 't> {
             // A reader is ordered before this write by the barrier waits
             // of the writer that acquired an arrival the reader made after
             // its read.
-            let released = |r: u32, c: u32| {
-                self.known
-                    .get(t as usize)
-                    .and_then(|k| k.get(&r))
-                    .is_some_and(|&k| k > c)
-            };
+            let released = |r: u32, c: u32| self.acquired(t, r, c);
             let other = match sh.readers {
                 Readers::Few {
                     n,
@@ -1062,14 +1103,26 @@ impl<'a, 't> Machine<'a, 't> {
         Ok(())
     }
 
+    /// Whether thread `t`'s barrier waits acquired an arrival `u` made
+    /// after its release clock was `c`: what `u` did before is ordered
+    /// before what `t` does now.
+    fn acquired(&self, t: u32, u: u32, c: u32) -> bool {
+        self.known
+            .get(t as usize)
+            .and_then(|k| k.get(&u))
+            .is_some_and(|&k| k > c)
+    }
+
     fn record_write(&mut self, b: usize, i: usize, t: u32, v: Val, stmt: usize) {
         let epoch = self.epoch;
+        let clock = self.clock.get(t as usize).copied().unwrap_or(0);
         if let Some(mem) = self.shared.get_mut(b)
             && let (Some(sh), Some(d)) = (mem.shadow.get_mut(i), mem.data.get_mut(i))
         {
             *d = v;
             sh.writer = t;
             sh.write_epoch = epoch;
+            sh.write_clock = clock;
             sh.write_stmt = stmt;
             sh.inflight = NOBODY;
             sh.tma_phase = NO_TMA;
@@ -1077,14 +1130,6 @@ impl<'a, 't> Machine<'a, 't> {
     }
 
     // ---- statements ----
-
-    pub fn run_block(&mut self, body: &[Stmt], mask: &[bool]) -> Result<(), SimtError> {
-        for s in body {
-            self.count_step(s)?;
-            self.stmt(s, mask)?;
-        }
-        Ok(())
-    }
 
     /// The active threads of `mask`.
     pub(super) fn active_threads(mask: &[bool]) -> impl Iterator<Item = usize> + '_ {
@@ -1128,7 +1173,9 @@ impl<'a, 't> Machine<'a, 't> {
         })
     }
 
-    fn stmt(&mut self, s: &Stmt, mask: &[bool]) -> Result<(), SimtError> {
+    /// Runs statement `s` (not control flow or a numbered barrier, which
+    /// `sched.rs` runs) for the threads of `mask`.
+    pub(super) fn stmt(&mut self, s: &Stmt, mask: &[bool]) -> Result<(), SimtError> {
         let key = stmt_key(s);
         match &s.kind {
             StmtKind::Assign { dst, value } => {
@@ -1364,77 +1411,190 @@ impl<'a, 't> Machine<'a, 't> {
                 super::ldmatrix::execute(self, s, load, *count, *trans, *dst, *src, index, mask)?;
                 self.count_bank_passes(true);
             }
-            StmtKind::For {
-                var,
-                start,
-                count,
-                step,
-                body,
-                ..
-            } => {
-                let mut bounds = vec![(0i64, 0i64, 0i64); self.n];
-                for t in Self::active(mask) {
-                    let r = (|| {
-                        let st = self.eval(start, t)?.as_i64();
-                        let c = self.eval(count, t)?.as_i64();
-                        let sp = self.eval(step, t)?.as_i64();
-                        if sp == 0 && c > 0 {
-                            return Err(Fault::ZeroStep);
-                        }
-                        Ok((st, c, sp))
-                    })();
-                    bounds[t] = r.map_err(|k| self.fail(s, Some(t), k))?;
-                }
-                let mut i: i64 = 0;
-                loop {
-                    let inner: Vec<bool> = mask
-                        .iter()
-                        .zip(&bounds)
-                        .map(|(&m, &(_, c, _))| m && i < c)
-                        .collect();
-                    if !inner.iter().any(|&m| m) {
-                        break;
-                    }
-                    self.count_step(s)?;
-                    for t in Self::active(&inner) {
-                        let (st, _, sp) = bounds[t];
-                        let v = DType::I32.wrap_i64(st.wrapping_add(i.wrapping_mul(sp)));
-                        self.write_reg(var.index(), 0, t, Val::I(v))
-                            .map_err(|k| self.fail(s, Some(t), k))?;
-                    }
-                    self.run_block(body, &inner)?;
-                    i += 1;
-                }
-            }
-            StmtKind::If {
-                cond,
-                then_body,
-                else_body,
-            } => {
-                let mut then_mask = vec![false; self.n];
-                let mut else_mask = vec![false; self.n];
-                for t in Self::active(mask) {
-                    let c = self
-                        .eval(cond, t)
-                        .map_err(|k| self.fail(s, Some(t), k))?
-                        .is_true();
-                    if c {
-                        then_mask[t] = true;
-                    } else {
-                        else_mask[t] = true;
-                    }
-                }
-                if then_mask.iter().any(|&m| m) {
-                    self.run_block(then_body, &then_mask)?;
-                }
-                if let Some(e) = else_body
-                    && else_mask.iter().any(|&m| m)
-                {
-                    self.run_block(e, &else_mask)?;
-                }
+            StmtKind::For { .. } | StmtKind::If { .. } | StmtKind::NamedBarrier { .. } => {
+                return Err(self.fail(
+                    s,
+                    None,
+                    Fault::Malformed("control flow run outside the scheduler".to_string()),
+                ));
             }
         }
         Ok(())
+    }
+
+    /// A `for`'s start, count and step for each thread of `mask`.
+    pub(super) fn loop_bounds(
+        &self,
+        s: &Stmt,
+        start: &Expr,
+        count: &Expr,
+        step: &Expr,
+        mask: &[bool],
+    ) -> Result<Vec<(i64, i64, i64)>, SimtError> {
+        let mut bounds = vec![(0i64, 0i64, 0i64); self.n];
+        for t in Self::active(mask) {
+            let r = (|| {
+                let st = self.eval(start, t)?.as_i64();
+                let c = self.eval(count, t)?.as_i64();
+                let sp = self.eval(step, t)?.as_i64();
+                if sp == 0 && c > 0 {
+                    return Err(Fault::ZeroStep);
+                }
+                Ok((st, c, sp))
+            })();
+            bounds[t] = r.map_err(|k| self.fail(s, Some(t), k))?;
+        }
+        Ok(bounds)
+    }
+
+    /// The threads of `mask` for which `cond` holds, and the others.
+    pub(super) fn split(
+        &self,
+        s: &Stmt,
+        cond: &Expr,
+        mask: &[bool],
+    ) -> Result<(Vec<bool>, Vec<bool>), SimtError> {
+        let mut then_mask = vec![false; self.n];
+        let mut else_mask = vec![false; self.n];
+        for t in Self::active(mask) {
+            let c = self
+                .eval(cond, t)
+                .map_err(|k| self.fail(s, Some(t), k))?
+                .is_true();
+            if c {
+                then_mask[t] = true;
+            } else {
+                else_mask[t] = true;
+            }
+        }
+        Ok((then_mask, else_mask))
+    }
+
+    /// Whether the `mbarrier_wait` `s` completes now for every thread of
+    /// `mask` (errors for barriers used before their `mbarrier_init`).
+    pub(super) fn mbarrier_ready(&self, s: &Stmt, mask: &[bool]) -> Result<bool, SimtError> {
+        let StmtKind::MbarrierWait { bar, index, parity } = &s.kind else {
+            return Ok(true);
+        };
+        for t in Self::active(mask) {
+            let ready = (|| {
+                let id = self.live_barrier(bar.index(), index, t)?;
+                let parity = (self.eval(parity, t)?.as_i64() & 1) as u64;
+                Ok(self
+                    .bars
+                    .get(id as usize)
+                    .is_none_or(|b| b.completed & 1 != parity))
+            })()
+            .map_err(|k| self.fail(s, Some(t), k))?;
+            if !ready {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Rounds completed so far by numbered barrier `id`.
+    pub(super) fn named_round(&self, id: u32) -> u64 {
+        self.named.get(id as usize).map_or(0, |r| r.round)
+    }
+
+    /// The arrivals and the thread count of numbered barrier `id`'s
+    /// current round.
+    pub(super) fn named_state(&self, id: u32) -> (u32, u32) {
+        self.named
+            .get(id as usize)
+            .map_or((0, 0), |r| (r.arrived.len() as u32, r.expected))
+    }
+
+    /// The arrival of the threads of `mask` at numbered barrier `id`
+    /// (`bar_sync` when `wait`, else `bar_arrive`) in a round of
+    /// `threads` threads. Completes the round when it is full; returns the
+    /// round the threads must wait for, if any.
+    pub(super) fn named_arrive(
+        &mut self,
+        s: &Stmt,
+        id: u32,
+        threads: u32,
+        wait: bool,
+        mask: &[bool],
+    ) -> Result<Option<u64>, SimtError> {
+        let simt = self.cx.simt.max(1) as usize;
+        let fault = |reason: String| Fault::NamedBarrier { id, reason };
+        // A warp arrives as a whole.
+        for w in (0..self.n).step_by(simt) {
+            let end = (w + simt).min(self.n);
+            let on = mask[w..end].iter().filter(|&&m| m).count();
+            if on != 0 && on != end - w {
+                return Err(self.fail(
+                    s,
+                    Some(w),
+                    fault(format!(
+                        "{on} of the {} threads of warp {} arrive: a warp arrives as a whole",
+                        end - w,
+                        w / simt
+                    )),
+                ));
+            }
+        }
+        if self.named.len() <= id as usize {
+            self.named.resize(id as usize + 1, NamedRound::default());
+        }
+        let round = &self.named[id as usize];
+        if round.expected != 0 && round.expected != threads {
+            let expected = round.expected;
+            return Err(self.fail(
+                s,
+                first_active(mask),
+                fault(format!(
+                    "this round counts {expected} threads, this arrival {threads}"
+                )),
+            ));
+        }
+        for t in Self::active(mask) {
+            if self.named[id as usize].arrived.contains_key(&(t as u32)) {
+                return Err(self.fail(
+                    s,
+                    Some(t),
+                    fault("the thread arrives twice in one round".to_string()),
+                ));
+            }
+            let c = &mut self.clock[t];
+            *c += 1;
+            let c = *c;
+            let round = &mut self.named[id as usize];
+            round.expected = threads;
+            round.arrived.insert(t as u32, c);
+            if wait {
+                round.syncing.push(t as u32);
+            }
+        }
+        let round = &self.named[id as usize];
+        let arrived = round.arrived.len() as u32;
+        if arrived > threads {
+            return Err(self.fail(
+                s,
+                first_active(mask),
+                fault(format!(
+                    "{arrived} arrivals in a round of {threads} threads"
+                )),
+            ));
+        }
+        if arrived < threads {
+            return Ok(wait.then_some(round.round));
+        }
+        // The round is complete: the waiting threads acquire every arrival.
+        let done = std::mem::take(&mut self.named[id as usize]);
+        for &t in &done.syncing {
+            if let Some(known) = self.known.get_mut(t as usize) {
+                for (&u, &c) in &done.arrived {
+                    let e = known.entry(u).or_insert(c);
+                    *e = (*e).max(c);
+                }
+            }
+        }
+        self.named[id as usize].round = done.round + 1;
+        self.stats.barriers += 1;
+        Ok(None)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1703,4 +1863,9 @@ pub(super) fn eval_uniform(e: &Expr, symbols: &[i64]) -> Result<Val, Fault> {
             ));
         }
     })
+}
+
+/// The first thread of `mask`, if any.
+fn first_active(mask: &[bool]) -> Option<usize> {
+    mask.iter().position(|&on| on)
 }

@@ -14,13 +14,18 @@
 //! another, x fastest, then y, then z.
 //!
 //! # Execution model
-//! A block runs in lockstep: the statements execute in order for the
-//! vector of the block's threads under an *active mask*. An assignment,
-//! load or store runs for each active thread in thread order. `if` splits
-//! the mask into the threads whose condition holds (running `then`) and the
-//! others (then running `else`). `for` evaluates start, count and step per
-//! thread once, then runs iteration `i` for the threads whose count exceeds
-//! `i`, while any does. Because control flow is structured, this is exact
+//! A block runs in lockstep: the statements execute in order for a group
+//! of the block's threads under an *active mask*. An assignment, load or
+//! store runs for each active thread in thread order. `for` evaluates
+//! start, count and step per thread once, then runs iteration `i` for the
+//! threads whose count exceeds `i`, while any does. An `if` whose
+//! condition splits the active threads forks them into a group running
+//! `then` and one running `else`, which reconverge after it; the `then`
+//! group runs first. A group that reaches a wait that cannot complete yet
+//! (`mbarrier_wait`, `bar_sync`) stops and the other groups run until it
+//! can continue, so warp roles that wait for each other run as they would
+//! on hardware (`sched.rs` has the rules). Without such waits this is the
+//! plain lockstep order. Because control flow is structured, this is exact
 //! for code without data races, and the checks below catch those.
 //!
 //! Registers start as NaN (floats) or the pattern `0xDEADBEEFDEADBEEF`
@@ -52,9 +57,15 @@
 //!   arrivals and transaction bytes its current phase still expects; the
 //!   phase completes when both reach zero. `mbarrier_wait` for a parity
 //!   succeeds while the barrier's current phase has the other parity (the
-//!   phase with that parity completed); in lockstep nothing else can
-//!   arrive meanwhile, so a wait that does not succeed at once is an error
-//!   ("mbarrier wait never completes").
+//!   phase with that parity completed). A wait that does not succeed stops
+//!   its group; when no group can run any more, the first stopped wait is
+//!   reported ("mbarrier wait never completes").
+//! - **Numbered barriers** (`bar_sync`, `bar_arrive`): a round collects
+//!   the arrivals of whole warps until it has the statement's thread count;
+//!   then every `bar_sync` thread of the round goes on, having acquired
+//!   every arrival (below), and the next round starts. A round that cannot
+//!   fill is reported when nothing else can run ("numbered barrier never
+//!   completes").
 //! - **Bulk tensor copies** (`tma_load`): the box lands at once, through
 //!   the map's swizzle, with zeros outside the buffer; its bytes count
 //!   against the barrier's current phase, and its elements are tagged with
@@ -63,10 +74,11 @@
 //!   wait"); such reads need no `barrier`.
 //! - **Release through barriers**: each thread has a release clock that its
 //!   arrivals advance; a completed phase keeps the clocks of the arrivals
-//!   it collected, and a wait that sees it acquires them. A write by `w`
-//!   after reads by other threads in the same epoch is ordered when, for
-//!   each reader, `w` acquired an arrival of that reader made after the
-//!   read. An `async_mma` keeps reading its operands until it retires, so
+//!   it collected, and a wait that sees it acquires them (a completed
+//!   `bar_sync` round the same). A write by `w` after reads by other
+//!   threads in the same epoch is ordered when, for each reader, `w`
+//!   acquired an arrival of that reader made after the read; a read or
+//!   write after another thread's write likewise. An `async_mma` keeps reading its operands until it retires, so
 //!   its reads count as made at the `async_mma_wait` that retires it. Up to
 //!   four readers of an element are tracked this way; with more, only a
 //!   `barrier` orders a write after them.
@@ -77,10 +89,12 @@
 //! the issuer of an in-flight copy. Shared buffers have one element type
 //! and never alias, so element granularity is byte granularity here.
 //! - a read by thread `t` of an element another thread wrote in the same
-//!   epoch: **race** (read after write), naming the buffer, the element,
+//!   epoch, unless `t` acquired an arrival the writer made after the
+//!   write: **race** (read after write), naming the buffer, the element,
 //!   both threads and both statements;
 //! - a write by `t` of an element another thread wrote in the same epoch
-//!   with a *different* value: **race** (write-write);
+//!   with a *different* value, unless ordered the same way: **race**
+//!   (write-write);
 //! - a write by `t` of an element another thread read in the same epoch,
 //!   unless barrier waits of `t` ordered it after the read (above):
 //!   **race** (write after read);
@@ -103,6 +117,7 @@ mod error;
 mod exec;
 mod ldmatrix;
 mod mma;
+mod sched;
 mod value;
 
 pub use error::{ExecErrorKind, Location, SimtError};
@@ -210,7 +225,6 @@ pub fn run(
     };
     let mut stats = Stats::default();
     let mut atoms = HashMap::new();
-    let mask = vec![true; kernel.threads as usize];
     for z in 0..grid[2] {
         for y in 0..grid[1] {
             for x in 0..grid[0] {
@@ -223,7 +237,7 @@ pub fn run(
                     });
                 }
                 let mut machine = Machine::new(&cx, args, &mut stats, &mut atoms, [x, y, z]);
-                machine.run_block(&kernel.body, &mask)?;
+                sched::run_body(&mut machine, &kernel.body)?;
                 stats.blocks += 1;
             }
         }

@@ -37,7 +37,7 @@ pub use resources::{
     MemorySpace, Part, RegisterBudget, RegisterReallocation, ThreadLimits, UnitRole, VectorWidths,
 };
 pub use sync::{
-    AsyncCopy, Barrier, BlockBarrier, BulkTensorCopy, PerThreadCopy, PhasedBarrier,
+    AsyncCopy, Barrier, BlockBarrier, BulkTensorCopy, NamedBarriers, PerThreadCopy, PhasedBarrier,
     TransactionCounter,
 };
 pub use validate::TargetError;

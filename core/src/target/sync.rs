@@ -95,6 +95,10 @@ pub enum Barrier {
     /// An object in memory with an arrival count and phases, waited on by
     /// phase parity; optionally with a byte (transaction) counter.
     Phased(PhasedBarrier),
+    /// A fixed set of numbered hardware barriers, each completing when a
+    /// given number of threads (a subset of the block) has arrived:
+    /// synchronisation between warp roles.
+    Named(NamedBarriers),
 }
 
 impl Barrier {
@@ -102,8 +106,33 @@ impl Barrier {
         match self {
             Barrier::Block(barrier) => &barrier.name,
             Barrier::Phased(barrier) => &barrier.name,
+            Barrier::Named(barrier) => &barrier.name,
         }
     }
+}
+
+/// Numbered barriers for subsets of a block's threads (`bar.sync id,
+/// count` / `bar.arrive id, count` on NVIDIA). A thread that *arrives*
+/// counts towards the barrier's current round and goes on; a thread that
+/// *syncs* arrives and waits for the round to complete. A completed round
+/// orders every participant's earlier memory accesses before the
+/// accesses the syncing threads make after it, and the barrier is at once
+/// ready for the next round.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamedBarriers {
+    pub name: String,
+    /// The wait and the arrive-only forms.
+    pub sync_instruction: String,
+    pub arrive_instruction: String,
+    /// Barriers numbered `0 .. ids`; the block barrier is number 0.
+    pub ids: u32,
+    /// Thread counts must be multiples of this (the warp size: a warp
+    /// arrives as a whole).
+    pub count_multiple: u32,
+    pub provenance: Provenance,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// A block-wide barrier.

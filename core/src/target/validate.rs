@@ -787,6 +787,11 @@ impl Checker<'_> {
                 }
                 self.provenance(&at, &b.provenance)
             }
+            Barrier::Named(b) => {
+                self.nonzero(format!("{at}.ids"), u64::from(b.ids))?;
+                self.nonzero(format!("{at}.count_multiple"), u64::from(b.count_multiple))?;
+                self.provenance(&at, &b.provenance)
+            }
         }
     }
 }

@@ -733,6 +733,14 @@ pub enum StmtKind {
     WaitGroup { pending: u32 },
     /// Block-wide barrier.
     Barrier,
+    /// An arrival of the running threads at numbered barrier `id` (not 0,
+    /// the block barrier's), whose rounds complete when `threads` threads
+    /// have arrived; with `wait` (`bar_sync`) the threads then wait for
+    /// the round to complete, without (`bar_arrive`) they go on. A round
+    /// orders the participants' earlier shared-memory accesses before the
+    /// waiting threads' later ones. Unlike `barrier`, allowed under
+    /// thread-dependent conditions: it synchronises warp roles.
+    NamedBarrier { id: u32, threads: u32, wait: bool },
     Shuffle {
         kind: ShuffleKind,
         dst: RegRef,

@@ -749,6 +749,16 @@ impl Parser {
                         pending: self.int_u32("a group count")?,
                     },
                     "barrier" => StmtKind::Barrier,
+                    op @ ("bar_sync" | "bar_arrive") => {
+                        let id = self.int_u32("a barrier number")?;
+                        self.expect_punct(",")?;
+                        let threads = self.int_u32("a thread count")?;
+                        StmtKind::NamedBarrier {
+                            id,
+                            threads,
+                            wait: op == "bar_sync",
+                        }
+                    }
                     "async_mma_fence" => StmtKind::AsyncMmaFence,
                     "async_mma_commit" => StmtKind::AsyncMmaCommit,
                     "async_mma_wait" => StmtKind::AsyncMmaWait {

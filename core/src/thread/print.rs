@@ -314,6 +314,10 @@ impl Printer<'_> {
                 let _ = write!(self.out, "wait_group {pending}");
             }
             StmtKind::Barrier => self.out.push_str("barrier"),
+            StmtKind::NamedBarrier { id, threads, wait } => {
+                let op = if *wait { "bar_sync" } else { "bar_arrive" };
+                let _ = write!(self.out, "{op} {id}, {threads}");
+            }
             StmtKind::AsyncMmaFence => self.out.push_str("async_mma_fence"),
             StmtKind::AsyncMmaCommit => self.out.push_str("async_mma_commit"),
             StmtKind::AsyncMmaWait { pending } => {

@@ -220,6 +220,18 @@ pub enum VerifyErrorKind {
     },
     #[error("the target has no block barrier")]
     NoBlockBarrier,
+    #[error("the target has no numbered barriers for parts of a block")]
+    NoNamedBarriers,
+    #[error("barrier number {id} is not in 1..{ids} (0 is the block barrier)")]
+    NamedBarrierId { id: u32, ids: u32 },
+    #[error(
+        "a numbered barrier of {threads} threads: the count must be a positive multiple of {multiple} and at most the block's {block} threads"
+    )]
+    NamedBarrierCount {
+        threads: u32,
+        multiple: u32,
+        block: u32,
+    },
     #[error("barrier under a thread-dependent {0}: threads may not all reach it")]
     DivergentBarrier(&'static str),
     #[error("shuffle width {width} must be a power of two at most the SIMT width {simt}")]
@@ -1223,6 +1235,28 @@ impl Verifier<'_> {
                 }
                 if divergent {
                     return Err(self.err(VerifyErrorKind::DivergentBarrier("condition or loop")));
+                }
+            }
+            StmtKind::NamedBarrier { id, threads, .. } => {
+                let Some(named) = self.target.barriers.iter().find_map(|b| match b {
+                    Barrier::Named(n) => Some(n),
+                    _ => None,
+                }) else {
+                    return Err(self.err(VerifyErrorKind::NoNamedBarriers));
+                };
+                if *id == 0 || *id >= named.ids {
+                    return Err(self.err(VerifyErrorKind::NamedBarrierId {
+                        id: *id,
+                        ids: named.ids,
+                    }));
+                }
+                let multiple = named.count_multiple.max(1);
+                if *threads == 0 || *threads % multiple != 0 || *threads > self.k.threads {
+                    return Err(self.err(VerifyErrorKind::NamedBarrierCount {
+                        threads: *threads,
+                        multiple,
+                        block: self.k.threads,
+                    }));
                 }
             }
             StmtKind::Shuffle {

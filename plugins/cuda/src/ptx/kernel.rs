@@ -548,6 +548,16 @@ impl<'a> Emitter<'a> {
                 self.emit("bar.sync 0");
                 Ok(())
             }
+            StmtKind::NamedBarrier { id, threads, wait } => {
+                if self.plan.async_mma {
+                    self.emit("fence.proxy.async.shared::cta");
+                }
+                // Whole warps take a role's branch, so the `.aligned`
+                // forms (`bar.sync`, `bar.arrive`) hold.
+                let op = if *wait { "bar.sync" } else { "bar.arrive" };
+                self.emit(format!("{op} {id}, {threads}"));
+                Ok(())
+            }
             StmtKind::AsyncMma {
                 atom,
                 n,

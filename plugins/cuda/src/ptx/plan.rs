@@ -354,7 +354,10 @@ impl Plan {
                 }
             }
             StmtKind::AsyncMmaFence | StmtKind::AsyncMmaCommit | StmtKind::AsyncMmaWait { .. } => {}
-            StmtKind::CommitGroup | StmtKind::WaitGroup { .. } | StmtKind::Barrier => {}
+            StmtKind::CommitGroup
+            | StmtKind::WaitGroup { .. }
+            | StmtKind::Barrier
+            | StmtKind::NamedBarrier { .. } => {}
         }
     }
 }
