@@ -796,3 +796,25 @@ fn part_of_a_warp_cannot_arrive_at_a_numbered_barrier() {
         "{err}"
     );
 }
+
+#[test]
+fn register_reallocation_leaves_values_alone_and_needs_whole_warpgroups() {
+    let mut args = [f32s(&[256], vec![f64::NAN; 256])];
+    run("warp_roles_sm90a.thr", "registers_by_role", &mut args, &[]).expect("run");
+    let expected: Vec<f64> = (0..256)
+        .map(|t| if t < 128 { f64::from(t) } else { -f64::from(t) })
+        .collect();
+    assert_eq!(floats(&args[0]), expected);
+    let mut args = [f32s(&[256], vec![0.0; 256])];
+    let err = run(
+        "warp_roles_sm90a.thr",
+        "registers_by_part_of_a_group",
+        &mut args,
+        &[],
+    )
+    .expect_err("part of a warpgroup");
+    assert!(
+        matches!(exec_kind(&err), ExecErrorKind::SetMaxRegisters(_)),
+        "{err}"
+    );
+}

@@ -243,6 +243,8 @@ pub enum ExecErrorKind {
         arrived: u32,
         expected: u32,
     },
+    #[error("setmaxnreg: {0}")]
+    SetMaxRegisters(String),
     #[error("numbered barrier {id}: {reason}")]
     NamedBarrier { id: u32, reason: String },
     #[error("tma_load into `%{buffer}`: {reason}")]

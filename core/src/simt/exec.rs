@@ -1411,6 +1411,31 @@ impl<'a, 't> Machine<'a, 't> {
                 super::ldmatrix::execute(self, s, load, *count, *trans, *dst, *src, index, mask)?;
                 self.count_bank_passes(true);
             }
+            StmtKind::SetMaxRegisters { .. } => {
+                // Values do not change; whole groups must run it.
+                let group = self
+                    .cx
+                    .target
+                    .registers
+                    .reallocation
+                    .as_ref()
+                    .and_then(|r| r.group_threads)
+                    .unwrap_or(1)
+                    .max(1) as usize;
+                for g in (0..self.n).step_by(group) {
+                    let end = (g + group).min(self.n);
+                    let on = mask[g..end].iter().filter(|&&m| m).count();
+                    if on != 0 && on != group {
+                        return Err(self.fail(
+                            s,
+                            Some(g),
+                            Fault::SetMaxRegisters(format!(
+                                "{on} of the {group} threads from thread {g} run it; whole groups of {group} must"
+                            )),
+                        ));
+                    }
+                }
+            }
             StmtKind::For { .. } | StmtKind::If { .. } | StmtKind::NamedBarrier { .. } => {
                 return Err(self.fail(
                     s,

@@ -121,6 +121,10 @@ pub struct RegisterReallocation {
     pub min_per_thread: u32,
     pub max_per_thread: u32,
     pub step: u32,
+    /// Threads that must change their maximum together (NVIDIA: a
+    /// warpgroup of four warps); `None` when any thread may.
+    #[serde(default)]
+    pub group_threads: Option<u32>,
     pub provenance: Provenance,
 }
 

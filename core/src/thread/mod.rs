@@ -741,6 +741,12 @@ pub enum StmtKind {
     /// waiting threads' later ones. Unlike `barrier`, allowed under
     /// thread-dependent conditions: it synchronises warp roles.
     NamedBarrier { id: u32, threads: u32, wait: bool },
+    /// Sets the running warps' per-thread register maximum to `count`,
+    /// taking registers from the block's pool (`increase`, waiting until
+    /// they are free) or giving them back: how warp roles share the
+    /// register file. Run by whole groups of the target's reallocation
+    /// granularity (a warpgroup); no effect on values.
+    SetMaxRegisters { count: u32, increase: bool },
     Shuffle {
         kind: ShuffleKind,
         dst: RegRef,

@@ -749,6 +749,19 @@ impl Parser {
                         pending: self.int_u32("a group count")?,
                     },
                     "barrier" => StmtKind::Barrier,
+                    "setmaxnreg" => {
+                        let increase = match self.ident("`inc` or `dec`")?.as_str() {
+                            "inc" => true,
+                            "dec" => false,
+                            other => {
+                                return Err(
+                                    self.error(format!("expected `inc` or `dec`, found `{other}`"))
+                                );
+                            }
+                        };
+                        let count = self.int_u32("a register count")?;
+                        StmtKind::SetMaxRegisters { count, increase }
+                    }
                     op @ ("bar_sync" | "bar_arrive") => {
                         let id = self.int_u32("a barrier number")?;
                         self.expect_punct(",")?;

@@ -314,6 +314,10 @@ impl Printer<'_> {
                 let _ = write!(self.out, "wait_group {pending}");
             }
             StmtKind::Barrier => self.out.push_str("barrier"),
+            StmtKind::SetMaxRegisters { count, increase } => {
+                let op = if *increase { "inc" } else { "dec" };
+                let _ = write!(self.out, "setmaxnreg {op} {count}");
+            }
             StmtKind::NamedBarrier { id, threads, wait } => {
                 let op = if *wait { "bar_sync" } else { "bar_arrive" };
                 let _ = write!(self.out, "{op} {id}, {threads}");

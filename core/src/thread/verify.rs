@@ -222,6 +222,15 @@ pub enum VerifyErrorKind {
     NoBlockBarrier,
     #[error("the target has no numbered barriers for parts of a block")]
     NoNamedBarriers,
+    #[error("the target cannot move registers between warps (no setmaxnreg)")]
+    NoRegisterReallocation,
+    #[error("setmaxnreg {count}: the count must be a multiple of {step} in {min}..={max}")]
+    RegisterCount {
+        count: u32,
+        step: u32,
+        min: u32,
+        max: u32,
+    },
     #[error("barrier number {id} is not in 1..{ids} (0 is the block barrier)")]
     NamedBarrierId { id: u32, ids: u32 },
     #[error(
@@ -998,6 +1007,7 @@ impl Verifier<'_> {
     /// Invariant 15 (`async_mma`).
     fn async_mma(
         &self,
+        divergent: bool,
         atom: &str,
         n: u32,
         d: FragRef,
@@ -1087,8 +1097,10 @@ impl Verifier<'_> {
                 d: dd,
             }));
         }
+        // Under a warp role's condition, whole issuing groups are checked
+        // when it runs (as for `mma`).
         let group = desc.issue.threads;
-        if group == 0 || !self.k.threads.is_multiple_of(group) {
+        if group == 0 || (!divergent && !self.k.threads.is_multiple_of(group)) {
             return Err(self.err(VerifyErrorKind::IssueGroup {
                 atom: atom.to_string(),
                 group,
@@ -1237,6 +1249,20 @@ impl Verifier<'_> {
                     return Err(self.err(VerifyErrorKind::DivergentBarrier("condition or loop")));
                 }
             }
+            StmtKind::SetMaxRegisters { count, .. } => {
+                let Some(r) = &self.target.registers.reallocation else {
+                    return Err(self.err(VerifyErrorKind::NoRegisterReallocation));
+                };
+                let step = r.step.max(1);
+                if *count < r.min_per_thread || *count > r.max_per_thread || *count % step != 0 {
+                    return Err(self.err(VerifyErrorKind::RegisterCount {
+                        count: *count,
+                        step,
+                        min: r.min_per_thread,
+                        max: r.max_per_thread,
+                    }));
+                }
+            }
             StmtKind::NamedBarrier { id, threads, .. } => {
                 let Some(named) = self.target.barriers.iter().find_map(|b| match b {
                     Barrier::Named(n) => Some(n),
@@ -1347,8 +1373,11 @@ impl Verifier<'_> {
                         d: dd,
                     }));
                 }
+                // Under a thread-dependent condition (a warp role) the
+                // issuing threads are a part of the block: that they form
+                // whole groups is checked when the statement runs.
                 let group = atom_desc.issue.threads;
-                if group == 0 || !self.k.threads.is_multiple_of(group) {
+                if group == 0 || (!divergent && !self.k.threads.is_multiple_of(group)) {
                     return Err(self.err(VerifyErrorKind::IssueGroup {
                         atom: atom.clone(),
                         group,
@@ -1371,7 +1400,7 @@ impl Verifier<'_> {
                 a,
                 b,
                 accumulate,
-            } => self.async_mma(atom, *n, *d, (a, b), accumulate)?,
+            } => self.async_mma(divergent, atom, *n, *d, (a, b), accumulate)?,
             StmtKind::MbarrierInit { bar, index, count } => {
                 self.mbarrier(*bar, index, false)?;
                 self.int_expr(count, "an arrival count")?;

@@ -7,8 +7,9 @@
 //! - **sm_86, sm_89** — sm_80's instruction set (mma.sync, cp.async,
 //!   ldmatrix) with at most 99 KiB of shared memory per block (the CUDA
 //!   programming guide's table of compute capabilities).
-//! - **sm_90** — sm_90a without the architecture-specific `wgmma` atoms,
-//!   which PTX accepts only for `sm_90a`.
+//! - **sm_90** — sm_90a without the architecture-specific `wgmma` atoms
+//!   and register reallocation (`setmaxnreg`), which PTX accepts only for
+//!   `sm_90a`.
 
 use serde_json::{Value, json};
 use tilec_core::target::{self, TargetDescription};
@@ -67,6 +68,8 @@ pub fn describe(arch: &str) -> Result<TargetDescription, PluginError> {
             if let Some(atoms) = v["matrix_atoms"].as_array_mut() {
                 atoms.retain(|a| a["issue"]["granularity"] != "warpgroup");
             }
+            // `setmaxnreg` is architecture-specific as well (PTX: sm_90a).
+            v["registers"]["reallocation"] = Value::Null;
         }),
         _ => Err(PluginError::new(
             ErrorCode::UnknownTarget,

@@ -454,7 +454,15 @@ impl<'a> Emitter<'a> {
             out.push('\n');
         }
         out.push_str(")\n");
-        out.push_str(&format!(".maxntid {}, 1, 1\n{{\n", self.k.threads));
+        out.push_str(&format!(".maxntid {}, 1, 1\n", self.k.threads));
+        if self.plan.reallocates {
+            // `setmaxnreg` moves registers only in a kernel whose entry
+            // register count `ptxas` knows: the thread count and one block
+            // per multiprocessor fix it (otherwise ptxas drops the
+            // instruction, warning C7508).
+            out.push_str(".minnctapersm 1\n");
+        }
+        out.push_str("{\n");
         self.regs.declarations(&mut out);
         for l in &self.local_decls {
             out.push_str(&format!("  {l};\n"));
@@ -546,6 +554,11 @@ impl<'a> Emitter<'a> {
                     self.emit("fence.proxy.async.shared::cta");
                 }
                 self.emit("bar.sync 0");
+                Ok(())
+            }
+            StmtKind::SetMaxRegisters { count, increase } => {
+                let op = if *increase { "inc" } else { "dec" };
+                self.emit(format!("setmaxnreg.{op}.sync.aligned.u32 {count}"));
                 Ok(())
             }
             StmtKind::NamedBarrier { id, threads, wait } => {

@@ -106,6 +106,8 @@ pub(crate) struct Plan {
     pub shuffles: bool,
     /// The kernel issues `async_mma` (wgmma).
     pub async_mma: bool,
+    /// The kernel moves registers between warps (`setmaxnreg`).
+    pub reallocates: bool,
 }
 
 impl Plan {
@@ -137,6 +139,7 @@ impl Plan {
             shared_align,
             shuffles: false,
             async_mma: false,
+            reallocates: false,
         };
         let mut env = HashMap::new();
         plan.scan_body(&k.body, &mut env);
@@ -358,6 +361,7 @@ impl Plan {
             | StmtKind::WaitGroup { .. }
             | StmtKind::Barrier
             | StmtKind::NamedBarrier { .. } => {}
+            StmtKind::SetMaxRegisters { .. } => self.reallocates = true,
         }
     }
 }

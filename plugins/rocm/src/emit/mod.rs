@@ -656,6 +656,9 @@ impl<'a> KernelEmitter<'a> {
             }
             // The AMDGPU descriptions have no bulk tensor copies or phased
             // barriers, so the lowering never produces these for them.
+            StmtKind::SetMaxRegisters { .. } => Err(self.unsupported(
+                "register reallocation between warps (AMDGPU has no setmaxnreg)",
+            )),
             StmtKind::NamedBarrier { .. } => Err(self.unsupported(
                 "numbered barriers for parts of a block (AMDGPU's s_barrier is block-wide)",
             )),
