@@ -529,6 +529,45 @@ fn attention_runs_on_wgmma_with_fragments_in_registers() {
 }
 
 #[test]
+fn a_producer_warpgroup_feeds_the_pipelines_of_sm90a_unless_disabled() {
+    let call =
+        "flash_attention(4, 32, 4096, 128, block_M=128, block_N=128, num_stages=2, threads=256)";
+    let mut module = compile("flash_attention.py", call);
+    let target = target::builtin("sm_90a").unwrap_or_else(|e| panic!("{e}"));
+    let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{e}"));
+    let text = thread::print_module(&lowered);
+    // 256 consumers and a producer warpgroup that gives its registers to
+    // them; one block-wide barrier, publishing the stage barriers.
+    assert!(text.contains("threads(384)"), "{text}");
+    assert!(text.contains("setmaxnreg dec 24") && text.contains("setmaxnreg inc 240"));
+    assert_eq!(text.lines().filter(|l| l.trim() == "barrier").count(), 1);
+    // The consumers' loop waits and releases, and synchronises with no
+    // barrier: the Q tile's is before it.
+    let body = &text[text.find("for %k from").expect("key loop")..];
+    let body = &body[..body.find("\n    }").expect("loop end")];
+    assert!(
+        !body.contains("bar_sync") && !body.contains("tma_load"),
+        "{body}"
+    );
+    // K and V: two 64-column panels each, issued by the producer only.
+    assert_eq!(text.matches("tma_load").count(), 4, "{text}");
+    // `tl.disable_warp_specialized` keeps thread 0's refills.
+    for f in &mut module.functions {
+        f.attrs.pass_configs.insert(
+            "tl.disable_warp_specialized".to_string(),
+            "True".to_string(),
+        );
+    }
+    let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{e}"));
+    let text = thread::print_module(&lowered);
+    assert!(
+        text.contains("threads(256)") && !text.contains("setmaxnreg"),
+        "{text}"
+    );
+    assert!(!text.contains("bar_sync"), "{text}");
+}
+
+#[test]
 fn banks_of_unpadded_gemm_tiles_conflict() {
     let src = "import tilelang.language as T\n\
 def k(M=64, N=64, K=32):\n    \

@@ -361,7 +361,7 @@ fn ops(e: &Expr) -> usize {
 
 /// Adds to `out` every register `body` writes (or binds as a loop
 /// variable).
-fn written(body: &[Stmt], out: &mut HashSet<RegId>) {
+pub(super) fn written(body: &[Stmt], out: &mut HashSet<RegId>) {
     for s in body {
         match &s.kind {
             StmtKind::Assign { dst, .. }

@@ -129,6 +129,7 @@ mod resident;
 mod spread;
 mod swizzle;
 mod tma;
+mod ws;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -318,8 +319,10 @@ fn lower_kernel(
     let mut padding = true;
     let mut async_mma = true;
     let mut stage_cap = None;
+    let mut specialize = true;
     loop {
         let mut attempt = Lower::new(func, target);
+        attempt.specialize = specialize;
         attempt.proved = proved;
         attempt.excluded = excluded.clone();
         attempt.pipelining = pipelining;
@@ -333,6 +336,11 @@ fn lower_kernel(
             }
             Err(e) => e,
         };
+        // A producer warp that could not be split off: without one.
+        if attempt.ws_failed {
+            specialize = false;
+            continue;
+        }
         // Stages that do not fit the shared memory: fewer of them first,
         // keeping everything else.
         let most = attempt.pipelines.values().map(|p| p.stages).max();
@@ -571,6 +579,13 @@ struct Lower<'a> {
     /// Whether this attempt failed because its shared buffers exceed the
     /// target's shared memory.
     over_capacity: bool,
+    /// Whether this attempt may give the kernel a producer warp (`ws.rs`;
+    /// off in a retry after the producer could not be split off).
+    specialize: bool,
+    /// The kernel being specialized (`ws.rs`).
+    ws: Option<ws::Ws>,
+    /// Whether this attempt failed because the roles could not be split.
+    ws_failed: bool,
 }
 
 fn lit_i32(v: i64) -> Expr {
@@ -644,6 +659,9 @@ impl<'a> Lower<'a> {
             pipelining: true,
             stage_cap: None,
             over_capacity: false,
+            specialize: true,
+            ws: None,
+            ws_failed: false,
             swizzled: HashMap::new(),
             async_atom: None,
             async_allowed: true,
@@ -698,7 +716,12 @@ impl<'a> Lower<'a> {
     }
 
     fn barrier(&mut self, out: &mut Vec<Stmt>) {
-        out.push(self.stmt(StmtKind::Barrier));
+        let kind = if self.ws.is_some() {
+            self.consumer_barrier()
+        } else {
+            StmtKind::Barrier
+        };
+        out.push(self.stmt(kind));
         self.pending = Pending::default();
     }
 
@@ -913,9 +936,27 @@ impl<'a> Lower<'a> {
         if self.pipelining {
             self.find_pipelines(body);
         }
+        if self.plan_ws(body) {
+            self.ws = Some(ws::Ws::default());
+        }
         let mut out = head;
         self.uniform_block(body, &mut out)?;
         self.span = span;
+        let mut block_threads = *threads;
+        if let Some(ws) = self.ws.take() {
+            match self.split_roles(ws, out)? {
+                Some(split) => {
+                    out = split;
+                    block_threads = self.specialized_threads();
+                }
+                None => {
+                    self.ws_failed = true;
+                    return Err(self.unsupported(
+                        "a producer warp for this kernel's pipeline (lowered without one)",
+                    ));
+                }
+            }
+        }
         let mut bytes = 0u64;
         for s in &self.shared {
             let align = u64::from(s.align);
@@ -940,7 +981,7 @@ impl<'a> Lower<'a> {
             name,
             params: std::mem::take(&mut self.params),
             grid: grid_exprs,
-            threads: *threads,
+            threads: block_threads,
             shared: std::mem::take(&mut self.shared),
             tensor_maps: std::mem::take(&mut self.tensor_maps),
             registers: std::mem::take(&mut self.registers),

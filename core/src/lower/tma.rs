@@ -209,7 +209,12 @@ impl Lower<'_> {
     /// groups (module documentation, "The release"): the consumers read
     /// the staged buffers only as operands of gemms, which go through the
     /// shared-operand atom, and write no shared memory.
-    fn released_by_groups(&self, body: &ir::Block, plan: &PipePlan, consumers: &ir::Block) -> bool {
+    pub(super) fn released_by_groups(
+        &self,
+        body: &ir::Block,
+        plan: &PipePlan,
+        consumers: &ir::Block,
+    ) -> bool {
         let staged: Vec<Handle<ir::Buffer>> = plan
             .producers
             .iter()
@@ -267,6 +272,12 @@ impl Lower<'_> {
             && self.threads % group == 0
             && self.released_by_groups(body, plan, &consumers))
         .then(|| (self.barrier_buffer("empty", st), group));
+        // A specialized kernel (`ws.rs`) needs the group release.
+        let specialized = self.ws.is_some();
+        if specialized && empty.is_none() {
+            self.ws_failed = true;
+            return Err(self.unsupported("a producer warp for a pipeline without group releases"));
+        }
         let mut inits = vec![(bar, 1)];
         if let Some((empty, group)) = empty {
             inits.push((empty, self.threads / group));
@@ -282,14 +293,24 @@ impl Lower<'_> {
             }
         }
         let first = self.first_thread()?;
-        out.push(self.stmt(StmtKind::If {
-            cond: first.clone(),
-            then_body: init,
-            else_body: None,
-        }));
-        self.barrier(out);
-        // Prologue: iterations s0 .. s0 + dist into stages 0 .. dist.
-        for j in 0..dist {
+        if let Some(ws) = &mut self.ws {
+            // Initialised before the roles split, with everything else; a
+            // consumers' barrier only where the loop reads what the code
+            // before it wrote (attention's Q tile), before the loop rather
+            // than in every iteration.
+            ws.init.append(&mut init);
+            self.sync(&acc, out);
+        } else {
+            out.push(self.stmt(StmtKind::If {
+                cond: first.clone(),
+                then_body: init,
+                else_body: None,
+            }));
+            self.barrier(out);
+        }
+        // Prologue: iterations s0 .. s0 + dist into stages 0 .. dist (the
+        // producer warp's loop issues them in a specialized kernel).
+        for j in 0..if specialized { 0 } else { dist } {
             let it = self.bin(BinaryOp::Add, s0.clone(), lit_i32(j))?;
             self.vars.insert(var, as_var(it));
             let mut issue = Vec::new();
@@ -387,6 +408,27 @@ impl Lower<'_> {
             }
             None => self.barrier(&mut inner),
         }
+        if specialized {
+            // The producer refills; the consumers' loop ends here.
+            let empty_bar = empty.map(|(e, _)| e).unwrap_or(bar);
+            let (sv, nv) = (s0.clone(), n.clone());
+            let mut issue = |me: &mut Self, stage: Expr, into: &mut Vec<Stmt>| {
+                me.tma_issue(body, plan, loads, stage, bar, into)
+            };
+            let producer =
+                self.producer_loop((var, start, extent), (&sv, &nv), st, empty_bar, &mut issue)?;
+            self.vars.insert(var, loop_binding);
+            for (stage, phase) in pairs {
+                self.step_stage(stage, phase, st, &mut inner)?;
+            }
+            if let Some(ws) = &mut self.ws {
+                ws.producer = Some(producer);
+                ws.consumer_loop = Some(loop_reg);
+            }
+            self.close_pipe_loop((loop_reg, s0, n, inner), plan, out);
+            self.pending.union(&acc);
+            return Ok(());
+        }
         // Iteration i + dist into the stage iteration i − lag read.
         let ahead = self.bin(BinaryOp::Add, rel, lit_i32(dist))?;
         let it = self.bin(BinaryOp::Add, reg_expr(loop_reg, DType::I32), lit_i32(dist))?;
@@ -411,7 +453,7 @@ impl Lower<'_> {
 
     /// Moves a (stage, parity) pair of registers to the next iteration:
     /// the parity flips when the stage wraps from `stages − 1` to 0.
-    fn step_stage(
+    pub(super) fn step_stage(
         &self,
         stage: super::RegId,
         phase: super::RegId,

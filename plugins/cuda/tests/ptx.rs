@@ -292,13 +292,30 @@ fn sm90a_gemm_issues_wgmma_through_descriptors() {
         }
     }
     // The tiles arrive by bulk copies: A in one 128 × 64 box, B in four
-    // 64 × 64 panels, at each of the three prologue stages and the loop's
-    // refill; the maps are parameters after the buffers.
+    // 64 × 64 panels, issued in the loop of the producer warp that the
+    // kernel gains (256 consumers + 128); the maps are parameters after the
+    // buffers.
     let bulk = lines
         .iter()
         .filter(|l| l.starts_with("cp.async.bulk.tensor.2d"))
         .count();
-    assert_eq!(bulk, 4 * 5, "{call}");
+    assert_eq!(bulk, 5, "{call}");
+    // The producer is a warpgroup that gives its registers to the consumers.
+    assert!(lines.contains(&".maxntid 384, 1, 1"), "{call}");
+    assert!(lines.contains(&".minnctapersm 1"), "{call}");
+    assert!(
+        lines.contains(&"setmaxnreg.dec.sync.aligned.u32 24;"),
+        "{call}"
+    );
+    assert!(
+        lines.contains(&"setmaxnreg.inc.sync.aligned.u32 240;"),
+        "{call}"
+    );
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with("bar.sync 0")).count(),
+        1,
+        "{call}: one block-wide barrier, publishing the stage barriers"
+    );
     assert!(!m.text.contains("cp.async.cg"), "{call}");
     assert!(m.text.contains(".param .align 64 .b8 main_tmap_A[128]"));
     // A: K-major, 128-byte swizzle, sbo 1024; B: N-major, lbo one panel of
