@@ -818,3 +818,28 @@ fn register_reallocation_leaves_values_alone_and_needs_whole_warpgroups() {
         "{err}"
     );
 }
+
+fn ints(t: &Tensor) -> Vec<i64> {
+    match &t.data {
+        TensorData::Int(v) => v.clone(),
+        other => panic!("not integers: {other:?}"),
+    }
+}
+
+#[test]
+fn warpgroups_that_take_turns_run_apart_and_alternate() {
+    let mut args = [Tensor::from_i64(DType::I32, vec![8], vec![-1; 8]).expect("tensor")];
+    let stats = run("warp_roles_sm90a.thr", "turns", &mut args, &[]).expect("run");
+    assert_eq!(ints(&args[0]), vec![0, 1, 0, 1, 0, 1, 0, 1]);
+    // Two block barriers and eight completed turns.
+    assert_eq!(stats.barriers, 10);
+    let mut args = [Tensor::from_i64(DType::I32, vec![8], vec![0; 8]).expect("tensor")];
+    let err = run("warp_roles_sm90a.thr", "turns_not_taken", &mut args, &[]).expect_err("race");
+    assert!(
+        matches!(
+            exec_kind(&err),
+            ExecErrorKind::ReadAfterWrite { .. } | ExecErrorKind::WriteWrite { .. }
+        ),
+        "{err}"
+    );
+}

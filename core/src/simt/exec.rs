@@ -1254,19 +1254,12 @@ impl<'a, 't> Machine<'a, 't> {
                 }
             }
             StmtKind::Barrier => {
-                let active = mask.iter().filter(|&&m| m).count();
-                if active != self.n {
-                    return Err(self.fail(
-                        s,
-                        None,
-                        Fault::DivergentBarrier {
-                            active: active as u32,
-                            threads: self.n as u32,
-                        },
-                    ));
-                }
-                self.epoch += 1;
-                self.stats.barriers += 1;
+                // Groups arrive one by one (`sched.rs`), which completes it.
+                return Err(self.fail(
+                    s,
+                    None,
+                    Fault::Malformed("a block barrier run outside the scheduler".to_string()),
+                ));
             }
             StmtKind::Shuffle {
                 kind,
@@ -1516,6 +1509,27 @@ impl<'a, 't> Machine<'a, 't> {
             }
         }
         Ok(true)
+    }
+
+    /// Completes a block-wide barrier: a new epoch.
+    pub(super) fn block_barrier(&mut self) {
+        self.epoch += 1;
+        self.stats.barriers += 1;
+    }
+
+    /// The threads that run independently of each other on hardware, and
+    /// so may continue apart after an `if` separates them: the largest
+    /// issuing group of the target's matrix atoms, at least a SIMT group.
+    pub(super) fn independent_threads(&self) -> usize {
+        let atoms = self
+            .cx
+            .target
+            .matrix_atoms
+            .iter()
+            .map(|a| a.issue.threads)
+            .max()
+            .unwrap_or(1);
+        atoms.max(self.cx.simt).max(1) as usize
     }
 
     /// Rounds completed so far by numbered barrier `id`.

@@ -20,8 +20,11 @@
 //! start, count and step per thread once, then runs iteration `i` for the
 //! threads whose count exceeds `i`, while any does. An `if` whose
 //! condition splits the active threads forks them into a group running
-//! `then` and one running `else`, which reconverge after it; the `then`
-//! group runs first. A group that reaches a wait that cannot complete yet
+//! `then` and one running `else`, the `then` group first; they reconverge
+//! after it when the split cuts through an issue group (a warp, or a
+//! warpgroup where matrix atoms issue by warpgroup), and otherwise each
+//! continues on its own, as separate warps do on hardware. A `barrier`
+//! completes once every thread still in the kernel has reached one. A group that reaches a wait that cannot complete yet
 //! (`mbarrier_wait`, `bar_sync`) stops and the other groups run until it
 //! can continue, so warp roles that wait for each other run as they would
 //! on hardware (`sched.rs` has the rules). Without such waits this is the

@@ -10,10 +10,20 @@
 //!   iteration `i` for the threads whose count exceeds `i`, while any does;
 //! - an `if` whose condition holds for all of the active threads or none
 //!   of them runs that branch in the same group;
-//! - an `if` that splits the active threads *forks*: the threads taking
-//!   `then` and those taking `else` become two child groups, and the
-//!   parent resumes after the `if` once both have finished their branches
-//!   (they reconverge there).
+//! - an `if` that splits the active threads *forks* them into two groups.
+//!   When the split cuts through an issue group (a warp on most targets,
+//!   a warpgroup where matrix atoms issue by warpgroup) the two are
+//!   children: the parent resumes after the `if` once both have finished
+//!   their branches (they reconverge there, as the lanes of a warp do).
+//!   When it separates whole issue groups, which run independently on
+//!   hardware, each side continues on its own past the `if` with a copy
+//!   of the rest of the program (warp roles: a producer and consumers, or
+//!   two consumer warpgroups taking turns).
+//!
+//! A block-wide `barrier` completes when every thread that has not
+//! finished the kernel has arrived, whichever groups they are in; a group
+//! that reaches it with some of its own threads inactive (inside a loop
+//! they have left) is in divergent code, an error.
 //!
 //! # Scheduling
 //! Runnable groups are kept on a stack, so a fork runs its `then` child
@@ -41,6 +51,7 @@ use crate::ir::DType;
 use crate::thread::{RegId, Stmt, StmtKind};
 
 /// Where a group is in its program.
+#[derive(Clone)]
 enum Frame<'k> {
     /// Statements `body[next..]`, run for `mask`.
     Seq {
@@ -64,6 +75,8 @@ enum Frame<'k> {
 /// What a group that stopped early waits for.
 #[derive(Clone, Copy)]
 enum Park<'k> {
+    /// Round `round` of the block-wide barrier (its arrivals are in).
+    Block { round: u64 },
     /// The `mbarrier_wait` its next statement is (retried when taken up).
     Mbarrier(&'k Stmt),
     /// The completion of round `round` of numbered barrier `id`; its
@@ -71,6 +84,7 @@ enum Park<'k> {
     Named { id: u32, round: u64 },
 }
 
+#[derive(Clone)]
 struct Group<'k> {
     frames: Vec<Frame<'k>>,
     /// The group that resumes when this one and its sibling finish.
@@ -83,13 +97,26 @@ struct Group<'k> {
 /// How a group's run ended.
 enum Stop<'k> {
     Finished,
+    /// At the block-wide barrier, with this many threads arriving.
+    AtBarrier(usize),
     Parked(Park<'k>),
     Forked {
         then_mask: Vec<bool>,
         then_body: &'k [Stmt],
         else_mask: Vec<bool>,
         else_body: &'k [Stmt],
+        /// Whether the sides continue on their own (whole issue groups).
+        apart: bool,
     },
+}
+
+/// The block-wide barrier's current round.
+#[derive(Default)]
+struct BlockRound {
+    round: u64,
+    arrived: usize,
+    /// Threads of groups that finished the kernel.
+    exited: usize,
 }
 
 /// Runs `body` for every thread of the machine's block.
@@ -106,6 +133,8 @@ pub(super) fn run_body<'k>(m: &mut Machine<'k, '_>, body: &'k [Stmt]) -> Result<
     }];
     let mut ready = vec![0usize];
     let mut parked: Vec<usize> = Vec::new();
+    let mut block = BlockRound::default();
+    let apart_at = m.independent_threads();
     loop {
         let Some(g) = ready.pop() else {
             if parked.is_empty() {
@@ -115,7 +144,7 @@ pub(super) fn run_body<'k>(m: &mut Machine<'k, '_>, body: &'k [Stmt]) -> Result<
             for &p in &parked {
                 let park = groups[p].park;
                 if let Some(park) = park
-                    && can_resume(m, &groups[p], park)?
+                    && can_resume(m, &groups[p], park, &block)?
                 {
                     groups[p].park = None;
                     ready.push(p);
@@ -131,13 +160,29 @@ pub(super) fn run_body<'k>(m: &mut Machine<'k, '_>, body: &'k [Stmt]) -> Result<
             parked = still;
             continue;
         };
-        match run_group(m, &mut groups[g])? {
+        match run_group(m, &mut groups[g], apart_at)? {
             Stop::Finished => {
                 if let Some(p) = groups[g].parent {
                     groups[p].children -= 1;
                     if groups[p].children == 0 {
                         ready.push(p);
                     }
+                } else {
+                    // Its threads leave the kernel: the block barrier no
+                    // longer waits for them.
+                    block.exited += own_threads(&groups[g]);
+                    block.settle(m);
+                }
+            }
+            Stop::AtBarrier(arriving) => {
+                block.arrived += arriving;
+                let round = block.round;
+                block.settle(m);
+                if block.round == round {
+                    groups[g].park = Some(Park::Block { round });
+                    parked.push(g);
+                } else {
+                    ready.push(g);
                 }
             }
             Stop::Parked(park) => {
@@ -149,6 +194,43 @@ pub(super) fn run_body<'k>(m: &mut Machine<'k, '_>, body: &'k [Stmt]) -> Result<
                 then_body,
                 else_mask,
                 else_body,
+                apart: true,
+            } => {
+                // Each side takes the rest of the program with it; they
+                // take the parent's place under its own parent.
+                let parent = groups[g].parent;
+                if let Some(p) = parent {
+                    groups[p].children += 1;
+                }
+                let side = |me: &Group<'k>, body, mask: Vec<bool>| {
+                    let mut frames: Vec<Frame<'k>> =
+                        me.frames.iter().map(|f| f.restricted(&mask)).collect();
+                    frames.push(Frame::Seq {
+                        body,
+                        next: 0,
+                        mask,
+                    });
+                    Group {
+                        frames,
+                        parent,
+                        children: 0,
+                        park: None,
+                    }
+                };
+                let else_side = side(&groups[g], else_body, else_mask);
+                let then_side = side(&groups[g], then_body, then_mask);
+                // The parent's slot becomes the `then` side.
+                groups[g] = then_side;
+                groups.push(else_side);
+                ready.push(groups.len() - 1);
+                ready.push(g);
+            }
+            Stop::Forked {
+                then_mask,
+                then_body,
+                else_mask,
+                else_body,
+                apart: false,
             } => {
                 groups[g].children = 2;
                 let child = |body, mask| Group {
@@ -170,11 +252,67 @@ pub(super) fn run_body<'k>(m: &mut Machine<'k, '_>, body: &'k [Stmt]) -> Result<
     }
 }
 
+impl BlockRound {
+    /// Completes the round when every thread still in the kernel arrived.
+    fn settle(&mut self, m: &mut Machine<'_, '_>) {
+        if self.arrived > 0 && self.arrived + self.exited >= m.n {
+            m.block_barrier();
+            self.round += 1;
+            self.arrived = 0;
+        }
+    }
+}
+
+impl<'k> Frame<'k> {
+    /// The frame for the threads of `keep` only.
+    fn restricted(&self, keep: &[bool]) -> Frame<'k> {
+        let and = |mask: &[bool]| mask.iter().zip(keep).map(|(&a, &b)| a && b).collect();
+        match self {
+            Frame::Seq { body, next, mask } => Frame::Seq {
+                body,
+                next: *next,
+                mask: and(mask),
+            },
+            Frame::Loop {
+                stmt,
+                var,
+                body,
+                bounds,
+                mask,
+                i,
+            } => Frame::Loop {
+                stmt,
+                var: *var,
+                body,
+                bounds: bounds.clone(),
+                mask: and(mask),
+                i: *i,
+            },
+        }
+    }
+}
+
+/// The threads a group owns (its outermost frame's).
+fn own_threads(g: &Group<'_>) -> usize {
+    match g.frames.first() {
+        Some(Frame::Seq { mask, .. } | Frame::Loop { mask, .. }) => {
+            mask.iter().filter(|&&on| on).count()
+        }
+        None => 0,
+    }
+}
+
 /// Whether a parked group's wait can complete now.
-fn can_resume(m: &Machine<'_, '_>, g: &Group<'_>, park: Park<'_>) -> Result<bool, SimtError> {
+fn can_resume(
+    m: &Machine<'_, '_>,
+    g: &Group<'_>,
+    park: Park<'_>,
+    block: &BlockRound,
+) -> Result<bool, SimtError> {
     match park {
         Park::Mbarrier(s) => m.mbarrier_ready(s, top_mask(g)),
         Park::Named { id, round } => Ok(m.named_round(id) > round),
+        Park::Block { round } => Ok(block.round > round),
     }
 }
 
@@ -210,6 +348,17 @@ fn deadlock(m: &mut Machine<'_, '_>, groups: &[Group<'_>], parked: &[usize]) -> 
                 None => m.fail_block(kind),
             }
         }
+        Some(Park::Block { .. }) => {
+            let active = top_mask(g).iter().filter(|&&on| on).count() as u32;
+            let kind = ExecErrorKind::DivergentBarrier {
+                active,
+                threads: m.n as u32,
+            };
+            match current_stmt(g) {
+                Some(s) => m.fail(s, first_thread(top_mask(g)), kind),
+                None => m.fail_block(kind),
+            }
+        }
         None => m.fail_block(ExecErrorKind::Malformed(
             "a waiting group without a wait".to_string(),
         )),
@@ -238,7 +387,15 @@ fn current_stmt<'k>(g: &Group<'k>) -> Option<&'k Stmt> {
 }
 
 /// Runs group `g` until it finishes, stops at a wait, or forks.
-fn run_group<'k>(m: &mut Machine<'k, '_>, g: &mut Group<'k>) -> Result<Stop<'k>, SimtError> {
+fn run_group<'k>(
+    m: &mut Machine<'k, '_>,
+    g: &mut Group<'k>,
+    apart_at: usize,
+) -> Result<Stop<'k>, SimtError> {
+    let own: Vec<bool> = match g.frames.first() {
+        Some(Frame::Seq { mask, .. } | Frame::Loop { mask, .. }) => mask.clone(),
+        None => Vec::new(),
+    };
     loop {
         let Some(frame) = g.frames.last_mut() else {
             return Ok(Stop::Finished);
@@ -317,11 +474,13 @@ fn run_group<'k>(m: &mut Machine<'k, '_>, g: &mut Group<'k>) -> Result<Stop<'k>,
                         let takes_else = !else_body.is_empty() && else_mask.iter().any(|&on| on);
                         match (takes_then, takes_else) {
                             (true, true) => {
+                                let apart = separates(&then_mask, &else_mask, apart_at);
                                 return Ok(Stop::Forked {
                                     then_mask,
                                     then_body,
                                     else_mask,
                                     else_body,
+                                    apart,
                                 });
                             }
                             (true, false) => g.frames.push(Frame::Seq {
@@ -345,6 +504,23 @@ fn run_group<'k>(m: &mut Machine<'k, '_>, g: &mut Group<'k>) -> Result<Stop<'k>,
                         m.stmt(s, mask)?;
                         *next += 1;
                     }
+                    StmtKind::Barrier => {
+                        m.count_step(s)?;
+                        if *mask != own {
+                            let active = mask.iter().filter(|&&on| on).count() as u32;
+                            return Err(m.fail(
+                                s,
+                                None,
+                                ExecErrorKind::DivergentBarrier {
+                                    active,
+                                    threads: m.n as u32,
+                                },
+                            ));
+                        }
+                        let arriving = mask.iter().filter(|&&on| on).count();
+                        *next += 1;
+                        return Ok(Stop::AtBarrier(arriving));
+                    }
                     StmtKind::NamedBarrier { id, threads, wait } => {
                         m.count_step(s)?;
                         let round = m.named_arrive(s, *id, *threads, *wait, mask)?;
@@ -362,4 +538,16 @@ fn run_group<'k>(m: &mut Machine<'k, '_>, g: &mut Group<'k>) -> Result<Stop<'k>,
             }
         }
     }
+}
+
+/// Whether two sides of a split hold whole, aligned runs of `unit`
+/// threads each: none of those runs has threads on both sides.
+fn separates(a: &[bool], b: &[bool], unit: usize) -> bool {
+    let unit = unit.max(1);
+    (0..a.len()).step_by(unit).all(|start| {
+        let end = (start + unit).min(a.len());
+        let on_a = a[start..end].iter().any(|&on| on);
+        let on_b = b[start..end].iter().any(|&on| on);
+        !(on_a && on_b)
+    })
 }
