@@ -541,12 +541,18 @@ fn a_producer_warpgroup_feeds_the_pipelines_of_sm90a_unless_disabled() {
     assert!(text.contains("threads(384)"), "{text}");
     assert!(text.contains("setmaxnreg dec 24") && text.contains("setmaxnreg inc 240"));
     assert_eq!(text.lines().filter(|l| l.trim() == "barrier").count(), 1);
-    // The consumers' loop waits and releases, and synchronises with no
-    // barrier: the Q tile's is before it.
+    // The consumers' loop waits and releases; the Q tile's barrier is
+    // before it, and its only numbered barriers are the two warpgroups'
+    // turns at `Q·Kᵀ` (ping-pong), numbered from the thread index.
     let body = &text[text.find("for %k from").expect("key loop")..];
     let body = &body[..body.find("\n    }").expect("loop end")];
     assert!(
-        !body.contains("bar_sync") && !body.contains("tma_load"),
+        !body.contains("bar_sync 1,") && !body.contains("tma_load"),
+        "{body}"
+    );
+    assert!(
+        body.contains("bar_sync 2 + thread_idx // 128, 256")
+            && body.contains("bar_arrive 3 - thread_idx // 128, 256"),
         "{body}"
     );
     // K and V: two 64-column panels each, issued by the producer only.

@@ -833,6 +833,13 @@ fn warpgroups_that_take_turns_run_apart_and_alternate() {
     assert_eq!(ints(&args[0]), vec![0, 1, 0, 1, 0, 1, 0, 1]);
     // Two block barriers and eight completed turns.
     assert_eq!(stats.barriers, 10);
+    // The same with the barrier numbers computed from the thread index
+    // and no branch: the block stays one group until the second
+    // warpgroup cannot take its first turn, and parts there; the second
+    // group's last hand-over is left pending.
+    let mut args = [Tensor::from_i64(DType::I32, vec![8], vec![-1; 8]).expect("tensor")];
+    run("warp_roles_sm90a.thr", "turns_computed", &mut args, &[]).expect("run");
+    assert_eq!(ints(&args[0]), vec![0, 1, 0, 1, 0, 1, 0, 1]);
     let mut args = [Tensor::from_i64(DType::I32, vec![8], vec![0; 8]).expect("tensor")];
     let err = run("warp_roles_sm90a.thr", "turns_not_taken", &mut args, &[]).expect_err("race");
     assert!(

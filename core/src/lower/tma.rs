@@ -425,6 +425,14 @@ impl Lower<'_> {
                 ws.producer = Some(producer);
                 ws.consumer_loop = Some(loop_reg);
             }
+            let gemms = consumers
+                .stmts
+                .iter()
+                .filter(|s| matches!(s, ir::Stmt::Gemm { .. }))
+                .count();
+            if gemms >= 2 {
+                self.ping_pong(&mut inner, &rel, &n, out)?;
+            }
             self.close_pipe_loop((loop_reg, s0, n, inner), plan, out);
             self.pending.union(&acc);
             return Ok(());

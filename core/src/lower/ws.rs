@@ -55,6 +55,19 @@
 //! into 158 (`bench/RESULTS.md`), and the three-warpgroup GEMM does not
 //! compile.
 //!
+//! # Ping-pong
+//! With two consumer warpgroups whose loop body holds two gemms around
+//! other work (attention: `Q·Kᵀ`, the softmax, `P·V`), the warpgroups
+//! take turns issuing the first gemm: group `w` waits on numbered
+//! barrier `2 + w` (256 threads: its own 128 waiting, the other's 128
+//! arriving) before its first `async_mma` of the iteration and, once it
+//! has committed them, arrives on the other group's barrier (numbers
+//! computed from the thread index, no branch); the second group arrives
+//! on the first's once before the loop, and its last hand-over is left
+//! pending. The tensor pipe then runs one group's
+//! `Q·Kᵀ` while the other computes its softmax, instead of both groups
+//! reaching their softmax together.
+//!
 //! # What the producer reads
 //! The producer reads what the consumers computed before the loop only
 //! through registers that uniform code assigned at the top of the body
@@ -75,6 +88,10 @@ use crate::thread::{ExprKind, RegId, RegRef, Special};
 
 /// The numbered barrier the consumers synchronise on.
 pub(super) const CONSUMER_BARRIER: u32 = 1;
+
+/// The numbered barriers of the two consumer warpgroups' turns
+/// ("Ping-pong"): group `w` waits on `TURN_BARRIERS[w]`.
+const TURN_BARRIERS: [u32; 2] = [2, 3];
 
 /// The fewest registers per thread the block's launch share must give
 /// each thread once the producer is added (module documentation,
@@ -237,10 +254,74 @@ impl<'l> Lower<'l> {
         (give, take)
     }
 
+    /// Alternates two consumer groups' first gemm of each iteration
+    /// (module documentation, "Ping-pong"): `inner` is the consumers'
+    /// loop body, `rel` its iteration from 0, `n` its count; the first
+    /// turn is given before the loop, into `out`. Does nothing unless the
+    /// consumers are exactly two issuing groups and the body issues
+    /// `async_mma`s at its top level.
+    pub(super) fn ping_pong(
+        &self,
+        inner: &mut Vec<Stmt>,
+        rel: &Expr,
+        n: &Expr,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let group = self.async_atom.map_or(0, |a| i64::from(a.issue.threads));
+        let ids = self.target.barriers.iter().find_map(|b| match b {
+            Barrier::Named(n) => Some(n.ids),
+            _ => None,
+        });
+        if group == 0
+            || self.threads != 2 * group
+            || ids.is_none_or(|ids| TURN_BARRIERS.iter().any(|&t| t >= ids))
+        {
+            return Ok(());
+        }
+        let Some(fence) = inner
+            .iter()
+            .position(|s| matches!(s.kind, StmtKind::AsyncMmaFence))
+        else {
+            return Ok(());
+        };
+        let Some(commit) = inner[fence..]
+            .iter()
+            .position(|s| matches!(s.kind, StmtKind::AsyncMmaCommit))
+            .map(|c| c + fence)
+        else {
+            return Ok(());
+        };
+        let threads = (2 * group) as u32;
+        let thread = Expr::special(Special::ThreadIdx);
+        let which = self.bin(BinaryOp::FloorDiv, thread.clone(), lit_i32(group))?;
+        let first = self.bin(BinaryOp::Lt, thread, lit_i32(group))?;
+        let bar = |id: Expr, wait: bool| self.stmt(StmtKind::NamedBarrier { id, threads, wait });
+        // The second group hands the first its first turn.
+        out.push(self.stmt(StmtKind::If {
+            cond: first,
+            then_body: Vec::new(),
+            else_body: Some(vec![bar(lit_i32(i64::from(TURN_BARRIERS[0])), false)]),
+        }));
+        // The numbers are computed, not branched on: `ptxas` serializes
+        // `wgmma`s that follow barriers in branches (C7520). After
+        // issuing, each group hands the other its turn (the second
+        // group's last hand-over has no taker and is left pending).
+        let own = self.bin(
+            BinaryOp::Add,
+            lit_i32(i64::from(TURN_BARRIERS[0])),
+            which.clone(),
+        )?;
+        let other = self.bin(BinaryOp::Sub, lit_i32(i64::from(TURN_BARRIERS[1])), which)?;
+        let _ = (rel, n);
+        inner.insert(commit + 1, bar(other, false));
+        inner.insert(fence, bar(own, true));
+        Ok(())
+    }
+
     /// A barrier between the consumers of a specialized kernel.
     pub(super) fn consumer_barrier(&self) -> StmtKind {
         StmtKind::NamedBarrier {
-            id: CONSUMER_BARRIER,
+            id: lit_i32(i64::from(CONSUMER_BARRIER)),
             threads: self.threads as u32,
             wait: true,
         }

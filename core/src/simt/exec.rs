@@ -1532,6 +1532,54 @@ impl<'a, 't> Machine<'a, 't> {
         atoms.max(self.cx.simt).max(1) as usize
     }
 
+    /// The numbered barriers the threads of `mask` name with `id`, each
+    /// with its threads (numbers checked against the target's count).
+    pub(super) fn named_numbers(
+        &self,
+        s: &Stmt,
+        id: &Expr,
+        mask: &[bool],
+    ) -> Result<Vec<(u32, Vec<bool>)>, SimtError> {
+        let ids = self
+            .cx
+            .target
+            .barriers
+            .iter()
+            .find_map(|b| match b {
+                crate::target::Barrier::Named(n) => Some(n.ids),
+                _ => None,
+            })
+            .unwrap_or(0);
+        let mut out: Vec<(u32, Vec<bool>)> = Vec::new();
+        for t in Self::active(mask) {
+            let v = self
+                .eval(id, t)
+                .map_err(|k| self.fail(s, Some(t), k))?
+                .as_i64();
+            let Some(number) = u32::try_from(v).ok().filter(|&n| n >= 1 && n < ids) else {
+                return Err(self.fail(
+                    s,
+                    Some(t),
+                    Fault::NamedBarrier {
+                        id: u32::try_from(v).unwrap_or(u32::MAX),
+                        reason: format!(
+                            "not a barrier number in 1..{ids} (0 is the block barrier)"
+                        ),
+                    },
+                ));
+            };
+            match out.iter_mut().find(|(n, _)| *n == number) {
+                Some((_, part)) => part[t] = true,
+                None => {
+                    let mut part = vec![false; self.n];
+                    part[t] = true;
+                    out.push((number, part));
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// Rounds completed so far by numbered barrier `id`.
     pub(super) fn named_round(&self, id: u32) -> u64 {
         self.named.get(id as usize).map_or(0, |r| r.round)

@@ -99,6 +99,9 @@ enum Stop<'k> {
     Finished,
     /// At the block-wide barrier, with this many threads arriving.
     AtBarrier(usize),
+    /// Past a `bar_sync` whose rounds these threads wait for: numbered
+    /// barrier, round, threads.
+    NamedWaits(Vec<(u32, u64, Vec<bool>)>),
     Parked(Park<'k>),
     Forked {
         then_mask: Vec<bool>,
@@ -188,6 +191,73 @@ pub(super) fn run_body<'k>(m: &mut Machine<'k, '_>, body: &'k [Stmt]) -> Result<
             Stop::Parked(park) => {
                 groups[g].park = Some(park);
                 parked.push(g);
+            }
+            Stop::NamedWaits(waits) => {
+                // Threads waiting on different barriers, or some waiting
+                // and some not, part (whole issue groups only).
+                let mask = top_mask(&groups[g]).to_vec();
+                let mut runners = mask.clone();
+                for (_, _, part) in &waits {
+                    for (r, &w) in runners.iter_mut().zip(part) {
+                        *r &= !w;
+                    }
+                }
+                let parts: Vec<&Vec<bool>> = waits.iter().map(|(_, _, p)| p).collect();
+                for part in &parts {
+                    let rest: Vec<bool> = mask
+                        .iter()
+                        .zip(part.iter())
+                        .map(|(&a, &b)| a && !b)
+                        .collect();
+                    if !separates(part, &rest, apart_at) {
+                        let s = current_stmt(&groups[g]);
+                        let kind = ExecErrorKind::NamedBarrier {
+                            id: waits[0].0,
+                            reason: "part of an issue group waits while the rest goes on"
+                                .to_string(),
+                        };
+                        return Err(match s {
+                            Some(s) => m.fail(s, first_thread(part), kind),
+                            None => m.fail_block(kind),
+                        });
+                    }
+                }
+                let parent = groups[g].parent;
+                let runs = runners.iter().any(|&on| on);
+                let split = |me: &Group<'k>, keep: &[bool], park| Group {
+                    frames: me.frames.iter().map(|f| f.restricted(keep)).collect(),
+                    parent,
+                    children: 0,
+                    park,
+                };
+                let mut new_groups = Vec::new();
+                for (k, (number, round, part)) in waits.iter().enumerate() {
+                    let park = Some(Park::Named {
+                        id: *number,
+                        round: *round,
+                    });
+                    if k == 0 && !runs && waits.len() == 1 {
+                        groups[g].park = park;
+                        parked.push(g);
+                    } else {
+                        new_groups.push(split(&groups[g], part, park));
+                    }
+                }
+                if runs {
+                    groups[g] = split(&groups[g], &runners, None);
+                    ready.push(g);
+                } else if !new_groups.is_empty() && groups[g].park.is_none() {
+                    // Every thread waits: the first part takes the slot.
+                    groups[g] = new_groups.remove(0);
+                    parked.push(g);
+                }
+                if let Some(p) = parent {
+                    groups[p].children += new_groups.len() as u32;
+                }
+                for group in new_groups {
+                    groups.push(group);
+                    parked.push(groups.len() - 1);
+                }
             }
             Stop::Forked {
                 then_mask,
@@ -523,10 +593,17 @@ fn run_group<'k>(
                     }
                     StmtKind::NamedBarrier { id, threads, wait } => {
                         m.count_step(s)?;
-                        let round = m.named_arrive(s, *id, *threads, *wait, mask)?;
+                        let mut waits = Vec::new();
+                        for (number, part) in m.named_numbers(s, id, mask)? {
+                            if let Some(round) =
+                                m.named_arrive(s, number, *threads, *wait, &part)?
+                            {
+                                waits.push((number, round, part));
+                            }
+                        }
                         *next += 1;
-                        if let Some(round) = round {
-                            return Ok(Stop::Parked(Park::Named { id: *id, round }));
+                        if !waits.is_empty() {
+                            return Ok(Stop::NamedWaits(waits));
                         }
                     }
                     _ => {

@@ -733,14 +733,15 @@ pub enum StmtKind {
     WaitGroup { pending: u32 },
     /// Block-wide barrier.
     Barrier,
-    /// An arrival of the running threads at numbered barrier `id` (not 0,
-    /// the block barrier's), whose rounds complete when `threads` threads
+    /// An arrival of the running threads at numbered barrier `id` (an
+    /// `i32` that may differ between warps; not 0, the block barrier's),
+    /// whose rounds complete when `threads` threads
     /// have arrived; with `wait` (`bar_sync`) the threads then wait for
     /// the round to complete, without (`bar_arrive`) they go on. A round
     /// orders the participants' earlier shared-memory accesses before the
     /// waiting threads' later ones. Unlike `barrier`, allowed under
     /// thread-dependent conditions: it synchronises warp roles.
-    NamedBarrier { id: u32, threads: u32, wait: bool },
+    NamedBarrier { id: Expr, threads: u32, wait: bool },
     /// Sets the running warps' per-thread register maximum to `count`,
     /// taking registers from the block's pool (`increase`, waiting until
     /// they are free) or giving them back: how warp roles share the

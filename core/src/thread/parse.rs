@@ -763,7 +763,7 @@ impl Parser {
                         StmtKind::SetMaxRegisters { count, increase }
                     }
                     op @ ("bar_sync" | "bar_arrive") => {
-                        let id = self.int_u32("a barrier number")?;
+                        let id = self.expr()?;
                         self.expect_punct(",")?;
                         let threads = self.int_u32("a thread count")?;
                         StmtKind::NamedBarrier {

@@ -320,7 +320,9 @@ impl Printer<'_> {
             }
             StmtKind::NamedBarrier { id, threads, wait } => {
                 let op = if *wait { "bar_sync" } else { "bar_arrive" };
-                let _ = write!(self.out, "{op} {id}, {threads}");
+                let _ = write!(self.out, "{op} ");
+                self.expr(id);
+                let _ = write!(self.out, ", {threads}");
             }
             StmtKind::AsyncMmaFence => self.out.push_str("async_mma_fence"),
             StmtKind::AsyncMmaCommit => self.out.push_str("async_mma_commit"),

@@ -232,7 +232,7 @@ pub enum VerifyErrorKind {
         max: u32,
     },
     #[error("barrier number {id} is not in 1..{ids} (0 is the block barrier)")]
-    NamedBarrierId { id: u32, ids: u32 },
+    NamedBarrierId { id: i64, ids: u32 },
     #[error(
         "a numbered barrier of {threads} threads: the count must be a positive multiple of {multiple} and at most the block's {block} threads"
     )]
@@ -1270,9 +1270,13 @@ impl Verifier<'_> {
                 }) else {
                     return Err(self.err(VerifyErrorKind::NoNamedBarriers));
                 };
-                if *id == 0 || *id >= named.ids {
+                // A number known here is checked here; others when run.
+                self.int_expr(id, "a barrier number")?;
+                if let Some(c) = id.as_const_int()
+                    && (c < 1 || c >= i64::from(named.ids))
+                {
                     return Err(self.err(VerifyErrorKind::NamedBarrierId {
-                        id: *id,
+                        id: c,
                         ids: named.ids,
                     }));
                 }

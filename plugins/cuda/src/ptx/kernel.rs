@@ -102,6 +102,8 @@ pub(crate) struct Emitter<'a> {
     stmt: Option<(String, Span)>,
     /// The source line the last `.loc` named.
     line: Option<usize>,
+    /// The address of the statement being emitted (`Plan::fenced`).
+    current: usize,
 }
 
 type Result<T> = std::result::Result<T, PtxError>;
@@ -144,6 +146,7 @@ pub(crate) fn emit_kernel(
         local_decls: Vec::new(),
         stmt: None,
         line: None,
+        current: 0,
     };
     let params = e.prologue()?;
     e.body.blank();
@@ -500,6 +503,7 @@ impl<'a> Emitter<'a> {
         };
         self.body.comment(comment);
         let saved = self.stmt.replace((header, s.span));
+        self.current = super::plan::stmt_key(s);
         let r = self.stmt_kind(&s.kind);
         self.stmt = saved;
         r
@@ -546,11 +550,12 @@ impl<'a> Emitter<'a> {
                 Ok(())
             }
             StmtKind::Barrier => {
-                if self.plan.async_mma {
+                if self.plan.async_mma && self.plan.fenced.contains(&self.current) {
                     // Shared-memory writes of the generic proxy (stores,
-                    // cp.async) become visible to wgmma's async-proxy
-                    // reads only through a proxy fence; one before each
-                    // barrier orders every write the barrier publishes.
+                    // cp.async, mbarrier.init) become visible to the
+                    // async proxy (wgmma, TMA) only through a proxy fence;
+                    // one before each barrier such a write may reach
+                    // orders every write the barrier publishes.
                     self.emit("fence.proxy.async.shared::cta");
                 }
                 self.emit("bar.sync 0");
@@ -562,13 +567,19 @@ impl<'a> Emitter<'a> {
                 Ok(())
             }
             StmtKind::NamedBarrier { id, threads, wait } => {
-                if self.plan.async_mma {
+                if self.plan.async_mma && self.plan.fenced.contains(&self.current) {
                     self.emit("fence.proxy.async.shared::cta");
                 }
-                // Whole warps take a role's branch, so the `.aligned`
-                // forms (`bar.sync`, `bar.arrive`) hold.
+                // The number may differ between warps (a register).
+                let v = self.expr(id)?;
+                let v = if v.class == Class::B64 {
+                    let r = self.in_reg(&v);
+                    self.op1(Class::B32, "cvt.u32.u64", &r)
+                } else {
+                    v
+                };
                 let op = if *wait { "bar.sync" } else { "bar.arrive" };
-                self.emit(format!("{op} {id}, {threads}"));
+                self.emit(format!("{op} {}, {threads}", v.text));
                 Ok(())
             }
             StmtKind::AsyncMma {

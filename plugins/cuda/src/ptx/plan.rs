@@ -25,12 +25,12 @@
 //! buffer of the kernel, each at the next offset that honours its
 //! alignment, in declaration order.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use tilec_core::ir::DType;
 use tilec_core::thread::{
-    Expr, ExprKind, FragRef, Guard, Kernel, RegId, RegRef, RegisterKind, Special, Stmt, StmtKind,
-    Unroll,
+    Expr, ExprKind, FragRef, Guard, Kernel, MemRef, RegId, RegRef, RegisterKind, Special, Stmt,
+    StmtKind, Unroll,
 };
 
 use super::fold::fold_int;
@@ -108,6 +108,10 @@ pub(crate) struct Plan {
     pub async_mma: bool,
     /// The kernel moves registers between warps (`setmaxnreg`).
     pub reallocates: bool,
+    /// The barriers (by statement address) that generic-proxy writes to
+    /// shared memory may reach without an earlier fenced barrier: where
+    /// the kernel uses `wgmma`, these get `fence.proxy.async` first.
+    pub fenced: HashSet<usize>,
 }
 
 impl Plan {
@@ -140,7 +144,9 @@ impl Plan {
             shuffles: false,
             async_mma: false,
             reallocates: false,
+            fenced: HashSet::new(),
         };
+        dirty_barriers(&k.body, false, &mut plan.fenced);
         let mut env = HashMap::new();
         plan.scan_body(&k.body, &mut env);
         for (paired, &local) in plan.paired.iter_mut().zip(&plan.local) {
@@ -357,11 +363,103 @@ impl Plan {
                 }
             }
             StmtKind::AsyncMmaFence | StmtKind::AsyncMmaCommit | StmtKind::AsyncMmaWait { .. } => {}
-            StmtKind::CommitGroup
-            | StmtKind::WaitGroup { .. }
-            | StmtKind::Barrier
-            | StmtKind::NamedBarrier { .. } => {}
+            StmtKind::CommitGroup | StmtKind::WaitGroup { .. } | StmtKind::Barrier => {}
+            StmtKind::NamedBarrier { id, .. } => self.expr(id, env),
             StmtKind::SetMaxRegisters { .. } => self.reallocates = true,
         }
+    }
+}
+
+/// The address of a statement, as `Plan::fenced` keys it.
+pub fn stmt_key(s: &Stmt) -> usize {
+    s as *const Stmt as usize
+}
+
+/// Adds to `out` the block and numbered barriers of `body` that a
+/// generic-proxy write to shared memory (a store, a `cp.async`, an
+/// `mbarrier` initialisation) may reach with no barrier in between that
+/// is itself in `out` (fenced); `dirty` says whether such a write may
+/// precede `body`. Returns whether one may follow it. Loops iterate to a
+/// fixed point; branches join.
+fn dirty_barriers(body: &[Stmt], mut dirty: bool, out: &mut HashSet<usize>) -> bool {
+    for s in body {
+        match &s.kind {
+            StmtKind::Store {
+                dst: MemRef::Shared(_),
+                ..
+            }
+            | StmtKind::AsyncCopy { .. }
+            | StmtKind::MbarrierInit { .. } => dirty = true,
+            StmtKind::Barrier | StmtKind::NamedBarrier { .. } if dirty => {
+                out.insert(stmt_key(s));
+                dirty = false;
+            }
+            StmtKind::For { body, .. } => {
+                let mut entry = dirty;
+                loop {
+                    let exit = dirty_barriers(body, entry, out);
+                    if exit && !entry {
+                        entry = true;
+                        continue;
+                    }
+                    dirty = entry || exit;
+                    break;
+                }
+            }
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                let then_dirty = dirty_barriers(then_body, dirty, out);
+                let else_dirty = match else_body {
+                    Some(e) => dirty_barriers(e, dirty, out),
+                    None => dirty,
+                };
+                dirty = then_dirty || else_dirty;
+            }
+            _ => {}
+        }
+    }
+    dirty
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tilec_core::thread::parse_module;
+
+    /// The barriers `Plan::fenced` holds, by their position in the body.
+    fn fenced_positions(src: &str) -> Vec<usize> {
+        let module = parse_module(src).expect("test kernel parses");
+        let k = &module.kernels[0];
+        let plan = Plan::new(k);
+        let mut out = Vec::new();
+        let mut walk = vec![&k.body[..]];
+        let mut i = 0;
+        while let Some(body) = walk.pop() {
+            for s in body {
+                match &s.kind {
+                    StmtKind::Barrier | StmtKind::NamedBarrier { .. } => {
+                        if plan.fenced.contains(&stmt_key(s)) {
+                            out.push(i);
+                        }
+                        i += 1;
+                    }
+                    StmtKind::For { body, .. } => walk.push(body),
+                    _ => {}
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn only_barriers_a_shared_write_reaches_are_fenced() {
+        // Barrier 0 follows a store; 1 follows nothing new; inside the
+        // loop, 2 is reached by the store at the end of the previous
+        // iteration, and 3 follows 2 directly.
+        let src = "thread_ir 0.1\n\nkernel @k(%x: global f32[64]) grid(1, 1, 1) threads(64) {\n  shared %s: f32[64] align(4)\n  var %v: f32\n  %v = f32(1.0)\n  store shared x1 %s[thread_idx] <- %v\n  barrier\n  barrier\n  for %i from 0 count 4 step 1 {\n    barrier\n    bar_sync 1, 64\n    store shared x1 %s[thread_idx] <- %v\n  }\n}\n";
+        assert_eq!(fenced_positions(src), vec![0, 2]);
     }
 }
