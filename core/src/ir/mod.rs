@@ -689,6 +689,16 @@ pub struct Attrs {
     pub pass_configs: BTreeMap<String, String>,
 }
 
+impl Attrs {
+    /// Whether the `pass_configs` entry `key` is set to true (`True`,
+    /// `true` or `1`).
+    pub fn flag(&self, key: &str) -> bool {
+        self.pass_configs
+            .get(key)
+            .is_some_and(|v| matches!(v.as_str(), "True" | "true" | "1"))
+    }
+}
+
 /// One kernel function (a TileLang `prim_func`).
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Function {

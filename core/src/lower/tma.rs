@@ -106,12 +106,7 @@ impl Lower<'_> {
     /// phased barrier with a transaction counter in shared memory, and the
     /// function does not set `tl.disable_tma_lower`.
     fn bulk_copy(&self) -> Option<&crate::target::BulkTensorCopy> {
-        let disabled = self
-            .f
-            .attrs
-            .pass_configs
-            .get("tl.disable_tma_lower")
-            .is_some_and(|v| matches!(v.as_str(), "true" | "True" | "1"));
+        let disabled = self.f.attrs.flag("tl.disable_tma_lower");
         let barrier = self.target.barriers.iter().any(
             |b| matches!(b, Barrier::Phased(p) if p.space == "shared" && p.transactions.is_some()),
         );
@@ -205,16 +200,26 @@ impl Lower<'_> {
         TensorMapId((self.tensor_maps.len() - 1) as u32)
     }
 
-    /// Whether the stages of a bulk-copy loop can be released by issuing
-    /// groups (module documentation, "The release"): the consumers read
-    /// the staged buffers only as operands of gemms, which go through the
-    /// shared-operand atom, and write no shared memory.
-    pub(super) fn released_by_groups(
+    /// The issuing group (threads) that releases the stages of a
+    /// bulk-copy loop, when they can be released by groups (module
+    /// documentation, "The release"): the block is whole groups of the
+    /// shared-operand atom, and the consumers read the staged buffers only
+    /// as operands of gemms, which go through that atom, and write no
+    /// shared memory.
+    pub(super) fn release_group(
         &self,
         body: &ir::Block,
         plan: &PipePlan,
         consumers: &ir::Block,
-    ) -> bool {
+    ) -> Option<i64> {
+        let group = self.async_atom.map_or(0, |a| i64::from(a.issue.threads));
+        (group > 0 && self.threads % group == 0 && self.released_by_groups(body, plan, consumers))
+            .then_some(group)
+    }
+
+    /// Whether the consumers read the staged buffers only as gemm
+    /// operands and write no shared memory.
+    fn released_by_groups(&self, body: &ir::Block, plan: &PipePlan, consumers: &ir::Block) -> bool {
         let staged: Vec<Handle<ir::Buffer>> = plan
             .producers
             .iter()
@@ -266,12 +271,10 @@ impl Lower<'_> {
         // With one gemm as the only consumer, each issuing group releases
         // the stage its retired group read on a second barrier per stage
         // (`empty`), and no block barrier is needed (module documentation).
-        let group = self.async_atom.map_or(0, |a| i64::from(a.issue.threads));
         let consumers = super::pipeline::consumers_of(body, &plan.producers);
-        let empty = (group > 0
-            && self.threads % group == 0
-            && self.released_by_groups(body, plan, &consumers))
-        .then(|| (self.barrier_buffer("empty", st), group));
+        let empty = self
+            .release_group(body, plan, &consumers)
+            .map(|group| (self.barrier_buffer("empty", st), group));
         // A specialized kernel (`ws.rs`) needs the group release.
         let specialized = self.ws.is_some();
         if specialized && empty.is_none() {
@@ -431,7 +434,7 @@ impl Lower<'_> {
                 .filter(|s| matches!(s, ir::Stmt::Gemm { .. }))
                 .count();
             if gemms >= 2 {
-                self.ping_pong(&mut inner, &rel, &n, out)?;
+                self.ping_pong(&mut inner, out)?;
             }
             self.close_pipe_loop((loop_reg, s0, n, inner), plan, out);
             self.pending.union(&acc);

@@ -83,7 +83,6 @@
 use std::collections::HashSet;
 
 use super::{BinaryOp, DType, Expr, Lower, Result, Stmt, StmtKind, ir, lit_i32, reg_expr};
-use crate::target::Barrier;
 use crate::thread::{ExprKind, RegId, RegRef, Special};
 
 /// The numbered barrier the consumers synchronise on.
@@ -148,17 +147,8 @@ impl<'l> Lower<'l> {
         if !self.specialize || self.pipelines.len() != 1 {
             return false;
         }
-        let disabled = self
-            .f
-            .attrs
-            .pass_configs
-            .get("tl.disable_warp_specialized")
-            .is_some_and(|v| matches!(v.as_str(), "true" | "True" | "1"));
-        let named = self.target.barriers.iter().find_map(|b| match b {
-            Barrier::Named(n) => Some(n),
-            _ => None,
-        });
-        let Some(named) = named else {
+        let disabled = self.f.attrs.flag("tl.disable_warp_specialized");
+        let Some(named) = self.target.named_barriers() else {
             return false;
         };
         if disabled || CONSUMER_BARRIER >= named.ids {
@@ -189,11 +179,8 @@ impl<'l> Lower<'l> {
             if plan.tma.is_none() {
                 return false;
             }
-            let group = self.async_atom.map_or(0, |a| i64::from(a.issue.threads));
             let consumers = super::pipeline::consumers_of(body, &plan.producers);
-            group > 0
-                && self.threads % group == 0
-                && self.released_by_groups(body, plan, &consumers)
+            self.release_group(body, plan, &consumers).is_some()
         })
     }
 
@@ -256,22 +243,12 @@ impl<'l> Lower<'l> {
 
     /// Alternates two consumer groups' first gemm of each iteration
     /// (module documentation, "Ping-pong"): `inner` is the consumers'
-    /// loop body, `rel` its iteration from 0, `n` its count; the first
-    /// turn is given before the loop, into `out`. Does nothing unless the
-    /// consumers are exactly two issuing groups and the body issues
-    /// `async_mma`s at its top level.
-    pub(super) fn ping_pong(
-        &self,
-        inner: &mut Vec<Stmt>,
-        rel: &Expr,
-        n: &Expr,
-        out: &mut Vec<Stmt>,
-    ) -> Result<()> {
+    /// loop body; the first turn is given before the loop, into `out`.
+    /// Does nothing unless the consumers are exactly two issuing groups
+    /// and the body issues `async_mma`s at its top level.
+    pub(super) fn ping_pong(&self, inner: &mut Vec<Stmt>, out: &mut Vec<Stmt>) -> Result<()> {
         let group = self.async_atom.map_or(0, |a| i64::from(a.issue.threads));
-        let ids = self.target.barriers.iter().find_map(|b| match b {
-            Barrier::Named(n) => Some(n.ids),
-            _ => None,
-        });
+        let ids = self.target.named_barriers().map(|n| n.ids);
         if group == 0
             || self.threads != 2 * group
             || ids.is_none_or(|ids| TURN_BARRIERS.iter().any(|&t| t >= ids))
@@ -294,13 +271,13 @@ impl<'l> Lower<'l> {
         let threads = (2 * group) as u32;
         let thread = Expr::special(Special::ThreadIdx);
         let which = self.bin(BinaryOp::FloorDiv, thread.clone(), lit_i32(group))?;
-        let first = self.bin(BinaryOp::Lt, thread, lit_i32(group))?;
+        let second = self.bin(BinaryOp::Ge, thread, lit_i32(group))?;
         let bar = |id: Expr, wait: bool| self.stmt(StmtKind::NamedBarrier { id, threads, wait });
         // The second group hands the first its first turn.
         out.push(self.stmt(StmtKind::If {
-            cond: first,
-            then_body: Vec::new(),
-            else_body: Some(vec![bar(lit_i32(i64::from(TURN_BARRIERS[0])), false)]),
+            cond: second,
+            then_body: vec![bar(lit_i32(i64::from(TURN_BARRIERS[0])), false)],
+            else_body: None,
         }));
         // The numbers are computed, not branched on: `ptxas` serializes
         // `wgmma`s that follow barriers in branches (C7520). After
@@ -312,7 +289,6 @@ impl<'l> Lower<'l> {
             which.clone(),
         )?;
         let other = self.bin(BinaryOp::Sub, lit_i32(i64::from(TURN_BARRIERS[1])), which)?;
-        let _ = (rel, n);
         inner.insert(commit + 1, bar(other, false));
         inner.insert(fence, bar(own, true));
         Ok(())

@@ -881,8 +881,26 @@ impl<'a, 't> Machine<'a, 't> {
         Ok(())
     }
 
-    /// `mbarrier_wait` by thread `t`: in lockstep, a phase that is not
-    /// complete now never will be.
+    /// The barrier thread `t`'s `mbarrier_wait` on `b[index]` names, the
+    /// parity it waits for, and whether that phase has completed.
+    fn wait_target(
+        &self,
+        b: usize,
+        index: &Expr,
+        parity: &Expr,
+        t: usize,
+    ) -> Result<(u32, u64, bool), Fault> {
+        let id = self.live_barrier(b, index, t)?;
+        let parity = (self.eval(parity, t)?.as_i64() & 1) as u64;
+        let done = self
+            .bars
+            .get(id as usize)
+            .is_none_or(|bar| bar.completed & 1 != parity);
+        Ok((id, parity, done))
+    }
+
+    /// `mbarrier_wait` by thread `t`. The scheduler runs it once the phase
+    /// completed (`mbarrier_ready`), or to report one that never will.
     fn barrier_wait(
         &mut self,
         b: usize,
@@ -890,12 +908,11 @@ impl<'a, 't> Machine<'a, 't> {
         parity: &Expr,
         t: usize,
     ) -> Result<(), Fault> {
-        let id = self.live_barrier(b, index, t)?;
-        let parity = (self.eval(parity, t)?.as_i64() & 1) as u64;
+        let (id, parity, done) = self.wait_target(b, index, parity, t)?;
         let Some(bar) = self.bars.get(id as usize).cloned() else {
             return Err(Fault::Malformed("barrier state missing".to_string()));
         };
-        if bar.completed & 1 == parity {
+        if !done {
             let (barrier, index) = self.bar_name(id);
             return Err(Fault::BarrierWaitStuck {
                 barrier,
@@ -1495,15 +1512,9 @@ impl<'a, 't> Machine<'a, 't> {
             return Ok(true);
         };
         for t in Self::active(mask) {
-            let ready = (|| {
-                let id = self.live_barrier(bar.index(), index, t)?;
-                let parity = (self.eval(parity, t)?.as_i64() & 1) as u64;
-                Ok(self
-                    .bars
-                    .get(id as usize)
-                    .is_none_or(|b| b.completed & 1 != parity))
-            })()
-            .map_err(|k| self.fail(s, Some(t), k))?;
+            let (_, _, ready) = self
+                .wait_target(bar.index(), index, parity, t)
+                .map_err(|k| self.fail(s, Some(t), k))?;
             if !ready {
                 return Ok(false);
             }
@@ -1540,16 +1551,7 @@ impl<'a, 't> Machine<'a, 't> {
         id: &Expr,
         mask: &[bool],
     ) -> Result<Vec<(u32, Vec<bool>)>, SimtError> {
-        let ids = self
-            .cx
-            .target
-            .barriers
-            .iter()
-            .find_map(|b| match b {
-                crate::target::Barrier::Named(n) => Some(n.ids),
-                _ => None,
-            })
-            .unwrap_or(0);
+        let ids = self.cx.target.named_barriers().map_or(0, |n| n.ids);
         let mut out: Vec<(u32, Vec<bool>)> = Vec::new();
         for t in Self::active(mask) {
             let v = self

@@ -146,6 +146,14 @@ impl TargetDescription {
         self.barriers.iter().find(|barrier| barrier.name() == name)
     }
 
+    /// The numbered barriers for parts of a block, if the target has them.
+    pub fn named_barriers(&self) -> Option<&NamedBarriers> {
+        self.barriers.iter().find_map(|b| match b {
+            Barrier::Named(n) => Some(n),
+            _ => None,
+        })
+    }
+
     /// The source with this id.
     pub fn source(&self, id: &str) -> Option<&Source> {
         self.sources.iter().find(|source| source.id == id)

@@ -1264,10 +1264,7 @@ impl Verifier<'_> {
                 }
             }
             StmtKind::NamedBarrier { id, threads, .. } => {
-                let Some(named) = self.target.barriers.iter().find_map(|b| match b {
-                    Barrier::Named(n) => Some(n),
-                    _ => None,
-                }) else {
+                let Some(named) = self.target.named_barriers() else {
                     return Err(self.err(VerifyErrorKind::NoNamedBarriers));
                 };
                 // A number known here is checked here; others when run.

@@ -502,12 +502,7 @@ fn tile_ir(module: &Module, stem: &str) -> Produced {
 
 /// Whether any kernel of the module allows approximate math.
 fn fast_math(module: &Module) -> bool {
-    module.functions.iter().any(|f| {
-        f.attrs
-            .pass_configs
-            .get(FAST_MATH)
-            .is_some_and(|v| matches!(v.as_str(), "True" | "true" | "1"))
-    })
+    module.functions.iter().any(|f| f.attrs.flag(FAST_MATH))
 }
 
 /// The options a plugin compiles with: the emit kind, fast math, the
