@@ -81,7 +81,7 @@ impl Hoist<'_> {
                         Vec::new()
                     } else {
                         let mut variant = HashSet::from([*var]);
-                        written(inner, &mut variant);
+                        crate::thread::visit::writes(inner, &mut variant);
                         self.loop_body(inner, &variant)
                     }
                 }
@@ -356,41 +356,6 @@ fn ops(e: &Expr) -> usize {
         ExprKind::Unary(_, a) | ExprKind::Cast(a) => 1 + ops(a),
         ExprKind::Binary(_, a, b) => 1 + ops(a) + ops(b),
         ExprKind::Select(c, a, b) => 1 + ops(c) + ops(a) + ops(b),
-    }
-}
-
-/// Adds to `out` every register `body` writes (or binds as a loop
-/// variable).
-pub(super) fn written(body: &[Stmt], out: &mut HashSet<RegId>) {
-    for s in body {
-        match &s.kind {
-            StmtKind::Assign { dst, .. }
-            | StmtKind::Load { dst, .. }
-            | StmtKind::Shuffle { dst, .. } => {
-                out.insert(dst.reg());
-            }
-            StmtKind::Mma { d, .. } | StmtKind::AsyncMma { d, .. } => {
-                out.insert(d.array);
-            }
-            StmtKind::MatrixLoad { dst, .. } => {
-                out.insert(dst.array);
-            }
-            StmtKind::For { var, body, .. } => {
-                out.insert(*var);
-                written(body, out);
-            }
-            StmtKind::If {
-                then_body,
-                else_body,
-                ..
-            } => {
-                written(then_body, out);
-                if let Some(e) = else_body {
-                    written(e, out);
-                }
-            }
-            _ => {}
-        }
     }
 }
 

@@ -83,7 +83,8 @@
 use std::collections::HashSet;
 
 use super::{BinaryOp, DType, Expr, Lower, Result, Stmt, StmtKind, ir, lit_i32, reg_expr};
-use crate::thread::{ExprKind, RegId, RegRef, Special};
+use crate::thread::visit::expr_regs;
+use crate::thread::{RegId, RegRef, Special};
 
 /// The numbered barrier the consumers synchronise on.
 pub(super) const CONSUMER_BARRIER: u32 = 1;
@@ -428,7 +429,7 @@ fn replay(before: &[Stmt], producer: &[Stmt]) -> Option<Vec<Stmt>> {
     let mut keep = vec![false; before.len()];
     for (i, s) in before.iter().enumerate().rev() {
         let mut written = HashSet::new();
-        super::hoist::written(std::slice::from_ref(s), &mut written);
+        crate::thread::visit::writes(std::slice::from_ref(s), &mut written);
         if written.is_disjoint(&needed) {
             continue;
         }
@@ -524,31 +525,4 @@ fn reads_and_writes(
         _ => return None,
     }
     Some(())
-}
-
-/// Adds every register `e` reads to `out`.
-fn expr_regs(e: &Expr, out: &mut HashSet<RegId>) {
-    let mut stack = vec![e];
-    while let Some(e) = stack.pop() {
-        match &e.kind {
-            ExprKind::Reg(r) => {
-                out.insert(*r);
-            }
-            ExprKind::Elem(r, i) => {
-                out.insert(*r);
-                stack.push(i);
-            }
-            ExprKind::Unary(_, a) | ExprKind::Cast(a) => stack.push(a),
-            ExprKind::Binary(_, a, b) => {
-                stack.push(a);
-                stack.push(b);
-            }
-            ExprKind::Select(c, a, b) => {
-                stack.push(c);
-                stack.push(a);
-                stack.push(b);
-            }
-            ExprKind::Literal(_) | ExprKind::Param(_) | ExprKind::Special(_) => {}
-        }
-    }
 }

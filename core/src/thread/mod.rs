@@ -69,6 +69,7 @@ mod lexer;
 mod parse;
 mod print;
 pub mod verify;
+pub mod visit;
 
 pub use parse::parse_module;
 pub use print::{print_kernel, print_module, print_stmt_header};
