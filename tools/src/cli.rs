@@ -523,7 +523,9 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N")]
     pub flops: Option<f64>,
 
-    /// Allow approximate transcendental instructions (`tl.enable_fast_math`).
+    /// Allow approximate math, as the kernel's `tl.enable_fast_math` pass
+    /// config does: approximate transcendentals and division, multiply-adds
+    /// fused.
     #[arg(long)]
     pub fast_math: bool,
 
@@ -576,6 +578,13 @@ pub struct RunArgs {
     /// 1e-2, bfloat16 2e-2, float32 1e-4, float64 1e-10; integers exact).
     #[arg(long)]
     pub check: bool,
+
+    /// Allow approximate math on a plugin backend, as the kernel's
+    /// `pass_configs={"tl.enable_fast_math": True}` does: approximate
+    /// transcendentals and division, multiply-adds fused (`--check` then
+    /// compares within the dtype's tolerance all the same).
+    #[arg(long)]
+    pub fast_math: bool,
 
     /// Write every parameter into DIR as NumPy `.npy` files: inputs before
     /// the run (`<name>.in.npy`), every parameter after it (`<name>.npy`),

@@ -213,7 +213,7 @@ fn measure(args: &BenchArgs, func: &Function, out: &mut BenchOutput) -> Outcome 
         functions: vec![func.clone()],
     };
     let options = tilec_plugin_api::CompileOptions {
-        fast_math: args.fast_math,
+        fast_math: args.fast_math || super::compile::fast_math(&module),
         ..tilec_plugin_api::CompileOptions::default()
     };
     let compiled = plugin.compile(&module, &options).map_err(|e| {

@@ -501,7 +501,7 @@ fn tile_ir(module: &Module, stem: &str) -> Produced {
 }
 
 /// Whether any kernel of the module allows approximate math.
-fn fast_math(module: &Module) -> bool {
+pub(crate) fn fast_math(module: &Module) -> bool {
     module.functions.iter().any(|f| f.attrs.flag(FAST_MATH))
 }
 

@@ -463,14 +463,16 @@ fn execute_plugin(
             "backend `{name}` cannot run kernels here: {why}"
         )))
     })?;
-    let compiled = plugin
-        .compile(&module, &tilec_plugin_api::CompileOptions::default())
-        .map_err(|e| {
-            Failure::error(Report::error(format!(
-                "backend `{name}` could not compile `{}` for `{arch}`: {e}",
-                func.name
-            )))
-        })?;
+    let compile_options = tilec_plugin_api::CompileOptions {
+        fast_math: args.fast_math || super::compile::fast_math(&module),
+        ..tilec_plugin_api::CompileOptions::default()
+    };
+    let compiled = plugin.compile(&module, &compile_options).map_err(|e| {
+        Failure::error(Report::error(format!(
+            "backend `{name}` could not compile `{}` for `{arch}`: {e}",
+            func.name
+        )))
+    })?;
     let start = Instant::now();
     plugin.execute(&compiled, func, &mut tensors).map_err(|e| {
         Failure::fail(Report::error(format!(
