@@ -502,8 +502,9 @@ fn default_gemm_tiles_use_m16n8k16_atoms_on_sm_80() {
 /// padding removes: the bank model sees them.
 /// Attention at the benchmark's tiles on sm_90a: every fragment in
 /// registers, both gemms on wgmma (P·V with A from the score registers),
-/// no block barrier in the key loop, and three requested stages that do
-/// not fit the shared memory become two rather than losing wgmma.
+/// no block barrier in the key loop, three requested stages that do not
+/// fit the shared memory become two rather than losing wgmma, and the
+/// cleared score tile is not filled with zeros.
 #[test]
 fn attention_runs_on_wgmma_with_fragments_in_registers() {
     let call =
@@ -520,6 +521,13 @@ fn attention_runs_on_wgmma_with_fragments_in_registers() {
     assert!(text.contains("shared %V_shared: f16[32768]"), "{text}");
     // P·V: one async_mma per 16 keys, A read from the score registers.
     assert_eq!(text.matches("<- %acc_s_cast[").count(), 8, "{text}");
+    // `T.clear(acc_s)` right before Q·Kᵀ is its first k-step's
+    // `accumulate false`, not a fill of the 64 registers.
+    assert_eq!(text.matches("accumulate false").count(), 1, "{text}");
+    assert!(
+        !text.lines().any(|l| l.trim().starts_with("%acc_s[%z")),
+        "{text}"
+    );
     assert!(!text.contains("mma \"mma.m16n8k16\""), "{text}");
     // Stages are released through `empty` barriers, not a block barrier.
     let body = &text[text.find("for %k").expect("key loop")..];

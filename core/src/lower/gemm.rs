@@ -646,6 +646,55 @@ impl<'a> Lower<'a> {
         }));
     }
 
+    /// Removes the last statement of `out` when it is a fill of every
+    /// element of the local array `arr` (`len` elements) with zero, as
+    /// [`Self::zero`] writes it; whether it did.
+    fn take_trailing_zero(&self, arr: RegId, len: i64, out: &mut Vec<Stmt>) -> bool {
+        let whole = self.registers.get(arr.0 as usize).is_some_and(
+            |r| matches!(r.kind, RegisterKind::Array { len: n } if i64::from(n) == len),
+        );
+        let Some(Stmt {
+            kind:
+                StmtKind::For {
+                    var,
+                    start,
+                    count,
+                    step,
+                    body,
+                    ..
+                },
+            ..
+        }) = out.last()
+        else {
+            return false;
+        };
+        let fills = match body.as_slice() {
+            [
+                Stmt {
+                    kind:
+                        StmtKind::Assign {
+                            dst: RegRef::Elem(a, i),
+                            value,
+                        },
+                    ..
+                },
+            ] => {
+                *a == arr
+                    && matches!(i.kind, ExprKind::Reg(r) if r == *var)
+                    && matches!(value.kind, ExprKind::Literal(l) if l.as_f64() == 0.0)
+            }
+            _ => false,
+        };
+        let covers = start.as_const_int() == Some(0)
+            && step.as_const_int() == Some(1)
+            && count.as_const_int() == Some(len);
+        if whole && fills && covers {
+            out.pop();
+            return true;
+        }
+        false
+    }
+
     /// The C fragments start as loaded, zero, or (runtime flag) loaded
     /// then zeroed when the flag is true.
     #[allow(clippy::too_many_arguments)]
@@ -1140,9 +1189,14 @@ impl<'a> Lower<'a> {
         let slots = plan.maps[2].slots;
         let c_len = plan.tm * slots;
         let mut body = Vec::new();
-        if clear_lit == Some(true) {
-            self.zero(arr, dtypes[2], c_len, &mut body);
-        } else if let Some(cond) = &clear_e {
+        // A cleared accumulator is the first k-step's `accumulate false`
+        // rather than a zero fill: `clear_accum`, or a fill of the whole
+        // array right before the gemm (`T.clear(C)` then `T.gemm(.., C)`),
+        // when every thread that ran the fill issues the gemm.
+        let every_group = plan.gm * plan.gn >= plan.groups;
+        let cleared =
+            clear_lit == Some(true) || (every_group && self.take_trailing_zero(arr, c_len, out));
+        if !cleared && let Some(cond) = &clear_e {
             let mut then = Vec::new();
             self.zero(arr, dtypes[2], c_len, &mut then);
             body.push(self.stmt(StmtKind::If {
@@ -1225,7 +1279,7 @@ impl<'a> Lower<'a> {
                     },
                     a: a_operand,
                     b: matrix(&lb, idb, bi.clone(), tb),
-                    accumulate: Expr::literal(Literal::Bool(true)),
+                    accumulate: Expr::literal(Literal::Bool(!(cleared && ks == 0))),
                 }));
             }
         }

@@ -104,6 +104,10 @@ pub(crate) struct Emitter<'a> {
     line: Option<usize>,
     /// The address of the statement being emitted (`Plan::fenced`).
     current: usize,
+    /// Shared-memory matrix descriptors built for the run of `async_mma`
+    /// statements being emitted (`mma.rs`), valid until another statement
+    /// or an unrolled iteration starts.
+    pub descriptors: Vec<super::mma::CachedDescriptor>,
 }
 
 type Result<T> = std::result::Result<T, PtxError>;
@@ -147,6 +151,7 @@ pub(crate) fn emit_kernel(
         stmt: None,
         line: None,
         current: 0,
+        descriptors: Vec::new(),
     };
     let params = e.prologue()?;
     e.body.blank();
@@ -504,6 +509,9 @@ impl<'a> Emitter<'a> {
         self.body.comment(comment);
         let saved = self.stmt.replace((header, s.span));
         self.current = super::plan::stmt_key(s);
+        if !matches!(s.kind, StmtKind::AsyncMma { .. }) {
+            self.descriptors.clear();
+        }
         let r = self.stmt_kind(&s.kind);
         self.stmt = saved;
         r
@@ -682,9 +690,11 @@ impl<'a> Emitter<'a> {
             for v in values {
                 self.body.comment(format!("%{name} = {v}"));
                 self.env.insert(var, v);
+                self.descriptors.clear();
                 self.block(body)?;
             }
             self.env.remove(&var);
+            self.descriptors.clear();
             return Ok(());
         }
         let Some(Storage::Reg(var_reg)) = self.storage.get(var.index()).cloned() else {

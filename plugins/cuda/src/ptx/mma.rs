@@ -20,9 +20,9 @@
 //! atom PTX has no `mma.sync` for, such as warpgroup `wgmma` with
 //! shared-memory descriptors) is refused rather than emitted.
 
-use tilec_core::ir::DType;
+use tilec_core::ir::{BinaryOp, DType};
 use tilec_core::target::{IssueGranularity, MatrixAtom, OperandRole, OperandSource};
-use tilec_core::thread::{AsyncA, FragRef, Major, MemRef, SharedMatrix};
+use tilec_core::thread::{AsyncA, Expr, ExprKind, FragRef, Major, MemRef, SharedId, SharedMatrix};
 
 use super::PtxError;
 use super::kernel::Emitter;
@@ -197,7 +197,7 @@ impl Emitter<'_> {
         let b = self.operand_regs(fb, form.slots(OperandRole::B), tb)?;
         let c = self.operand_regs(fc, form.slots(OperandRole::Accumulator), tc)?;
         let slots = form.slots(OperandRole::Accumulator);
-        let offset = tilec_core::thread::Expr::int(fd.offset as i32);
+        let offset = Expr::int(fd.offset as i32);
         let places = self.places_at(fd.array, Some(&offset), slots)?;
         let direct: Option<Vec<String>> = places
             .iter()
@@ -238,7 +238,7 @@ impl Emitter<'_> {
         n: u32,
         d: FragRef,
         (a, b): (&AsyncA, &SharedMatrix),
-        accumulate: &tilec_core::thread::Expr,
+        accumulate: &Expr,
     ) -> Result<()> {
         let atom = self
             .desc
@@ -297,7 +297,7 @@ impl Emitter<'_> {
             }
         };
         let slots = m * n / 128;
-        let offset = tilec_core::thread::Expr::int(d.offset as i32);
+        let offset = Expr::int(d.offset as i32);
         let places = self.places_at(d.array, Some(&offset), slots)?;
         let regs: Option<Vec<String>> = places
             .iter()
@@ -330,8 +330,54 @@ impl Emitter<'_> {
     /// address bits 0-13, LBO 16-29 and SBO 32-45 (each `(x & 0x3FFFF) >>
     /// 4`), swizzle in bits 62-63 (1 = 128B, 2 = 64B, 3 = 32B), base offset
     /// 0 (the verifier keeps swizzled buffers on their pattern boundary).
+    ///
+    /// The `async_mma`s of a group differ in a constant added to their
+    /// operands' indices (`x + c`): the descriptor of `x` is built once
+    /// per run of `async_mma` statements and the others add `c·e/16` to
+    /// its low word. That is exact when `c·e` is a non-negative multiple
+    /// of 16: the start field of an address below 256 KiB (every shared
+    /// address) is `address / 16`, so the field of `x + c` is the field of
+    /// `x` plus `c·e/16`, with no carry out of its 14 bits.
     fn matrix_descriptor(&mut self, op: &SharedMatrix) -> Result<String> {
-        let addr = self.address(MemRef::Shared(op.buffer), &op.index)?;
+        let (rest, c) = split_constant(&op.index);
+        let bytes = c * i64::from(self.shared_dtype(op.buffer)?.bytes() as u32);
+        if bytes < 0 || bytes % 16 != 0 {
+            return self.build_descriptor(op, &op.index);
+        }
+        let key = CachedDescriptor {
+            buffer: op.buffer,
+            index: rest.clone(),
+            fields: (op.swizzle, op.lbo, op.sbo),
+            words: (String::new(), String::new(), String::new()),
+        };
+        let found = self.descriptors.iter().find(|d| d.same_operand(&key));
+        let (desc, lo, hi) = match found {
+            Some(d) => d.words.clone(),
+            None => {
+                let desc = self.build_descriptor(op, &rest)?;
+                let (lo, hi) = (self.tmp(Class::B32), self.tmp(Class::B32));
+                self.emit(format!("mov.b64 {{{lo}, {hi}}}, {desc}"));
+                let words = (desc, lo, hi);
+                self.descriptors.push(CachedDescriptor {
+                    words: words.clone(),
+                    ..key
+                });
+                words
+            }
+        };
+        if bytes == 0 {
+            return Ok(desc);
+        }
+        let moved = self.tmp(Class::B32);
+        self.emit(format!("add.u32 {moved}, {lo}, {}", bytes / 16));
+        let desc = self.tmp(Class::B64);
+        self.emit(format!("mov.b64 {desc}, {{{moved}, {hi}}}"));
+        Ok(desc)
+    }
+
+    /// The descriptor of `op` with its index replaced by `index`.
+    fn build_descriptor(&mut self, op: &SharedMatrix, index: &Expr) -> Result<String> {
+        let addr = self.address(MemRef::Shared(op.buffer), index)?;
         let base = if addr.base == super::kernel::SMEM {
             self.smem_reg()?
         } else {
@@ -367,7 +413,7 @@ impl Emitter<'_> {
         if let Some(words) = self.pair_words(f, slots)? {
             return Ok(words);
         }
-        let offset = tilec_core::thread::Expr::int(f.offset as i32);
+        let offset = Expr::int(f.offset as i32);
         let places = self.places_at(f.array, Some(&offset), slots)?;
         let class = class_of(dtype);
         let values: Vec<Val> = places.iter().map(|p| self.read_place(p, class)).collect();
@@ -385,6 +431,38 @@ impl Emitter<'_> {
                 r
             })
             .collect())
+    }
+}
+
+/// A shared-memory matrix descriptor built for the operand `buffer[index]`
+/// with the given swizzle, LBO and SBO: its register, and its low and
+/// high words.
+#[derive(Clone, Debug)]
+pub(crate) struct CachedDescriptor {
+    buffer: SharedId,
+    index: Expr,
+    fields: (u32, u32, u32),
+    words: (String, String, String),
+}
+
+impl CachedDescriptor {
+    fn same_operand(&self, other: &CachedDescriptor) -> bool {
+        self.buffer == other.buffer && self.index == other.index && self.fields == other.fields
+    }
+}
+
+/// `index` as `rest + c` for an `i32` literal `c` (0 when there is none).
+fn split_constant(index: &Expr) -> (Expr, i64) {
+    match &index.kind {
+        ExprKind::Binary(BinaryOp::Add, x, c) => match c.as_const_int() {
+            Some(c) => (x.as_ref().clone(), c),
+            None => (index.clone(), 0),
+        },
+        ExprKind::Literal(_) => match index.as_const_int() {
+            Some(c) => (Expr::int(0), c),
+            None => (index.clone(), 0),
+        },
+        _ => (index.clone(), 0),
     }
 }
 
