@@ -78,11 +78,15 @@ def attention_workloads():
     b, h, s, d = 4, 32, 4096, 128
     flops = 4.0 * b * h * s * s * d
     out = []
-    for causal in [False, True]:
+    # Each shape with exact arithmetic, then with `--fast-math` (what
+    # `pass_configs={"tl.enable_fast_math": True}` asks for: approximate
+    # exp2, fused multiply-adds; cuDNN's kernels use the approximations).
+    for causal, fast in [(False, False), (True, False), (False, True), (True, True)]:
         c = "True" if causal else "False"
         out.append(
             dict(
-                name=f"attention_{'causal' if causal else 'noncausal'}",
+                name=f"attention_{'causal' if causal else 'noncausal'}{'_fast' if fast else ''}",
+                flags=["--fast-math"] if fast else [],
                 file="examples/flash_attention.py",
                 configs=[
                     f"flash_attention({b}, {h}, {s}, {d}, is_causal={c}, block_M=128, block_N=128, num_stages=2, threads=256)",
@@ -100,6 +104,7 @@ def attention_workloads():
 def run_tilec(tilec, target, workload, config, budget_s, timeout_s):
     """Times one configuration; a first single launch sizes the repeat count."""
     base = [tilec, "bench", workload["file"], "--kernel", config, "--backend", "cuda", "--json"]
+    base += workload.get("flags", [])
     if target:
         base += ["--target", target]
     if workload["flops"] is not None:
