@@ -332,39 +332,40 @@ impl Emitter<'_> {
     /// 0 (the verifier keeps swizzled buffers on their pattern boundary).
     ///
     /// The `async_mma`s of a group differ in a constant added to their
-    /// operands' indices (`x + c`): the descriptor of `x` is built once
-    /// per run of `async_mma` statements and the others add `c·e/16` to
-    /// its low word. That is exact when `c·e` is a non-negative multiple
-    /// of 16: the start field of an address below 256 KiB (every shared
-    /// address) is `address / 16`, so the field of `x + c` is the field of
-    /// `x` plus `c·e/16`, with no carry out of its 14 bits.
+    /// operands' indices (`x + c`): the first operand `x + c0` of a run of
+    /// `async_mma` statements gets a descriptor built from its address,
+    /// the others add `(c − c0)·e/16` to its low word. That is exact when
+    /// `(c − c0)·e` is a non-negative multiple of 16: the start field of
+    /// an address below 256 KiB (every shared address) is `address / 16`,
+    /// so the field of the later operand is the first one's plus that
+    /// difference, with no carry out of its 14 bits. Other operands get
+    /// descriptors of their own.
     fn matrix_descriptor(&mut self, op: &SharedMatrix) -> Result<String> {
         let (rest, c) = split_constant(&op.index);
-        let bytes = c * i64::from(self.shared_dtype(op.buffer)?.bytes() as u32);
+        let elem = i64::from(self.shared_dtype(op.buffer)?.bytes() as u32);
+        let fields = (op.swizzle, op.lbo, op.sbo);
+        let found = self
+            .descriptors
+            .iter()
+            .find(|d| d.buffer == op.buffer && d.index == rest && d.fields == fields)
+            .map(|d| (d.first, d.words.clone()));
+        let Some((first, (desc, lo, hi))) = found else {
+            let desc = self.build_descriptor(op, &op.index)?;
+            let (lo, hi) = (self.tmp(Class::B32), self.tmp(Class::B32));
+            self.emit(format!("mov.b64 {{{lo}, {hi}}}, {desc}"));
+            self.descriptors.push(CachedDescriptor {
+                buffer: op.buffer,
+                index: rest,
+                first: c,
+                fields,
+                words: (desc.clone(), lo, hi),
+            });
+            return Ok(desc);
+        };
+        let bytes = (c - first) * elem;
         if bytes < 0 || bytes % 16 != 0 {
             return self.build_descriptor(op, &op.index);
         }
-        let key = CachedDescriptor {
-            buffer: op.buffer,
-            index: rest.clone(),
-            fields: (op.swizzle, op.lbo, op.sbo),
-            words: (String::new(), String::new(), String::new()),
-        };
-        let found = self.descriptors.iter().find(|d| d.same_operand(&key));
-        let (desc, lo, hi) = match found {
-            Some(d) => d.words.clone(),
-            None => {
-                let desc = self.build_descriptor(op, &rest)?;
-                let (lo, hi) = (self.tmp(Class::B32), self.tmp(Class::B32));
-                self.emit(format!("mov.b64 {{{lo}, {hi}}}, {desc}"));
-                let words = (desc, lo, hi);
-                self.descriptors.push(CachedDescriptor {
-                    words: words.clone(),
-                    ..key
-                });
-                words
-            }
-        };
         if bytes == 0 {
             return Ok(desc);
         }
@@ -434,21 +435,16 @@ impl Emitter<'_> {
     }
 }
 
-/// A shared-memory matrix descriptor built for the operand `buffer[index]`
-/// with the given swizzle, LBO and SBO: its register, and its low and
-/// high words.
+/// A shared-memory matrix descriptor built for the operand at element
+/// `index + first` of `buffer` with the given swizzle, LBO and SBO: its
+/// register, and its low and high words.
 #[derive(Clone, Debug)]
 pub(crate) struct CachedDescriptor {
     buffer: SharedId,
     index: Expr,
+    first: i64,
     fields: (u32, u32, u32),
     words: (String, String, String),
-}
-
-impl CachedDescriptor {
-    fn same_operand(&self, other: &CachedDescriptor) -> bool {
-        self.buffer == other.buffer && self.index == other.index && self.fields == other.fields
-    }
 }
 
 /// `index` as `rest + c` for an `i32` literal `c` (0 when there is none).
