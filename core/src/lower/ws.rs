@@ -83,7 +83,7 @@
 use std::collections::HashSet;
 
 use super::{BinaryOp, DType, Expr, Lower, Result, Stmt, StmtKind, ir, lit_i32, reg_expr};
-use crate::thread::visit::expr_regs;
+use crate::thread::visit::{self, expr_regs};
 use crate::thread::{RegId, RegRef, Special};
 
 /// The numbered barrier the consumers synchronise on.
@@ -429,7 +429,7 @@ fn replay(before: &[Stmt], producer: &[Stmt]) -> Option<Vec<Stmt>> {
     let mut keep = vec![false; before.len()];
     for (i, s) in before.iter().enumerate().rev() {
         let mut written = HashSet::new();
-        crate::thread::visit::writes(std::slice::from_ref(s), &mut written);
+        visit::writes(std::slice::from_ref(s), &mut written);
         if written.is_disjoint(&needed) {
             continue;
         }
@@ -466,63 +466,28 @@ fn reads_and_writes(
     reads: &mut HashSet<RegId>,
     writes: &mut HashSet<RegId>,
 ) -> Option<()> {
-    match &s.kind {
-        StmtKind::Assign { dst, value } => {
-            if let RegRef::Elem(_, i) = dst {
-                expr_regs(i, reads);
-            }
-            writes.insert(dst.reg());
-            expr_regs(value, reads);
+    fn producer_kind(s: &Stmt) -> bool {
+        match &s.kind {
+            StmtKind::Assign { .. }
+            | StmtKind::MbarrierWait { .. }
+            | StmtKind::MbarrierArrive { .. }
+            | StmtKind::TmaLoad { .. } => true,
+            StmtKind::For { body, .. } => body.iter().all(producer_kind),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => then_body
+                .iter()
+                .chain(else_body.iter().flatten())
+                .all(producer_kind),
+            _ => false,
         }
-        StmtKind::MbarrierWait { index, parity, .. } => {
-            expr_regs(index, reads);
-            expr_regs(parity, reads);
-        }
-        StmtKind::MbarrierArrive { index, tx, .. } => {
-            expr_regs(index, reads);
-            if let Some(tx) = tx {
-                expr_regs(tx, reads);
-            }
-        }
-        StmtKind::TmaLoad {
-            dst_index,
-            coords,
-            bar_index,
-            ..
-        } => {
-            expr_regs(dst_index, reads);
-            expr_regs(bar_index, reads);
-            for c in coords {
-                expr_regs(c, reads);
-            }
-        }
-        StmtKind::For {
-            var,
-            start,
-            count,
-            step,
-            body,
-            ..
-        } => {
-            writes.insert(*var);
-            for e in [start, count, step] {
-                expr_regs(e, reads);
-            }
-            for s in body {
-                reads_and_writes(s, reads, writes)?;
-            }
-        }
-        StmtKind::If {
-            cond,
-            then_body,
-            else_body,
-        } => {
-            expr_regs(cond, reads);
-            for s in then_body.iter().chain(else_body.iter().flatten()) {
-                reads_and_writes(s, reads, writes)?;
-            }
-        }
-        _ => return None,
     }
+    if !producer_kind(s) {
+        return None;
+    }
+    visit::reads(std::slice::from_ref(s), reads);
+    visit::writes(std::slice::from_ref(s), writes);
     Some(())
 }
