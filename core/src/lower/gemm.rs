@@ -650,7 +650,7 @@ impl<'a> Lower<'a> {
     /// element of the local array `arr` (`len` elements) with zero, as
     /// [`Self::zero`] writes it; whether it did.
     fn take_trailing_zero(&self, arr: RegId, len: i64, out: &mut Vec<Stmt>) -> bool {
-        let whole = self.registers.get(arr.0 as usize).is_some_and(
+        let whole = self.registers.get(arr.index()).is_some_and(
             |r| matches!(r.kind, RegisterKind::Array { len: n } if i64::from(n) == len),
         );
         let Some(Stmt {
