@@ -374,11 +374,20 @@ fn tma_loads_pass_tensor_maps_and_complete_on_mbarriers() {
         .find(|l| l.starts_with("cp.async.bulk.tensor.2d"))
         .expect("bulk copy");
     // Box origin (32, 0), outermost first: PTX takes it innermost first.
+    let coords = copy
+        .strip_suffix("}], [tilec_smem+8192];")
+        .and_then(|c| c.split_once("[tilec_smem], [%rd_tA, {"))
+        .map(|(_, c)| c.split(", ").collect::<Vec<_>>())
+        .unwrap_or_else(|| panic!("{copy}"));
+    let [inner, outer] = coords[..] else {
+        panic!("{copy}")
+    };
     assert!(
-        copy.ends_with("[tilec_smem], [%rd_tA, {%r0, %r1}], [tilec_smem+8192];"),
-        "{copy}"
+        lines.contains(&format!("mov.b32 {inner}, 0;").as_str())
+            && lines.contains(&format!("mov.b32 {outer}, 32;").as_str()),
+        "{}",
+        m.text
     );
-    assert!(lines.contains(&"mov.b32 %r0, 0;") && lines.contains(&"mov.b32 %r1, 32;"));
     assert!(
         lines.iter().any(
             |l| l.starts_with("mbarrier.arrive.expect_tx.shared::cta.b64")

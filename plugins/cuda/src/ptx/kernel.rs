@@ -794,6 +794,9 @@ impl<'a> Emitter<'a> {
         then_body: &[Stmt],
         else_body: Option<&[Stmt]>,
     ) -> Result<()> {
+        if else_body.is_none() && self.elect_if(cond, then_body)? {
+            return Ok(());
+        }
         let c = self.expr(cond)?;
         if let Some(b) = c.as_bool() {
             self.body.comment(format!("(condition is always {b})"));

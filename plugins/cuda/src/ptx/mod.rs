@@ -39,6 +39,7 @@
 //! not verify for the target are [`PtxError::Invalid`].
 
 mod convert;
+mod elect;
 mod expr;
 mod float;
 mod fold;
