@@ -30,7 +30,10 @@
 //! - it is a shared buffer of rank at least 2 with a constant shape whose
 //!   rows are a whole number of 16-byte units, and
 //! - it is the A or B operand of some `gemm` (the case the padding is
-//!   for), and
+//!   for), or a fragment is copied into it (staging a result on its way to
+//!   global memory: a thread of a matrix-atom fragment writes a few
+//!   elements of each of eight rows per instruction, the same pattern as
+//!   the operand loads), and
 //! - every other statement that touches it is a `copy` (as source or
 //!   destination): reductions, scans, fills, atomics and element accesses
 //!   address shared memory themselves or are not worth the space, and
@@ -55,11 +58,13 @@ impl Lower<'_> {
         let mut copied = BTreeSet::new();
         let mut other = BTreeSet::new();
         self.pad_uses(body, &mut operands, &mut copied, &mut other);
+        let mut staged = BTreeSet::new();
+        self.staging(body, &mut staged);
         let mut pitches = HashMap::new();
         for (b, buffer) in self.f.buffers.iter() {
             let i = b.index();
             if buffer.scope != Scope::Shared
-                || !operands.contains(&i)
+                || !(operands.contains(&i) || staged.contains(&i))
                 || other.contains(&i)
                 || self.swizzled.contains_key(&b)
             {
@@ -83,6 +88,33 @@ impl Lower<'_> {
             }
         }
         self.pitch = pitches;
+    }
+
+    /// Collects the shared buffers a fragment is copied into (staging for
+    /// a store to global memory, say).
+    fn staging(&self, block: &ir::Block, staged: &mut BTreeSet<usize>) {
+        for stmt in &block.stmts {
+            match stmt {
+                ir::Stmt::Kernel { body, .. }
+                | ir::Stmt::Parallel { body, .. }
+                | ir::Stmt::For { body, .. } => self.staging(body, staged),
+                ir::Stmt::If {
+                    then, otherwise, ..
+                } => {
+                    self.staging(then, staged);
+                    self.staging(otherwise, staged);
+                }
+                ir::Stmt::Copy { src, dst }
+                    if matches!(
+                        self.f.buffers[src.buffer].scope,
+                        Scope::Fragment | Scope::Local
+                    ) && self.f.buffers[dst.buffer].scope == Scope::Shared =>
+                {
+                    staged.insert(dst.buffer.index());
+                }
+                _ => {}
+            }
+        }
     }
 
     /// Sorts the buffers `block` touches: A/B operands of a `gemm`, copied
