@@ -307,6 +307,7 @@ fn run_and_compare(
             simt::run(kernel, sim, &mut got, &options).map_err(|e| format!("{what}: simt: {e}"))?;
         total.mma += stats.mma;
         total.matrix_loads += stats.matrix_loads;
+        total.matrix_stores += stats.matrix_stores;
         total.shared_loads += stats.shared_loads;
         total.shared_stores += stats.shared_stores;
         total.async_copies += stats.async_copies;
@@ -622,6 +623,71 @@ return main\n";
         stats.shared_load_passes,
         stats.shared_load_passes_ideal
     );
+}
+
+/// A result staged through shared memory on its way out (`T.copy(C_l,
+/// C_s)` then `T.copy(C_s, C)`): the staging buffer's 256-byte rows are
+/// padded to 272 (`pad.rs`), so the accumulator fragment's stores (eight
+/// rows per instruction) meet no bank conflicts, and on sm_90a they are
+/// `stmatrix` stores of four 8×8 matrices each (`resident.rs`), which sm_80
+/// does not have.
+#[test]
+fn staged_results_are_stored_without_bank_conflicts() {
+    let src = "import tilelang.language as T\n\
+def k(M=64, N=128, K=32):\n    \
+@T.prim_func\n    \
+def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"), C: T.Tensor((M, N), \"float16\")):\n        \
+with T.Kernel(1, threads=128) as bx:\n            \
+A_s = T.alloc_shared((M, K), \"float16\")\n            \
+B_s = T.alloc_shared((K, N), \"float16\")\n            \
+C_s = T.alloc_shared((M, N), \"float16\")\n            \
+C_l = T.alloc_fragment((M, N), \"float32\")\n            \
+T.copy(A[0, 0], A_s)\n            \
+T.copy(B[0, 0], B_s)\n            \
+T.clear(C_l)\n            \
+T.gemm(A_s, B_s, C_l)\n            \
+T.copy(C_l, C_s)\n            \
+T.copy(C_s, C[0, 0])\n    \
+return main\n";
+    let out = py::compile(src, &py::Options::default());
+    let module = out
+        .module
+        .unwrap_or_else(|| panic!("{:?}", out.diagnostics));
+    for (name, stmatrix) in [("sm_80", false), ("sm_90a", true)] {
+        let target = target::builtin(name).unwrap_or_else(|e| panic!("{e}"));
+        let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{e}"));
+        let text = thread::print_module(&lowered);
+        assert!(text.contains("shared %C_s: f16[8704]"), "{name}: {text}");
+        assert_eq!(
+            text.contains("stmatrix \"stmatrix.m8n8.b16\" x4 %C_s"),
+            stmatrix,
+            "{name}: {text}"
+        );
+        let stats = run_and_compare(
+            &module.functions[0],
+            &lowered,
+            &target,
+            Class::Accumulation { len: 32 },
+            name,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        // 64 × 128 elements in 8×8 matrices, four per instruction, by the
+        // warps that hold them.
+        assert_eq!(
+            stats.matrix_stores,
+            if stmatrix { 64 * 128 / 256 } else { 0 }
+        );
+        // Unpadded, each of the 128 staging stores of 8 rows 256 bytes
+        // apart would take 8 passes of the banks instead of 1 (896 extra);
+        // what remains are the copies into A_s's 80-byte rows.
+        let extra = stats.shared_store_passes - stats.shared_store_passes_ideal;
+        assert!(
+            stats.shared_store_passes_ideal > 0 && extra <= 32,
+            "{name}: {} store passes for {} ideal",
+            stats.shared_store_passes,
+            stats.shared_store_passes_ideal
+        );
+    }
 }
 
 /// The matrix-atom path through a deliberately wrong A fragment (two slot

@@ -161,6 +161,27 @@ fn ldmatrix_fragments_match_the_ptx_description() {
     }
 }
 
+/// stmatrix (PTX ISA, "stmatrix"; sm_90 and later) stores the matrices
+/// ldmatrix loads: lane L supplies M[L/4][2(L%4)+e] (M[2(L%4)+e][L/4] with
+/// .trans). sm_80 has none.
+#[test]
+fn stmatrix_fragments_match_the_ptx_description() {
+    assert!(load("sm_80").matrix_stores.is_empty());
+    let description = load("sm_90a");
+    let store = description
+        .matrix_store("stmatrix.m8n8.b16")
+        .expect("stmatrix described")
+        .as_load();
+    assert_eq!(store.tile(), [8, 8]);
+    assert_eq!(store.from, "shared");
+    let plain = store.fragment(false).expect("builds").expect("present");
+    assert_formula("stmatrix", &plain, 32, 2, |l, e| (l / 4, 2 * (l % 4) + e));
+    let trans = store.fragment(true).expect("builds").expect("present");
+    assert_formula("stmatrix.trans", &trans, 32, 2, |l, e| {
+        (2 * (l % 4) + e, l / 4)
+    });
+}
+
 // ---- wgmma m64nNk16 (hardware-facts §1.3) ------------------------------
 
 #[test]

@@ -552,6 +552,49 @@ fn wgmma_through_swizzled_descriptors_matches_a_plain_matmul() {
     assert_ne!(d, expected);
 }
 
+/// `stmatrix` puts lane `L`'s elements `2j + e` of matrix `j` at row `L/4`,
+/// column `2(L%4) + e` of that matrix (transposed: row and column swapped),
+/// the PTX ISA's fragment, computed here without the description.
+#[test]
+fn stmatrix_places_each_lane_s_elements_by_the_ptx_fragment() {
+    let input: Vec<f64> = (0..256).map(|i| f64::from(i as u16)).collect();
+    for (kernel, trans) in [("store", false), ("store_trans", true)] {
+        let mut args = [f16s(&[256], input.clone()), f16s(&[256], vec![0.0; 256])];
+        let stats = run("stmatrix_sm90a.thr", kernel, &mut args, &[]).expect(kernel);
+        assert_eq!(stats.matrix_stores, 1, "{kernel}");
+        let got = floats(&args[1]);
+        let mut want = vec![f64::NAN; 256];
+        for lane in 0..32 {
+            for j in 0..4 {
+                for e in 0..2 {
+                    let (r, c) = (lane / 4, 2 * (lane % 4) + e);
+                    let (r, c) = if trans { (c, r) } else { (r, c) };
+                    let (row, col) = ((j % 2) * 8 + r, (j / 2) * 8 + c);
+                    want[row * 16 + col] = input[lane * 8 + 2 * j + e];
+                }
+            }
+        }
+        assert_eq!(got, want, "{kernel}");
+    }
+}
+
+#[test]
+fn stmatrix_then_a_read_without_barrier_is_a_race() {
+    let mut args = [f16s(&[256], vec![1.0; 256]), f16s(&[256], vec![0.0; 256])];
+    let err = run("stmatrix_sm90a.thr", "store_race", &mut args, &[]).expect_err("race");
+    match exec_kind(&err) {
+        ExecErrorKind::ReadAfterWrite {
+            buffer,
+            writer_stmt,
+            ..
+        } => {
+            assert_eq!(buffer, "S");
+            assert!(writer_stmt.starts_with("stmatrix"), "{writer_stmt}");
+        }
+        other => panic!("unexpected {other}"),
+    }
+}
+
 #[test]
 fn wgmma_with_a_from_registers_matches_a_plain_matmul() {
     let (d, expected) = mma_case("wgmma_sm90a.thr", "wgmma_register_a", 64, 16, 16);

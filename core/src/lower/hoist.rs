@@ -130,7 +130,8 @@ impl Hoist<'_> {
             StmtKind::Load { index, .. }
             | StmtKind::Store { index, .. }
             | StmtKind::AtomicAdd { index, .. }
-            | StmtKind::MatrixLoad { index, .. } => self.index(index, cx),
+            | StmtKind::MatrixLoad { index, .. }
+            | StmtKind::MatrixStore { index, .. } => self.index(index, cx),
             StmtKind::AsyncCopy {
                 dst_index,
                 src_index,

@@ -49,6 +49,13 @@ pub(super) struct LoadPlan {
     pub(super) chunks: Vec<(i64, i64)>,
 }
 
+impl LoadPlan {
+    /// The fragment array positions one instruction moves.
+    pub(super) fn chunk_len(&self, total: i64) -> i64 {
+        total / (self.chunks.len() as i64).max(1)
+    }
+}
+
 /// `(row, col)` of slot `s` of lane `lane` in a decomposed fragment.
 fn coord(map: &FragMap, lane: i64, s: usize) -> (i64, i64) {
     let (mut r, mut c) = map.slot.get(s).copied().unwrap_or((0, 0));
@@ -143,6 +150,20 @@ fn try_plan(
     })
 }
 
+/// How many of a fragment's leading lane digits make up one warp (their
+/// extents multiply to the SIMT width `simt`), or `None` when no prefix of
+/// the digits does.
+pub(super) fn warp_digits(map: &FragMap, simt: i64) -> Option<usize> {
+    let mut below = 1i64;
+    for (k, &(extent, _, _)) in map.lane.iter().enumerate() {
+        if below == simt {
+            return Some(k);
+        }
+        below = below.saturating_mul(extent.max(1));
+    }
+    (below == simt).then_some(map.lane.len())
+}
+
 impl Lower<'_> {
     /// A plan for loading the fragments of `tiles` atom tiles (their
     /// origins in tile coordinates) of an operand through a matrix load,
@@ -193,6 +214,58 @@ impl Lower<'_> {
                     if mult % align == 0 {
                         return Some(plan);
                     }
+                }
+            }
+        }
+        None
+    }
+
+    /// A plan for storing the C fragments of `tiles` atom tiles (their
+    /// origins in tile coordinates) through a matrix store (`stmatrix`)
+    /// into a shared buffer addressed by `op`, the mirror of
+    /// [`Self::plan_matrix_loads`] for one warp of the issuing group: the
+    /// lanes of a warp are the fragment's first digits (their extents
+    /// multiply to the SIMT width), and the warp's place in the group only
+    /// moves the whole pattern (the caller adds it to the address).
+    /// `runtime_mult` is what that run-time part of the address is known
+    /// to be a multiple of.
+    pub(super) fn plan_matrix_stores(
+        &self,
+        map: &FragMap,
+        op: &AtomOperand,
+        tiles: &[(i64, i64)],
+        runtime_mult: i64,
+    ) -> Option<LoadPlan> {
+        let simt = i64::from(self.target.simt_width()?);
+        warp_digits(map, simt)?;
+        if op.sc != 1 {
+            return None;
+        }
+        for store in &self.target.matrix_stores {
+            let store = store.as_load();
+            if u64::from(store.element_bits) != op.dtype.bits() as u64
+                || self
+                    .target
+                    .memory_space(&store.from)
+                    .is_none_or(|m| m.kind != crate::target::MemoryKind::Shared)
+            {
+                continue;
+            }
+            let elem = i64::from(store.element_bits / 8).max(1);
+            let align = (i64::from(store.row_alignment_bytes) / elem).max(1);
+            let mut counts = store.counts.clone();
+            counts.sort_unstable_by(|a, b| b.cmp(a));
+            for &count in &counts {
+                let Some(plan) = try_plan(&store, count, false, map, op, tiles, simt, true) else {
+                    continue;
+                };
+                let mult = plan
+                    .origins
+                    .iter()
+                    .chain(plan.chunks.iter().map(|(_, s)| s))
+                    .fold(gcd(runtime_mult, plan.row_stride), |g, &o| gcd(g, o));
+                if mult % align == 0 {
+                    return Some(plan);
                 }
             }
         }

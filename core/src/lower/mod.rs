@@ -2180,7 +2180,7 @@ impl<'a> Lower<'a> {
         Ok(())
     }
 
-    fn shared_of(&self, buffer: Handle<ir::Buffer>) -> Result<SharedId> {
+    pub(super) fn shared_of(&self, buffer: Handle<ir::Buffer>) -> Result<SharedId> {
         match self.mem(buffer)? {
             Mem::Shared { id, .. } => Ok(id),
             Mem::Global { .. } => Err(self.unsupported("a reduce or cumsum of a global buffer")),

@@ -503,6 +503,9 @@ impl<'a> Lower<'a> {
         let dims = self.matrix_dims(&dext)?;
         let from = self.f.buffers[src.buffer].dtype;
         let to = self.f.buffers[dst.buffer].dtype;
+        if self.stmatrix_copy_out(&plan, arr, dst.buffer, &dstarts, &dext, from, out)? {
+            return Ok(());
+        }
         // The widest vector the destination allows along its last
         // dimension, when the columns are that dimension.
         let dmults: Vec<i64> = dst.ranges.iter().map(|r| self.multiple(r.start)).collect();
@@ -575,6 +578,133 @@ impl<'a> Lower<'a> {
             }
         }
         self.working_groups(&plan, grp, body, out)
+    }
+
+    /// `copy` of a tile buffer into a whole 2-D shared buffer through the
+    /// target's matrix store (`stmatrix`) when one fits the accumulator
+    /// fragment (`ldmatrix.rs`, [`Lower::plan_matrix_stores`]): per warp
+    /// and chunk of `count` matrices, each lane converts its elements of
+    /// the chunk into a small array and supplies the address of one row.
+    /// The values and places are those of the element-wise path; only the
+    /// instructions differ. Answers whether it did.
+    #[allow(clippy::too_many_arguments)]
+    fn stmatrix_copy_out(
+        &mut self,
+        plan: &AtomPlan<'_>,
+        arr: RegId,
+        dst: Handle<ir::Buffer>,
+        starts: &[Index],
+        ext: &[i64],
+        from: DType,
+        out: &mut Vec<Stmt>,
+    ) -> Result<bool> {
+        let buffer = &self.f.buffers[dst];
+        let to = buffer.dtype;
+        let Some(simt) = self.target.simt_width().map(i64::from) else {
+            return Ok(false);
+        };
+        let Some(shape) = self.f.const_shape(dst) else {
+            return Ok(false);
+        };
+        if self.target.matrix_stores.is_empty()
+            || buffer.scope != ir::Scope::Shared
+            || shape.len() != 2
+            || ext != shape.as_slice()
+            || starts.iter().any(|i| i.expr.as_const_int() != Some(0))
+            || plan.group % simt != 0
+        {
+            return Ok(false);
+        }
+        let map = plan.maps[2].clone();
+        let Some(k) = super::ldmatrix::warp_digits(&map, simt) else {
+            return Ok(false);
+        };
+        let sr = self.physical_shape(dst, &shape)[1];
+        let op = AtomOperand {
+            id: self.shared_of(dst)?,
+            dtype: to,
+            base: lit_i32(0),
+            base_mult: 0,
+            sr,
+            sc: 1,
+        };
+        // What the warp's and the group's place add to every address.
+        let mut steps: Vec<i64> = map.lane[k..]
+            .iter()
+            .filter(|d| d.0 > 1)
+            .map(|&(_, r, c)| op.addr(r, c))
+            .collect();
+        if plan.gm > 1 {
+            steps.push(plan.tm * plan.m * sr);
+        }
+        if plan.gn > 1 {
+            steps.push(plan.tn * plan.n);
+        }
+        let runtime_mult = steps.into_iter().fold(0, gcd);
+        let tiles: Vec<(i64, i64)> = (0..plan.tm)
+            .flat_map(|i| (0..plan.tn).map(move |j| (i * plan.m, j * plan.n)))
+            .collect();
+        let Some(lp) = self.plan_matrix_stores(&map, &op, &tiles, runtime_mult) else {
+            return Ok(false);
+        };
+        let chunk = lp.chunk_len(tiles.len() as i64 * map.slots);
+        let mut body = Vec::new();
+        let (lane, grp, gi, gj) = self.group_coords(plan)?;
+        let mut terms = vec![
+            self.scaled(&gi, plan.tm * plan.m * sr)?,
+            self.scaled(&gj, plan.tn * plan.n)?,
+        ];
+        let in_warp = if plan.group == simt {
+            lane.clone()
+        } else {
+            let warp_map = super::gemm::FragMap {
+                slots: map.slots,
+                lane: map.lane[k..].to_vec(),
+                slot: map.slot.clone(),
+            };
+            let warp = self.bin(BinaryOp::FloorDiv, lane.clone(), lit_i32(simt))?;
+            terms.push(self.lane_address(&warp_map, &op, &warp, plan.group / simt)?);
+            self.bin(BinaryOp::FloorMod, lane, lit_i32(simt))?
+        };
+        terms.push(self.matrix_load_lane(&lp, &in_warp)?);
+        let row = self.sum(terms)?;
+        let row = self.let_reg("st_at", row, &mut body);
+        let staged = (from != to).then(|| self.local("st", to, chunk));
+        for &(first, shift) in &lp.chunks {
+            let src = match staged {
+                Some(tmp) => {
+                    for t in 0..chunk {
+                        let v = Expr {
+                            kind: ExprKind::Elem(arr, Box::new(lit_i32(first + t))),
+                            dtype: from,
+                        };
+                        body.push(self.stmt(StmtKind::Assign {
+                            dst: RegRef::Elem(tmp, lit_i32(t)),
+                            value: Expr::cast(to, v),
+                        }));
+                    }
+                    crate::thread::FragRef {
+                        array: tmp,
+                        offset: 0,
+                    }
+                }
+                None => crate::thread::FragRef {
+                    array: arr,
+                    offset: first as u32,
+                },
+            };
+            let index = self.bin(BinaryOp::Add, row.clone(), lit_i32(shift))?;
+            body.push(self.stmt(StmtKind::MatrixStore {
+                store: lp.name.clone(),
+                count: lp.count,
+                trans: lp.trans,
+                dst: op.id,
+                index,
+                src,
+            }));
+        }
+        self.working_groups(plan, grp, body, out)?;
+        Ok(true)
     }
 
     /// `copy` of a whole rows buffer to a global or shared region: of the

@@ -251,6 +251,8 @@ pub enum ExecErrorKind {
     Tma { buffer: String, reason: String },
     #[error("ldmatrix `{load}`: {reason}")]
     MatrixLoad { load: String, reason: String },
+    #[error("stmatrix `{store}`: {reason}")]
+    MatrixStore { store: String, reason: String },
     #[error("integer division by zero")]
     DivisionByZero,
     #[error("loop step is zero")]

@@ -1166,6 +1166,25 @@ impl<'a, 't> Machine<'a, 't> {
         self.shared_read(b, i, t, stmt)
     }
 
+    /// Writes `v` to element `i` of shared buffer `b` as thread `t` for
+    /// statement `stmt`: bounds and race checks as for a store.
+    pub(super) fn shared_element_write(
+        &mut self,
+        b: usize,
+        i: i64,
+        t: u32,
+        v: Val,
+        stmt: usize,
+    ) -> Result<(), Fault> {
+        let i = self.shared_range(b, i, 1)?;
+        self.shared_write(b, i, t, v, stmt)
+    }
+
+    /// Element `index` of register `r` of thread `t`.
+    pub(super) fn reg_element(&self, r: usize, index: i64, t: usize) -> Result<Val, Fault> {
+        self.read_reg(r, index, t)
+    }
+
     /// Notes a warp-wide access of `bytes` bytes at element `index` of
     /// shared buffer `b` by thread `t` for the bank model.
     pub(super) fn record_shared_access(&mut self, b: usize, t: usize, index: i64, bytes: u32) {
@@ -1420,6 +1439,19 @@ impl<'a, 't> Machine<'a, 't> {
             } => {
                 super::ldmatrix::execute(self, s, load, *count, *trans, *dst, *src, index, mask)?;
                 self.count_bank_passes(true);
+            }
+            StmtKind::MatrixStore {
+                store,
+                count,
+                trans,
+                dst,
+                index,
+                src,
+            } => {
+                super::ldmatrix::execute_store(
+                    self, s, store, *count, *trans, *dst, index, *src, mask,
+                )?;
+                self.count_bank_passes(false);
             }
             StmtKind::SetMaxRegisters { .. } => {
                 // Values do not change; whole groups must run it.

@@ -1,5 +1,5 @@
-//! Warp-wide matrix loads (`ldmatrix`) executed through the target
-//! description's fragment of the load.
+//! Warp-wide matrix loads (`ldmatrix`) and stores (`stmatrix`) executed
+//! through the target description's fragment of the instruction.
 //!
 //! For each warp: lane `rows·j + r` supplies the element index where row
 //! `r` of matrix `j` starts in the shared buffer; for every matrix `j` and
@@ -9,11 +9,149 @@
 //! per matrix). Rows must lie inside the buffer and start on the load's row
 //! alignment. Every lane of a warp that runs the load must be active. The
 //! reads are checked for races like any other shared read.
+//!
+//! A store moves the same elements the other way: lane `l`'s
+//! `src[offset + per·j + e]` is written to `dst[start(j, row) + col]` by
+//! that lane, checked for races like any other shared write.
 
 use super::error::{ExecErrorKind, SimtError};
 use super::exec::Machine;
 use super::value::Val;
 use crate::thread::{Expr, FragRef, SharedId, Stmt};
+
+/// The shape of one matrix move and where every lane's rows start.
+struct Rows {
+    rows: usize,
+    per: usize,
+    lanes: usize,
+    align: u64,
+    row_bytes: u32,
+    /// Tile `(row, col)` of every `(lane, slot)`.
+    coords: Vec<(usize, i64)>,
+    /// Per thread: the element index its `index` names.
+    starts: Vec<i64>,
+}
+
+impl Rows {
+    /// The start of the row that `(lane l, slot e)` of matrix `j` lies in,
+    /// supplied by a lane of the warp at `warp`, and the column in it.
+    fn place(
+        &self,
+        warp: usize,
+        j: usize,
+        l: usize,
+        e: usize,
+    ) -> Result<(usize, i64, i64), (usize, String)> {
+        let (row, col) = self.coords[l * self.per + e];
+        let supplier = warp + self.rows * j + row;
+        let start = self.starts.get(supplier).copied().unwrap_or(-1);
+        if start < 0 || !(start as u64).is_multiple_of(self.align) {
+            return Err((
+                supplier,
+                format!(
+                    "row start {start} is not a multiple of {} elements",
+                    self.align
+                ),
+            ));
+        }
+        Ok((supplier, start, col))
+    }
+}
+
+/// What a matrix move `desc` needs before it touches memory: its fragment
+/// coordinates and the row starts every active thread supplies.
+#[allow(clippy::too_many_arguments)]
+fn prepare(
+    machine: &mut Machine<'_, '_>,
+    s: &Stmt,
+    desc: &crate::target::MatrixLoad,
+    trans: bool,
+    index: &Expr,
+    mask: &[bool],
+    bad: &dyn Fn(String) -> ExecErrorKind,
+) -> Result<Rows, SimtError> {
+    let fragment = match desc.fragment(trans) {
+        Ok(Some(f)) => f,
+        Ok(None) => return Err(machine.fail(s, None, bad("no transposed form".into()))),
+        Err(e) => return Err(machine.fail(s, None, bad(e.to_string()))),
+    };
+    let rows = desc.rows as usize;
+    let per = fragment.slots() as usize;
+    let lanes = fragment.threads() as usize;
+    let elem_bytes = u64::from(desc.element_bits / 8).max(1);
+    let align = (u64::from(desc.row_alignment_bytes) / elem_bytes).max(1);
+    // Tile coordinates of every (lane, slot).
+    let mut coords = Vec::with_capacity(lanes * per);
+    for l in 0..lanes {
+        for e in 0..per {
+            match fragment.element(l as u64, e as u64) {
+                Ok(c) if c.len() == 2 => coords.push((c[0] as usize, c[1] as i64)),
+                Ok(_) => {
+                    return Err(machine.fail(s, None, bad("a fragment that is not 2-D".into())));
+                }
+                Err(e) => return Err(machine.fail(s, None, bad(e.to_string()))),
+            }
+        }
+    }
+    let mut starts = vec![0i64; machine.n];
+    for t in Machine::active_threads(mask) {
+        starts[t] = machine
+            .eval(index, t)
+            .map_err(|k| machine.fail(s, Some(t), k))?
+            .as_i64();
+    }
+    Ok(Rows {
+        rows,
+        per,
+        lanes,
+        align,
+        row_bytes: desc.row_bytes,
+        coords,
+        starts,
+    })
+}
+
+/// The first thread of every warp that runs the move, after checking that
+/// all its lanes do; notes each warp's row accesses for the bank model.
+fn warps(
+    machine: &mut Machine<'_, '_>,
+    s: &Stmt,
+    rows: &Rows,
+    count: u32,
+    buffer: SharedId,
+    mask: &[bool],
+    bad: &dyn Fn(String) -> ExecErrorKind,
+) -> Result<Vec<usize>, SimtError> {
+    let simt = machine.cx.simt.max(1) as usize;
+    let mut out = Vec::new();
+    for warp in (0..machine.n).step_by(simt) {
+        let members = warp..(warp + simt).min(machine.n);
+        let active = members.clone().filter(|&t| mask[t]).count();
+        if active == 0 {
+            continue;
+        }
+        if active != simt || rows.lanes != simt {
+            return Err(machine.fail(
+                s,
+                Some(warp),
+                bad(format!(
+                    "{active} of the {simt} lanes of the warp at thread {warp} are active"
+                )),
+            ));
+        }
+        // Each matrix's rows are one phase of the banks: `rows` accesses of
+        // a row's bytes.
+        for j in 0..count as usize {
+            for r in 0..rows.rows {
+                let t = warp + rows.rows * j + r;
+                let start = rows.starts.get(t).copied().unwrap_or(0);
+                machine.record_shared_access(buffer.index(), t, start, rows.row_bytes);
+            }
+        }
+        out.push(warp);
+    }
+    Ok(out)
+}
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn execute(
@@ -31,87 +169,25 @@ pub(super) fn execute(
         load: load.to_string(),
         reason,
     };
-    let Some(desc) = machine.cx.target.matrix_load(load) else {
+    let Some(desc) = machine.cx.target.matrix_load(load).cloned() else {
         return Err(machine.fail(s, None, bad("not in the target".into())));
     };
-    let fragment = match desc.fragment(trans) {
-        Ok(Some(f)) => f,
-        Ok(None) => return Err(machine.fail(s, None, bad("no transposed form".into()))),
-        Err(e) => return Err(machine.fail(s, None, bad(e.to_string()))),
-    };
-    let rows = desc.rows as usize;
-    let per = fragment.slots() as usize;
-    let lanes = fragment.threads() as usize;
-    let elem_bytes = u64::from(desc.element_bits / 8).max(1);
-    let align = (u64::from(desc.row_alignment_bytes) / elem_bytes).max(1);
-    let simt = machine.cx.simt.max(1) as usize;
-    // Tile coordinates of every (lane, slot).
-    let mut coords = Vec::with_capacity(lanes * per);
-    for l in 0..lanes {
-        for e in 0..per {
-            match fragment.element(l as u64, e as u64) {
-                Ok(c) if c.len() == 2 => coords.push((c[0] as usize, c[1] as i64)),
-                Ok(_) => {
-                    return Err(machine.fail(s, None, bad("a fragment that is not 2-D".into())));
-                }
-                Err(e) => return Err(machine.fail(s, None, bad(e.to_string()))),
-            }
-        }
-    }
-    let mut starts = vec![0i64; machine.n];
+    let rows = prepare(machine, s, &desc, trans, index, mask, &bad)?;
     let key = super::exec::stmt_key(s);
-    for t in Machine::active_threads(mask) {
-        starts[t] = machine
-            .eval(index, t)
-            .map_err(|k| machine.fail(s, Some(t), k))?
-            .as_i64();
-    }
     let mut writes: Vec<(usize, i64, Val)> = Vec::new();
-    for warp in (0..machine.n).step_by(simt) {
-        let members = warp..(warp + simt).min(machine.n);
-        let active = members.clone().filter(|&t| mask[t]).count();
-        if active == 0 {
-            continue;
-        }
-        if active != simt || lanes != simt {
-            return Err(machine.fail(
-                s,
-                Some(warp),
-                bad(format!(
-                    "{active} of the {simt} lanes of the warp at thread {warp} are active"
-                )),
-            ));
-        }
+    for warp in warps(machine, s, &rows, count, src, mask, &bad)? {
         machine.stats.matrix_loads += 1;
-        // Each matrix's rows are one phase of the banks: `rows` accesses of
-        // a row's bytes.
         for j in 0..count as usize {
-            for r in 0..rows {
-                let t = warp + rows * j + r;
-                let start = starts.get(t).copied().unwrap_or(0);
-                machine.record_shared_access(src.index(), t, start, desc.row_bytes);
-            }
-        }
-        for j in 0..count as usize {
-            for l in 0..lanes {
-                for e in 0..per {
-                    let (row, col) = coords[l * per + e];
-                    let supplier = warp + rows * j + row;
-                    let start = starts.get(supplier).copied().unwrap_or(-1);
-                    if start < 0 || !(start as u64).is_multiple_of(align) {
-                        return Err(machine.fail(
-                            s,
-                            Some(supplier),
-                            bad(format!(
-                                "row start {start} is not a multiple of {align} elements"
-                            )),
-                        ));
-                    }
-                    let at = start + col;
+            for l in 0..rows.lanes {
+                for e in 0..rows.per {
+                    let (_, start, col) = rows
+                        .place(warp, j, l, e)
+                        .map_err(|(t, why)| machine.fail(s, Some(t), bad(why)))?;
                     let v = machine
-                        .shared_element(src.index(), at, (warp + l) as u32, key)
+                        .shared_element(src.index(), start + col, (warp + l) as u32, key)
                         .map_err(|k| machine.fail(s, Some(warp + l), k))?;
-                    writes.push((warp + l, i64::from(dst.offset) + (per * j + e) as i64, v));
+                    let slot = i64::from(dst.offset) + (rows.per * j + e) as i64;
+                    writes.push((warp + l, slot, v));
                 }
             }
         }
@@ -120,6 +196,51 @@ pub(super) fn execute(
         machine
             .write_reg(dst.array.index(), i, t, v)
             .map_err(|k| machine.fail(s, Some(t), k))?;
+    }
+    Ok(())
+}
+
+/// A matrix store (module documentation).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn execute_store(
+    machine: &mut Machine<'_, '_>,
+    s: &Stmt,
+    store: &str,
+    count: u32,
+    trans: bool,
+    dst: SharedId,
+    index: &Expr,
+    src: FragRef,
+    mask: &[bool],
+) -> Result<(), SimtError> {
+    let bad = |reason: String| ExecErrorKind::MatrixStore {
+        store: store.to_string(),
+        reason,
+    };
+    let Some(desc) = machine.cx.target.matrix_store(store).map(|d| d.as_load()) else {
+        return Err(machine.fail(s, None, bad("not in the target".into())));
+    };
+    let rows = prepare(machine, s, &desc, trans, index, mask, &bad)?;
+    let key = super::exec::stmt_key(s);
+    for warp in warps(machine, s, &rows, count, dst, mask, &bad)? {
+        machine.stats.matrix_stores += 1;
+        for j in 0..count as usize {
+            for l in 0..rows.lanes {
+                for e in 0..rows.per {
+                    let (_, start, col) = rows
+                        .place(warp, j, l, e)
+                        .map_err(|(t, why)| machine.fail(s, Some(t), bad(why)))?;
+                    let slot = i64::from(src.offset) + (rows.per * j + e) as i64;
+                    let t = warp + l;
+                    let v = machine
+                        .reg_element(src.array.index(), slot, t)
+                        .map_err(|k| machine.fail(s, Some(t), k))?;
+                    machine
+                        .shared_element_write(dst.index(), start + col, t as u32, v, key)
+                        .map_err(|k| machine.fail(s, Some(t), k))?;
+                }
+            }
+        }
     }
     Ok(())
 }

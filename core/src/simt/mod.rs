@@ -164,6 +164,8 @@ pub struct Stats {
     pub mma: u64,
     /// Warp-wide matrix loads (`ldmatrix`) executed (one per warp).
     pub matrix_loads: u64,
+    /// Warp-wide matrix stores (`stmatrix`) executed (one per warp).
+    pub matrix_stores: u64,
     /// Per-thread vector moves and copies.
     pub global_loads: u64,
     pub global_stores: u64,

@@ -272,6 +272,53 @@ impl MatrixAtom {
     }
 }
 
+/// A warp-wide store of small matrices from registers into shared memory
+/// (`stmatrix`): the mirror of [`MatrixLoad`], with the same fields except
+/// that `to` names the memory space written. Lane `rows·j + r` supplies
+/// the address of row `r` of matrix `j`; each lane's `j`-th register holds
+/// its elements of matrix `j` in the store's fragment.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MatrixStore {
+    pub name: String,
+    pub instruction: String,
+    /// The memory space it writes.
+    pub to: String,
+    pub rows: u32,
+    pub row_bytes: u32,
+    pub element_bits: u32,
+    pub counts: Vec<u32>,
+    pub row_alignment_bytes: u32,
+    pub fragment: Layout,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transposed_fragment: Option<Layout>,
+    pub provenance: Provenance,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl MatrixStore {
+    /// The store seen as the load with the same matrices, lanes and
+    /// fragments (reading `to`): what the fragment checks and the lowering
+    /// share between the two.
+    pub fn as_load(&self) -> MatrixLoad {
+        MatrixLoad {
+            name: self.name.clone(),
+            instruction: self.instruction.clone(),
+            from: self.to.clone(),
+            rows: self.rows,
+            row_bytes: self.row_bytes,
+            element_bits: self.element_bits,
+            counts: self.counts.clone(),
+            row_alignment_bytes: self.row_alignment_bytes,
+            fragment: self.fragment.clone(),
+            transposed_fragment: self.transposed_fragment.clone(),
+            provenance: self.provenance.clone(),
+            notes: Vec::new(),
+        }
+    }
+}
+
 /// A warp-wide load of small matrices from shared memory into registers
 /// (the matrices' fragments are fixed by the instruction).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

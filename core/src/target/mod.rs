@@ -29,7 +29,7 @@ mod validate;
 
 pub use matrix::{
     AtomLowering, AtomShape, AtomTypes, ElementType, Issue, IssueGranularity, Major, MatrixAtom,
-    MatrixLoad, NFamily, Operand, OperandRole, OperandSource, SharedDescriptor,
+    MatrixLoad, MatrixStore, NFamily, Operand, OperandRole, OperandSource, SharedDescriptor,
 };
 pub use provenance::{Provenance, Source, Status, Unknown};
 pub use resources::{
@@ -69,6 +69,9 @@ pub struct TargetDescription {
     pub matrix_atoms: Vec<MatrixAtom>,
     #[serde(default)]
     pub matrix_loads: Vec<MatrixLoad>,
+    /// Warp-wide matrix stores (`stmatrix`), if the target has them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matrix_stores: Vec<MatrixStore>,
     #[serde(default)]
     pub async_copies: Vec<AsyncCopy>,
     pub barriers: Vec<Barrier>,
@@ -139,6 +142,11 @@ impl TargetDescription {
     /// The matrix load (`ldmatrix`) with this name.
     pub fn matrix_load(&self, name: &str) -> Option<&MatrixLoad> {
         self.matrix_loads.iter().find(|load| load.name == name)
+    }
+
+    /// The matrix store (`stmatrix`) with this name.
+    pub fn matrix_store(&self, name: &str) -> Option<&MatrixStore> {
+        self.matrix_stores.iter().find(|store| store.name == name)
     }
 
     /// The barrier with this name.

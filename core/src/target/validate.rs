@@ -273,7 +273,14 @@ impl Checker<'_> {
             t.matrix_loads.iter().map(|l| l.name.as_str()),
         )?;
         for load in &t.matrix_loads {
-            self.matrix_load(load)?;
+            self.matrix_load(&format!("matrix_loads[{}]", load.name), load)?;
+        }
+        self.unique(
+            "matrix stores",
+            t.matrix_stores.iter().map(|s| s.name.as_str()),
+        )?;
+        for store in &t.matrix_stores {
+            self.matrix_load(&format!("matrix_stores[{}]", store.name), &store.as_load())?;
         }
         self.unique("barriers", t.barriers.iter().map(Barrier::name))?;
         for barrier in &t.barriers {
@@ -646,9 +653,10 @@ impl Checker<'_> {
         })
     }
 
-    fn matrix_load(&self, load: &MatrixLoad) -> Result<(), TargetError> {
-        let at = format!("matrix_loads[{}]", load.name);
-        self.space(&at, &load.from)?;
+    /// A matrix load, or a store seen as one ([`MatrixStore::as_load`]),
+    /// described at `at`.
+    fn matrix_load(&self, at: &str, load: &MatrixLoad) -> Result<(), TargetError> {
+        self.space(at, &load.from)?;
         for (field, value) in [
             ("rows", load.rows),
             ("row_bytes", load.row_bytes),
@@ -657,9 +665,7 @@ impl Checker<'_> {
             self.nonzero(format!("{at}.{field}"), u64::from(value))?;
         }
         if load.counts.is_empty() || load.counts.contains(&0) {
-            return Err(
-                self.inconsistent(&at, "counts must be a nonempty list of positive numbers")
-            );
+            return Err(self.inconsistent(at, "counts must be a nonempty list of positive numbers"));
         }
         self.power_of_two(
             format!("{at}.row_alignment_bytes"),
@@ -683,7 +689,7 @@ impl Checker<'_> {
                 self.fragment(&fragment_at, &fragment, threads)?;
             }
         }
-        self.provenance(&at, &load.provenance)
+        self.provenance(at, &load.provenance)
     }
 
     fn copy(&self, copy: &AsyncCopy) -> Result<(), TargetError> {

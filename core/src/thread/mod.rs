@@ -857,6 +857,22 @@ pub enum StmtKind {
         src: SharedId,
         index: Expr,
     },
+    /// A warp-wide store of `count` small matrices into shared memory
+    /// through the target's matrix store named `store` (`stmatrix`), the
+    /// mirror of [`StmtKind::MatrixLoad`]: lane `rows·j + r` supplies, as
+    /// `index`, the element index in `dst` where row `r` of matrix `j`
+    /// starts; every lane provides, for each matrix `j`, the elements the
+    /// store's fragment (its transposed fragment with `trans`) maps it to,
+    /// from `src.array[src.offset + per·j ..]`. Every lane of each warp that
+    /// runs it must be active.
+    MatrixStore {
+        store: String,
+        count: u32,
+        trans: bool,
+        dst: SharedId,
+        index: Expr,
+        src: FragRef,
+    },
     /// `var` runs over `start + i·step` for `i` in `0 .. count`.
     For {
         var: RegId,

@@ -945,6 +945,31 @@ impl Parser {
                             index,
                         }
                     }
+                    "stmatrix" => {
+                        let store = match self.peek().clone() {
+                            Tok::Str(s) => {
+                                self.bump();
+                                s
+                            }
+                            _ => return Err(self.expected("the matrix store's name as a string")),
+                        };
+                        let count = self.width()?;
+                        let trans = self.eat_word("trans");
+                        let (dst, index) = self.mem_ref("shared")?;
+                        let MemRef::Shared(dst) = dst else {
+                            return Err(self.error("stmatrix writes shared memory"));
+                        };
+                        self.expect_punct("<-")?;
+                        let src = self.frag()?;
+                        StmtKind::MatrixStore {
+                            store,
+                            count,
+                            trans,
+                            dst,
+                            index,
+                            src,
+                        }
+                    }
                     "for" => return self.for_stmt(start),
                     "if" => {
                         let cond = self.expr()?;

@@ -459,6 +459,23 @@ impl Printer<'_> {
                 self.out.push_str(" <- ");
                 self.mem_ref(MemRef::Shared(*src), index);
             }
+            StmtKind::MatrixStore {
+                store,
+                count,
+                trans,
+                dst,
+                index,
+                src,
+            } => {
+                let _ = write!(self.out, "stmatrix {} x{count}", quote(store));
+                if *trans {
+                    self.out.push_str(" trans");
+                }
+                self.out.push(' ');
+                self.mem_ref(MemRef::Shared(*dst), index);
+                self.out.push_str(" <- ");
+                self.frag(*src);
+            }
             StmtKind::For {
                 var,
                 start,

@@ -251,6 +251,8 @@ pub enum VerifyErrorKind {
     UnknownAtom(String),
     #[error("matrix load `{load}`: {reason}")]
     MatrixLoad { load: String, reason: String },
+    #[error("matrix store `{store}`: {reason}")]
+    MatrixStore { store: String, reason: String },
     #[error("atom `{atom}` has no N = {n} (supported: {supported:?})")]
     AtomN {
         atom: String,
@@ -966,6 +968,50 @@ impl Verifier<'_> {
             .target
             .matrix_load(load)
             .ok_or_else(|| bad("the target has no such matrix load".into()))?;
+        self.matrix_move(desc, count, trans, dst, src, index, &bad)
+    }
+
+    /// A matrix store: the checks of a matrix load, on the store seen as
+    /// one ([`crate::target::MatrixStore::as_load`]).
+    #[allow(clippy::too_many_arguments)]
+    fn matrix_store(
+        &self,
+        store: &str,
+        count: u32,
+        trans: bool,
+        dst: SharedId,
+        index: &Expr,
+        src: FragRef,
+    ) -> VResult {
+        let bad = |reason: String| {
+            self.err(VerifyErrorKind::MatrixStore {
+                store: store.to_string(),
+                reason,
+            })
+        };
+        let desc = self
+            .target
+            .matrix_store(store)
+            .map(crate::target::MatrixStore::as_load)
+            .ok_or_else(|| bad("the target has no such matrix store".into()))?;
+        self.matrix_move(&desc, count, trans, src, dst, index, &bad)
+    }
+
+    /// What loads and stores of matrices share: the form exists, `index`
+    /// is an integer, the shared buffer's and the register array's elements
+    /// are as wide as the instruction's, and the array has room for every
+    /// matrix from `frag`'s offset.
+    #[allow(clippy::too_many_arguments)]
+    fn matrix_move(
+        &self,
+        desc: &crate::target::MatrixLoad,
+        count: u32,
+        trans: bool,
+        dst: FragRef,
+        src: SharedId,
+        index: &Expr,
+        bad: &dyn Fn(String) -> VerifyError,
+    ) -> VResult {
         if !desc.counts.contains(&count) {
             return Err(bad(format!("no x{count} form (it has {:?})", desc.counts)));
         }
@@ -1394,6 +1440,14 @@ impl Verifier<'_> {
                 src,
                 index,
             } => self.matrix_load(load, *count, *trans, *dst, *src, index)?,
+            StmtKind::MatrixStore {
+                store,
+                count,
+                trans,
+                dst,
+                index,
+                src,
+            } => self.matrix_store(store, *count, *trans, *dst, index, *src)?,
             StmtKind::AsyncMma {
                 atom,
                 n,

@@ -107,7 +107,7 @@ pub fn for_each_own_expr(s: &Stmt, f: &mut dyn FnMut(&Expr)) {
             }
             f(bar_index);
         }
-        StmtKind::MatrixLoad { index, .. } => f(index),
+        StmtKind::MatrixLoad { index, .. } | StmtKind::MatrixStore { index, .. } => f(index),
         StmtKind::For {
             start, count, step, ..
         } => {
@@ -163,6 +163,9 @@ pub fn reads(body: &[Stmt], out: &mut HashSet<RegId>) {
         match &s.kind {
             StmtKind::Store { src, .. } => {
                 out.insert(src.reg());
+            }
+            StmtKind::MatrixStore { src, .. } => {
+                out.insert(src.array);
             }
             StmtKind::Mma { a, b, c, .. } => {
                 out.extend([a.array, b.array, c.array]);

@@ -1,7 +1,8 @@
 //! The layout probe: on an NVIDIA GPU, show which lane and register the
 //! hardware's `mma.sync` reads and writes for each matrix element, and
-//! which element each lane's `ldmatrix` (plain and `.trans`) receives, and
-//! require both to equal the fragment layouts of the target descriptions.
+//! which element each lane's `ldmatrix` (plain and `.trans`) receives and
+//! where each lane's `stmatrix` elements land, and
+//! require each to equal the fragment layouts of the target descriptions.
 //!
 //! A wrong layout in a description passes the SIMT interpreter (which runs
 //! whatever the description says) and fails on silicon, so this test checks
@@ -310,6 +311,96 @@ fn check_ldmatrix(arch: &str, trans: bool) {
         wrong.len(),
         wrong.first().map_or("", String::as_str)
     );
+}
+
+/// The stmatrix probe kernel (see [`check_stmatrix`]).
+fn stmatrix_probe_ir(trans: bool) -> String {
+    format!(
+        "thread_ir 0.1\n\n\
+kernel @probe(%G: global f16[256], %D: global f16[256]) grid(1, 1, 1) threads(32) {{\n\
+  shared %S: f16[256] align(16)\n  local %v: f16[1]\n  local %a: f16[8]\n\
+  for %s from 0 count 8 step 1 unroll {{\n    load global x1 %a[%s] <- %G[lane_id * 8 + %s]\n  }}\n\
+  stmatrix \"stmatrix.m8n8.b16\" x4{} %S[lane_id * 8] <- %a[0]\n\
+  barrier\n\
+  for %i from 0 count 8 step 1 unroll {{\n    load shared x1 %v[0] <- %S[lane_id * 8 + %i]\n    store global x1 %D[lane_id * 8 + %i] <- %v[0]\n  }}\n\
+}}\n",
+        if trans { " trans" } else { "" }
+    )
+}
+
+/// The stmatrix probe emits on the targets that have it, GPU or not.
+#[test]
+fn stmatrix_probe_emits() {
+    for trans in [false, true] {
+        let (_, emitted) = emit(&stmatrix_probe_ir(trans), "sm_90a");
+        assert!(emitted.text.contains("stmatrix.sync.aligned.m8n8.x4"));
+    }
+}
+
+/// `stmatrix` through the description, the mirror of [`check_ldmatrix`]:
+/// slot `2j + e` of lane `l` holds `64j + 2l + e` (exact in f16), lane `l`
+/// supplies the start of row `l % 8` of matrix `l / 8` (matrix `j` at
+/// element `64j`, rows of 8), and the block copies the shared buffer out.
+/// Element `(r, c)` of matrix `j` must hold the value of the lane and slot
+/// whose description fragment `(l, e)` names `(r, c)`.
+fn check_stmatrix(arch: &str, trans: bool) {
+    let target = targets::describe(arch).unwrap_or_else(|e| panic!("{arch}: {}", e.message));
+    let store = target
+        .matrix_store("stmatrix.m8n8.b16")
+        .unwrap_or_else(|| panic!("{arch} has no stmatrix"))
+        .as_load();
+    let fragment = store
+        .fragment(trans)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| panic!("no fragment"));
+    let values: Vec<u8> = (0..32u16)
+        .flat_map(|lane| (0..8u16).map(move |s| 64 * (s / 2) + 2 * lane + s % 2))
+        .flat_map(|v| f16_of_small(v).to_le_bytes())
+        .collect();
+    let g = alloc(512);
+    let d = alloc(512);
+    upload(g, values);
+    launch(&stmatrix_probe_ir(trans), arch, 1, vec![g, d]);
+    let out = download(d, 512);
+    let mut wrong = Vec::new();
+    for lane in 0..32u64 {
+        for j in 0..4u64 {
+            for e in 0..2u64 {
+                let rc = fragment.element(lane, e).unwrap_or_else(|e| panic!("{e}"));
+                let at = (64 * j + 8 * rc[0] + rc[1]) as usize * 2;
+                let got = f32_of_f16(u16::from_le_bytes([out[at], out[at + 1]]));
+                let want = (64 * j + 2 * lane + e) as f32;
+                if got != want {
+                    wrong.push(format!(
+                        "matrix {j} element {rc:?}: {got}, declared lane {lane} slot {e} ({want})"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{arch} stmatrix{}: {} of 256 differ, first: {}",
+        if trans { ".trans" } else { "" },
+        wrong.len(),
+        wrong.first().map_or("", String::as_str)
+    );
+}
+
+#[test]
+fn stmatrix_fragment_layouts_match_the_hardware() {
+    let Some(device) = device_or_skip() else {
+        return;
+    };
+    for arch in ["sm_90", "sm_90a"] {
+        for trans in [false, true] {
+            check_stmatrix(arch, trans);
+        }
+    }
+    #[allow(clippy::print_stdout)]
+    {
+        println!("probed stmatrix x4 and x4.trans for sm_90 and sm_90a on {device}");
+    }
 }
 
 #[test]

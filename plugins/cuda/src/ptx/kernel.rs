@@ -654,6 +654,14 @@ impl<'a> Emitter<'a> {
                 src,
                 index,
             } => self.matrix_load(load, *count, *trans, *dst, *src, index),
+            StmtKind::MatrixStore {
+                store,
+                count,
+                trans,
+                dst,
+                index,
+                src,
+            } => self.matrix_store(store, *count, *trans, *dst, index, *src),
             StmtKind::For {
                 var,
                 start,

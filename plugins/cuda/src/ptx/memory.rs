@@ -441,6 +441,62 @@ impl Emitter<'_> {
 
     /// Takes `words` apart into `out` (one register per element), each
     /// instruction under `guard`.
+    /// `stmatrix` (sm_90 and later): the lane's elements of each matrix
+    /// packed two to a word (or the words of a fragment array kept in
+    /// pairs), and its row address.
+    pub fn matrix_store(
+        &mut self,
+        name: &str,
+        count: u32,
+        trans: bool,
+        dst: SharedId,
+        index: &Expr,
+        src: FragRef,
+    ) -> Result<()> {
+        let store = self
+            .desc
+            .matrix_store(name)
+            .ok_or_else(|| self.unsupported(format!("the target has no matrix store `{name}`")))?
+            .as_load();
+        if let Some(why) = ldmatrix_mismatch(&store, trans) {
+            return Err(self.unsupported(format!(
+                "matrix store `{name}`: the description does not match PTX's stmatrix: {why}"
+            )));
+        }
+        if !matches!(count, 1 | 2 | 4) || self.target.capability < 90 {
+            return Err(self.unsupported(format!(
+                "stmatrix .x{count} on {} (PTX has .x1, .x2 and .x4 from sm_90)",
+                self.target.sm
+            )));
+        }
+        let dtype = self.reg_dtype(src.array)?;
+        let words = match self.pair_words(src, 2 * count)? {
+            Some(words) => words,
+            None => {
+                let mut values = Vec::with_capacity(2 * count as usize);
+                for e in 0..2 * count {
+                    let elem = Expr {
+                        kind: ExprKind::Elem(
+                            src.array,
+                            Box::new(Expr::int((src.offset + e) as i32)),
+                        ),
+                        dtype,
+                    };
+                    values.push(self.expr(&elem)?);
+                }
+                self.pack(dtype, &values, count)
+            }
+        };
+        let addr = self.address(MemRef::Shared(dst), index)?;
+        self.emit(format!(
+            "stmatrix.sync.aligned.m8n8.x{count}{}.shared.b16 {}, {}",
+            if trans { ".trans" } else { "" },
+            addr.text(),
+            operand_list(&words)
+        ));
+        Ok(())
+    }
+
     fn unpack(&mut self, dtype: DType, words: &[String], out: &[String], guard: Option<&str>) {
         let bits = dtype.bits();
         if class_of(dtype) == Class::B16 && !is_fp8(dtype) {

@@ -314,6 +314,10 @@ impl Plan {
                 self.frag(*dst, true);
                 self.expr(index, env);
             }
+            StmtKind::MatrixStore { index, src, .. } => {
+                self.frag(*src, true);
+                self.expr(index, env);
+            }
             StmtKind::Mma { a, b, c, d, .. } => {
                 for f in [a, b, c, d] {
                     self.frag(*f, true);
@@ -376,8 +380,8 @@ pub fn stmt_key(s: &Stmt) -> usize {
 }
 
 /// Adds to `out` the block and numbered barriers of `body` that a
-/// generic-proxy write to shared memory (a store, a `cp.async`, an
-/// `mbarrier` initialisation) may reach with no barrier in between that
+/// generic-proxy write to shared memory (a store, an `stmatrix`, a
+/// `cp.async`, an `mbarrier` initialisation) may reach with no barrier in between that
 /// is itself in `out` (fenced); `dirty` says whether such a write may
 /// precede `body`. Returns whether one may follow it. Loops iterate to a
 /// fixed point; branches join.
@@ -388,6 +392,7 @@ fn dirty_barriers(body: &[Stmt], mut dirty: bool, out: &mut HashSet<usize>) -> b
                 dst: MemRef::Shared(_),
                 ..
             }
+            | StmtKind::MatrixStore { .. }
             | StmtKind::AsyncCopy { .. }
             | StmtKind::MbarrierInit { .. } => dirty = true,
             StmtKind::Barrier | StmtKind::NamedBarrier { .. } if dirty => {

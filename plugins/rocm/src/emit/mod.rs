@@ -646,6 +646,9 @@ impl<'a> KernelEmitter<'a> {
             StmtKind::MatrixLoad { load, .. } => Err(self.unsupported(format!(
                 "the matrix load `{load}` (AMDGPU has no ldmatrix; fragments load from LDS per lane)"
             ))),
+            StmtKind::MatrixStore { store, .. } => Err(self.unsupported(format!(
+                "the matrix store `{store}` (AMDGPU has no stmatrix; fragments store to LDS per lane)"
+            ))),
             // The AMDGPU descriptions have no shared-operand atoms, so the
             // lowering never produces these for them.
             StmtKind::AsyncMma { atom, .. } => Err(self.unsupported(format!(
