@@ -1,8 +1,8 @@
 //! The layout probe: on an NVIDIA GPU, show which lane and register the
-//! hardware's `mma.sync` reads and writes for each matrix element, and
-//! which element each lane's `ldmatrix` (plain and `.trans`) receives and
-//! where each lane's `stmatrix` elements land, and
-//! require each to equal the fragment layouts of the target descriptions.
+//! hardware's `mma.sync` and `wgmma` read and write for each matrix
+//! element, which element each lane's `ldmatrix` (plain and `.trans`)
+//! receives and where each lane's `stmatrix` elements land, and require
+//! each to equal the fragment layouts of the target descriptions.
 //!
 //! A wrong layout in a description passes the SIMT interpreter (which runs
 //! whatever the description says) and fails on silicon, so this test checks
@@ -28,6 +28,9 @@
 use std::collections::BTreeMap;
 
 use tilec_backend_cuda::targets;
+use tilec_core::interp::{Tensor, TensorData};
+use tilec_core::ir::DType;
+use tilec_core::simt::{self, SimtOptions};
 use tilec_core::target::{MatrixAtom, OperandRole};
 
 mod common;
@@ -311,6 +314,208 @@ fn check_ldmatrix(arch: &str, trans: bool) {
         wrong.len(),
         wrong.first().map_or("", String::as_str)
     );
+}
+
+/// Lanes and slots of the wgmma probe: a warpgroup, 8 A and 8 D slots
+/// (m64n16k16).
+const WG_LANES: usize = 128;
+const WG_SLOTS: usize = 8;
+/// B of the wgmma probe: `B[k][π(k)] = 1` for the permutation π below.
+fn wgmma_b_col(k: usize) -> usize {
+    (5 * k + 3) % 16
+}
+
+/// The wgmma probe kernel for `blocks` blocks (see [`check_wgmma`]): A
+/// straight from per-lane storage into the registers of the register-A
+/// form, B (16 × 16) into shared memory in the 32-byte swizzled MN-major
+/// layout its descriptor names (the form `core/tests/thread/wgmma_sm90a.thr`
+/// runs), zero accumulators, one `wgmma.m64n16k16`, and D straight back to
+/// per-lane storage.
+fn wgmma_probe_ir(blocks: usize) -> String {
+    let n = blocks * WG_LANES * WG_SLOTS;
+    format!(
+        "thread_ir 0.1\n\n\
+kernel @probe(%A: global f16[{n}], %B: global f16[256], %D: global f32[{n}]) grid({blocks}, 1, 1) threads(128) {{\n\
+  shared %Bs: f16[256] align(256)\n  local %a: f16[8]\n  local %d: f32[8]\n  local %v: f16[1]\n\
+  for %j from thread_idx count 2 step 128 {{\n\
+    load global x1 %v[0] <- %B[%j]\n\
+    store shared x1 %Bs[%j // 16 * 16 + (%j % 16 // 8 ^ %j // 16 // 4 % 2) * 8 + %j % 8] <- %v[0]\n\
+  }}\n\
+  for %i from 0 count 8 step 1 unroll {{\n    load global x1 %a[%i] <- %A[block_idx_x * 1024 + thread_idx * 8 + %i]\n  }}\n\
+  for %c from 0 count 8 step 1 unroll {{\n    %d[%c] = f32(0.0)\n  }}\n\
+  barrier\n\
+  async_mma_fence\n\
+  async_mma \"wgmma.m64nNk16\" n(16) %d[0] <- %a[0], %Bs[0] mn sw32 lbo(512) sbo(256), accumulate true\n\
+  async_mma_commit\n\
+  async_mma_wait 0\n\
+  for %s from 0 count 8 step 1 unroll {{\n    store global x1 %D[block_idx_x * 1024 + thread_idx * 8 + %s] <- %d[%s]\n  }}\n\
+}}\n"
+    )
+}
+
+/// `(row, col)` of every `(lane, slot)` of the wgmma atom's `role`
+/// fragment for N = 16, as the description declares them.
+fn wgmma_declared(atom: &MatrixAtom, role: OperandRole) -> Vec<(u64, u64)> {
+    let f = atom
+        .fragment_for_n(role, 16)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| panic!("{}: no {} fragment", atom.name, role.name()));
+    assert_eq!((f.threads(), f.slots()), (WG_LANES as u64, WG_SLOTS as u64));
+    let mut out = Vec::new();
+    for lane in 0..WG_LANES as u64 {
+        for slot in 0..WG_SLOTS as u64 {
+            let e = f
+                .element_index(lane, slot)
+                .unwrap_or_else(|e| panic!("fragment: {e}"));
+            // Element index `row + 64·col` names `(row, col)`.
+            out.push((e as u64 % 64, e as u64 / 64));
+        }
+    }
+    out
+}
+
+/// The probe emits for sm_90a, GPU or not.
+#[test]
+fn wgmma_probe_emits() {
+    let (_, emitted) = emit(&wgmma_probe_ir(2), "sm_90a");
+    assert!(
+        emitted
+            .text
+            .contains("wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16")
+    );
+}
+
+/// The wgmma probe's inputs for its first `blocks` A slots: the one-hot A
+/// of each block and the permutation matrix B, as values.
+fn wgmma_inputs(blocks: usize) -> (Vec<f64>, Vec<f64>) {
+    let per = WG_LANES * WG_SLOTS;
+    let mut a = vec![0.0; blocks * per];
+    for block in 0..blocks {
+        a[block * per + block] = 1.0;
+    }
+    let mut b = vec![0.0; 256];
+    for k in 0..16 {
+        b[k * 16 + wgmma_b_col(k)] = 1.0;
+    }
+    (a, b)
+}
+
+/// wgmma's register-A and accumulator fragments (module docs): block `a`
+/// gets a one-hot A (a 1 in register slot `a`, one `(lane, slot)` of the
+/// warpgroup) and every block the permutation matrix B with `B[k][π(k)] =
+/// 1`, so D has one 1, at `(row_A(a), π(k_A(a)))`. The declared
+/// accumulator fragment must hold it in exactly the `(lane, slot)` the
+/// kernel stored it from, and every other D register must be 0. Over all
+/// 1024 A slots this pins both fragments (up to one relabelling of rows
+/// shared by A and D, which no product can see). Answers the first
+/// mismatches of `d` (the D storage of the first `blocks` blocks).
+fn wgmma_mismatches(arch: &str, d: &[f32], blocks: usize) -> Vec<String> {
+    let target = targets::describe(arch).unwrap_or_else(|e| panic!("{}", e.message));
+    let atom = target
+        .matrix_atoms
+        .iter()
+        .find(|a| a.name == "wgmma.m64nNk16")
+        .unwrap_or_else(|| panic!("{arch} has no wgmma.m64nNk16"));
+    let a_decl = wgmma_declared(atom, OperandRole::A);
+    let d_decl = wgmma_declared(atom, OperandRole::Accumulator);
+    let d_at: BTreeMap<(u64, u64), usize> =
+        d_decl.iter().enumerate().map(|(i, &rc)| (rc, i)).collect();
+    let per = WG_LANES * WG_SLOTS;
+    let mut wrong = Vec::new();
+    for (block, &(row, k)) in a_decl.iter().enumerate().take(blocks) {
+        let want = d_at.get(&(row, wgmma_b_col(k as usize) as u64)).copied();
+        for slot in 0..per {
+            let got = d[block * per + slot];
+            let expect = if Some(slot) == want { 1.0 } else { 0.0 };
+            if got != expect && wrong.len() < 10 {
+                wrong.push(format!(
+                    "A slot {block} (declared ({row}, {k})): D lane {} slot {} = {got}, declared {expect}",
+                    slot / WG_SLOTS,
+                    slot % WG_SLOTS
+                ));
+            }
+        }
+    }
+    wrong
+}
+
+/// The probe's bookkeeping, checked without a GPU: the SIMT interpreter
+/// runs wgmma through the description itself, so the first 64 A slots
+/// must come out exactly as declared.
+#[test]
+fn wgmma_probe_agrees_with_the_simt_interpreter() {
+    let blocks = 64;
+    let text = wgmma_probe_ir(blocks);
+    let (module, _) = emit(&text, "sm_90a");
+    let target = targets::describe("sm_90a").unwrap_or_else(|e| panic!("{}", e.message));
+    let (a, b) = wgmma_inputs(blocks);
+    let n = a.len();
+    let mut args = vec![
+        Tensor::from_f64(DType::F16, vec![n], a).unwrap_or_else(|e| panic!("{e}")),
+        Tensor::from_f64(DType::F16, vec![256], b).unwrap_or_else(|e| panic!("{e}")),
+        Tensor::zeros(DType::F32, vec![n]),
+    ];
+    simt::run(
+        &module.kernels[0],
+        &target,
+        &mut args,
+        &SimtOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("SIMT: {e}"));
+    let TensorData::Float(d) = &args[2].data else {
+        panic!("D is not a float tensor")
+    };
+    let d: Vec<f32> = d.iter().map(|&v| v as f32).collect();
+    let wrong = wgmma_mismatches("sm_90a", &d, blocks);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+fn check_wgmma(arch: &str) {
+    let blocks = WG_LANES * WG_SLOTS;
+    let (a, b) = wgmma_inputs(blocks);
+    let f16_bytes = |v: &[f64]| -> Vec<u8> {
+        v.iter()
+            .flat_map(|&x| (if x == 1.0 { 0x3C00u16 } else { 0 }).to_le_bytes())
+            .collect()
+    };
+    let (da, db, dd) = (alloc(a.len() * 2), alloc(512), alloc(a.len() * 4));
+    upload(da, f16_bytes(&a));
+    upload(db, f16_bytes(&b));
+    launch(
+        &wgmma_probe_ir(blocks),
+        arch,
+        blocks as u32,
+        vec![da, db, dd],
+    );
+    let out = download(dd, a.len() * 4);
+    for buffer in [da, db, dd] {
+        free(buffer);
+    }
+    let d: Vec<f32> = out
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let wrong = wgmma_mismatches(arch, &d, blocks);
+    assert!(
+        wrong.is_empty(),
+        "{arch} wgmma register-A / accumulator fragments differ from the hardware:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn wgmma_fragment_layouts_match_the_hardware() {
+    let Some(device) = device_or_skip() else {
+        return;
+    };
+    check_wgmma("sm_90a");
+    #[allow(clippy::print_stdout)]
+    {
+        println!(
+            "probed wgmma.m64n16k16 register-A and accumulator fragments for sm_90a on {device}"
+        );
+    }
 }
 
 /// The stmatrix probe kernel (see [`check_stmatrix`]).
