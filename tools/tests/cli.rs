@@ -429,6 +429,51 @@ fn run_json_summarizes_roles_and_check() {
     assert_eq!(doc["params"][2]["stats"]["nan"], 0);
     assert_eq!(doc["check"]["passed"], true);
     assert!(doc["time_ms"].as_f64().is_some());
+    // The reference interpreter has no SIMT counters.
+    assert!(doc["sim"].is_null(), "{doc}");
+}
+
+/// `--backend sim` reports what the SIMT interpreter counted, bank passes
+/// included: the default GEMM on sm_80 takes its fragments through
+/// `ldmatrix` from padded rows, one pass of the banks per phase.
+#[test]
+fn sim_run_reports_the_interpreter_s_counters() {
+    let out = tilec(&[
+        "run",
+        "examples/gemm.py",
+        "--backend",
+        "sim",
+        "--target",
+        "sm_80",
+        "--kernel",
+        "matmul(128, 128, 64)",
+        "--json",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let doc = json(&out);
+    let sim = &doc["sim"];
+    assert_eq!(sim["blocks"], 1, "{doc}");
+    assert!(sim["mma"].as_u64().is_some_and(|n| n > 0), "{doc}");
+    assert!(sim["matrix_loads"].as_u64().is_some_and(|n| n > 0), "{doc}");
+    let passes = sim["shared_load_passes"].as_u64();
+    assert!(passes.is_some_and(|n| n > 0), "{doc}");
+    assert_eq!(passes, sim["shared_load_passes_ideal"].as_u64(), "{doc}");
+    let out = tilec(&[
+        "run",
+        "examples/gemm.py",
+        "--backend",
+        "sim",
+        "--target",
+        "sm_80",
+        "--kernel",
+        "matmul(128, 128, 64)",
+    ]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("SIMT interpreter counted: blocks 1,"),
+        "{text}"
+    );
+    assert!(text.contains("shared-memory bank passes: loads"), "{text}");
 }
 
 #[test]

@@ -31,7 +31,9 @@ use crate::cli::RunArgs;
 use crate::commands::{Context, Exit, Frontend, io_reason, print_stdout, single_function};
 use crate::compare::{Comparison, compare};
 use crate::diagnostics::Report;
-use crate::json::{self, CheckResult, CheckedParam, Manifest, ManifestParam, RunOutput, RunParam};
+use crate::json::{
+    self, CheckResult, CheckedParam, Manifest, ManifestParam, RunOutput, RunParam, SimCounts,
+};
 use crate::rng::SplitMix64;
 use crate::{npy, reference, tensors};
 
@@ -115,6 +117,7 @@ pub fn run(args: &RunArgs, cx: &Context) -> Exit {
         seed: args.seed,
         symbols: Map::new(),
         time_ms: None,
+        sim: None,
         params: Vec::new(),
         check: None,
     };
@@ -408,8 +411,13 @@ fn execute_sim(
         ..tilec_core::simt::SimtOptions::default()
     };
     let start = Instant::now();
+    let mut counts = SimCounts::default();
     for kernel in &lowered.kernels {
-        if let Err(e) = tilec_core::simt::run(kernel, &target, &mut tensors, &sim_options) {
+        let stats = tilec_core::simt::run(kernel, &target, &mut tensors, &sim_options);
+        if let Ok(stats) = &stats {
+            counts.add(stats);
+        }
+        if let Err(e) = stats {
             let mut report = Report::error(format!(
                 "the kernel `{}` failed under the SIMT interpreter (target `{}`): {e}",
                 func.name, target.name
@@ -428,6 +436,7 @@ fn execute_sim(
         }
     }
     out.time_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+    out.sim = Some(counts);
     let run = Ran {
         params,
         before,
@@ -1004,6 +1013,21 @@ fn render_summary(out: &RunOutput) -> String {
     text.push_str(&table(&rows));
     if let Some(ms) = out.time_ms {
         let _ = writeln!(text, "ran in {ms:.3} ms");
+    }
+    if let Some(c) = &out.sim {
+        let _ = writeln!(
+            text,
+            "SIMT interpreter counted: blocks {}, barriers {}, shuffles {}, matrix atoms {}, matrix loads {}, matrix stores {}",
+            c.blocks, c.barriers, c.shuffles, c.mma, c.matrix_loads, c.matrix_stores
+        );
+        let _ = writeln!(
+            text,
+            "shared-memory bank passes: loads {} (conflict-free: {}), stores and async copies {} (conflict-free: {})",
+            c.shared_load_passes,
+            c.shared_load_passes_ideal,
+            c.shared_store_passes,
+            c.shared_store_passes_ideal
+        );
     }
     text
 }
