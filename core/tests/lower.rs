@@ -305,19 +305,7 @@ fn run_and_compare(
     for kernel in &lowered.kernels {
         let stats =
             simt::run(kernel, sim, &mut got, &options).map_err(|e| format!("{what}: simt: {e}"))?;
-        total.mma += stats.mma;
-        total.matrix_loads += stats.matrix_loads;
-        total.matrix_stores += stats.matrix_stores;
-        total.shared_loads += stats.shared_loads;
-        total.shared_stores += stats.shared_stores;
-        total.async_copies += stats.async_copies;
-        total.global_loads += stats.global_loads;
-        total.global_stores += stats.global_stores;
-        total.blocks += stats.blocks;
-        total.shared_load_passes += stats.shared_load_passes;
-        total.shared_load_passes_ideal += stats.shared_load_passes_ideal;
-        total.shared_store_passes += stats.shared_store_passes;
-        total.shared_store_passes_ideal += stats.shared_store_passes_ideal;
+        total.add(&stats);
     }
     let magnitude = match class {
         Class::Exact => None,

@@ -264,57 +264,14 @@ pub struct RunOutput {
     pub symbols: Map<String, Value>,
     /// Wall time of the kernel run, in milliseconds.
     pub time_ms: Option<f64>,
-    /// What the SIMT interpreter counted (`--backend sim` only).
-    pub sim: Option<SimCounts>,
+    /// What the SIMT interpreter counted (`--backend sim` only), summed
+    /// over the lowered kernels: statements by kind (warp-wide ones once
+    /// per issuing warp or group) and the passes of the shared-memory
+    /// banks that warp-wide shared accesses needed, next to what they would
+    /// need without bank conflicts.
+    pub sim: Option<tilec_core::simt::Stats>,
     pub params: Vec<RunParam>,
     pub check: Option<CheckResult>,
-}
-
-/// The SIMT interpreter's counters for a run, summed over the lowered
-/// kernels (`tilec_core::simt::Stats`): statements by kind (per issuing
-/// warp or group where the statement is warp-wide) and the passes of the
-/// shared-memory banks that warp-wide shared accesses needed, next to what
-/// they would need without bank conflicts.
-#[derive(Debug, Default, Serialize)]
-pub struct SimCounts {
-    pub blocks: u64,
-    pub barriers: u64,
-    pub shuffles: u64,
-    pub mma: u64,
-    pub matrix_loads: u64,
-    pub matrix_stores: u64,
-    pub global_loads: u64,
-    pub global_stores: u64,
-    pub shared_loads: u64,
-    pub shared_stores: u64,
-    pub async_copies: u64,
-    pub atomics: u64,
-    pub shared_load_passes: u64,
-    pub shared_load_passes_ideal: u64,
-    pub shared_store_passes: u64,
-    pub shared_store_passes_ideal: u64,
-}
-
-impl SimCounts {
-    /// Adds one kernel's counters.
-    pub fn add(&mut self, s: &tilec_core::simt::Stats) {
-        self.blocks += s.blocks;
-        self.barriers += s.barriers;
-        self.shuffles += s.shuffles;
-        self.mma += s.mma;
-        self.matrix_loads += s.matrix_loads;
-        self.matrix_stores += s.matrix_stores;
-        self.global_loads += s.global_loads;
-        self.global_stores += s.global_stores;
-        self.shared_loads += s.shared_loads;
-        self.shared_stores += s.shared_stores;
-        self.async_copies += s.async_copies;
-        self.atomics += s.atomics;
-        self.shared_load_passes += s.shared_load_passes;
-        self.shared_load_passes_ideal += s.shared_load_passes_ideal;
-        self.shared_store_passes += s.shared_store_passes;
-        self.shared_store_passes_ideal += s.shared_store_passes_ideal;
-    }
 }
 
 /// One parameter in `manifest.json`.

@@ -438,7 +438,7 @@ fn run_json_summarizes_roles_and_check() {
 /// `ldmatrix` from padded rows, one pass of the banks per phase.
 #[test]
 fn sim_run_reports_the_interpreter_s_counters() {
-    let out = tilec(&[
+    let args = [
         "run",
         "examples/gemm.py",
         "--backend",
@@ -447,8 +447,8 @@ fn sim_run_reports_the_interpreter_s_counters() {
         "sm_80",
         "--kernel",
         "matmul(128, 128, 64)",
-        "--json",
-    ]);
+    ];
+    let out = tilec(&[&args[..], &["--json"]].concat());
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let doc = json(&out);
     let sim = &doc["sim"];
@@ -458,17 +458,7 @@ fn sim_run_reports_the_interpreter_s_counters() {
     let passes = sim["shared_load_passes"].as_u64();
     assert!(passes.is_some_and(|n| n > 0), "{doc}");
     assert_eq!(passes, sim["shared_load_passes_ideal"].as_u64(), "{doc}");
-    let out = tilec(&[
-        "run",
-        "examples/gemm.py",
-        "--backend",
-        "sim",
-        "--target",
-        "sm_80",
-        "--kernel",
-        "matmul(128, 128, 64)",
-    ]);
-    let text = stdout(&out);
+    let text = stdout(&tilec(&args));
     assert!(
         text.contains("SIMT interpreter counted: blocks 1,"),
         "{text}"

@@ -56,6 +56,19 @@ impl LoadPlan {
     }
 }
 
+/// What a matrix move plan is sought for: the fragment map, the operand's
+/// addressing, the atom tiles' origins, the lanes of one move, whether the
+/// operand's rows are the memory rows, and what the run-time part of its
+/// address is a multiple of.
+struct Shape<'x> {
+    map: &'x FragMap,
+    op: &'x AtomOperand,
+    tiles: &'x [(i64, i64)],
+    lanes: i64,
+    along_cols: bool,
+    runtime_mult: i64,
+}
+
 /// `(row, col)` of slot `s` of lane `lane` in a decomposed fragment.
 fn coord(map: &FragMap, lane: i64, s: usize) -> (i64, i64) {
     let (mut r, mut c) = map.slot.get(s).copied().unwrap_or((0, 0));
@@ -187,30 +200,59 @@ impl Lower<'_> {
             (1, _) => false,
             _ => return None,
         };
-        for load in &self.target.matrix_loads {
-            if u64::from(load.element_bits) != op.dtype.bits() as u64
+        let shape = Shape {
+            map,
+            op,
+            tiles,
+            lanes: simt,
+            along_cols,
+            runtime_mult,
+        };
+        self.first_plan(self.target.matrix_loads.iter(), &[false, true], &shape)
+    }
+
+    /// The first of `moves` (matrix loads, or stores seen as loads) whose
+    /// elements are as wide as the operand's, in shared memory, that some
+    /// count (largest first) and form in `forms` (plain, transposed) plans
+    /// with every row start aligned.
+    fn first_plan<'m>(
+        &self,
+        moves: impl Iterator<Item = &'m MatrixLoad>,
+        forms: &[bool],
+        shape: &Shape<'_>,
+    ) -> Option<LoadPlan> {
+        for m in moves {
+            if u64::from(m.element_bits) != shape.op.dtype.bits() as u64
                 || self
                     .target
-                    .memory_space(&load.from)
-                    .is_none_or(|m| m.kind != crate::target::MemoryKind::Shared)
+                    .memory_space(&m.from)
+                    .is_none_or(|s| s.kind != crate::target::MemoryKind::Shared)
             {
                 continue;
             }
-            let elem = i64::from(load.element_bits / 8).max(1);
-            let align = (i64::from(load.row_alignment_bytes) / elem).max(1);
-            let mut counts = load.counts.clone();
+            let elem = i64::from(m.element_bits / 8).max(1);
+            let align = (i64::from(m.row_alignment_bytes) / elem).max(1);
+            let mut counts = m.counts.clone();
             counts.sort_unstable_by(|a, b| b.cmp(a));
             for &count in &counts {
-                for trans in [false, true] {
-                    let Some(plan) = try_plan(load, count, trans, map, op, tiles, simt, along_cols)
-                    else {
+                for &trans in forms {
+                    let Some(plan) = try_plan(
+                        m,
+                        count,
+                        trans,
+                        shape.map,
+                        shape.op,
+                        shape.tiles,
+                        shape.lanes,
+                        shape.along_cols,
+                    ) else {
                         continue;
                     };
                     let mult = plan
                         .origins
                         .iter()
                         .chain(plan.chunks.iter().map(|(_, s)| s))
-                        .fold(gcd(runtime_mult, plan.row_stride), |g, &o| gcd(g, o));
+                        .fold(gcd(shape.runtime_mult, plan.row_stride), |g, &o| gcd(g, o));
                     if mult % align == 0 {
                         return Some(plan);
                     }
@@ -241,35 +283,21 @@ impl Lower<'_> {
         if op.sc != 1 {
             return None;
         }
-        for store in &self.target.matrix_stores {
-            let store = store.as_load();
-            if u64::from(store.element_bits) != op.dtype.bits() as u64
-                || self
-                    .target
-                    .memory_space(&store.from)
-                    .is_none_or(|m| m.kind != crate::target::MemoryKind::Shared)
-            {
-                continue;
-            }
-            let elem = i64::from(store.element_bits / 8).max(1);
-            let align = (i64::from(store.row_alignment_bytes) / elem).max(1);
-            let mut counts = store.counts.clone();
-            counts.sort_unstable_by(|a, b| b.cmp(a));
-            for &count in &counts {
-                let Some(plan) = try_plan(&store, count, false, map, op, tiles, simt, true) else {
-                    continue;
-                };
-                let mult = plan
-                    .origins
-                    .iter()
-                    .chain(plan.chunks.iter().map(|(_, s)| s))
-                    .fold(gcd(runtime_mult, plan.row_stride), |g, &o| gcd(g, o));
-                if mult % align == 0 {
-                    return Some(plan);
-                }
-            }
-        }
-        None
+        let stores: Vec<MatrixLoad> = self
+            .target
+            .matrix_stores
+            .iter()
+            .map(crate::target::MatrixStore::as_load)
+            .collect();
+        let shape = Shape {
+            map,
+            op,
+            tiles,
+            lanes: simt,
+            along_cols: true,
+            runtime_mult,
+        };
+        self.first_plan(stores.iter(), &[false], &shape)
     }
 
     /// The part of the address of the row lane `lane` supplies:

@@ -152,7 +152,7 @@ impl Default for SimtOptions {
 }
 
 /// What a run did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Stats {
     pub blocks: u64,
     /// Statement executions (per block, not per thread) and loop iterations.
@@ -182,6 +182,48 @@ pub struct Stats {
     /// The same for shared stores and async copies into shared memory.
     pub shared_store_passes: u64,
     pub shared_store_passes_ideal: u64,
+}
+
+impl Stats {
+    /// Adds another run's counts (kernels of one module, say).
+    pub fn add(&mut self, other: &Stats) {
+        let Stats {
+            blocks,
+            steps,
+            barriers,
+            shuffles,
+            mma,
+            matrix_loads,
+            matrix_stores,
+            global_loads,
+            global_stores,
+            shared_loads,
+            shared_stores,
+            async_copies,
+            atomics,
+            shared_load_passes,
+            shared_load_passes_ideal,
+            shared_store_passes,
+            shared_store_passes_ideal,
+        } = other;
+        self.blocks += blocks;
+        self.steps += steps;
+        self.barriers += barriers;
+        self.shuffles += shuffles;
+        self.mma += mma;
+        self.matrix_loads += matrix_loads;
+        self.matrix_stores += matrix_stores;
+        self.global_loads += global_loads;
+        self.global_stores += global_stores;
+        self.shared_loads += shared_loads;
+        self.shared_stores += shared_stores;
+        self.async_copies += async_copies;
+        self.atomics += atomics;
+        self.shared_load_passes += shared_load_passes;
+        self.shared_load_passes_ideal += shared_load_passes_ideal;
+        self.shared_store_passes += shared_store_passes;
+        self.shared_store_passes_ideal += shared_store_passes_ideal;
+    }
 }
 
 /// Runs `kernel` on `args` (one tensor per global parameter, in order).

@@ -31,9 +31,7 @@ use crate::cli::RunArgs;
 use crate::commands::{Context, Exit, Frontend, io_reason, print_stdout, single_function};
 use crate::compare::{Comparison, compare};
 use crate::diagnostics::Report;
-use crate::json::{
-    self, CheckResult, CheckedParam, Manifest, ManifestParam, RunOutput, RunParam, SimCounts,
-};
+use crate::json::{self, CheckResult, CheckedParam, Manifest, ManifestParam, RunOutput, RunParam};
 use crate::rng::SplitMix64;
 use crate::{npy, reference, tensors};
 
@@ -411,7 +409,7 @@ fn execute_sim(
         ..tilec_core::simt::SimtOptions::default()
     };
     let start = Instant::now();
-    let mut counts = SimCounts::default();
+    let mut counts = tilec_core::simt::Stats::default();
     for kernel in &lowered.kernels {
         let stats = tilec_core::simt::run(kernel, &target, &mut tensors, &sim_options);
         if let Ok(stats) = &stats {
