@@ -32,29 +32,38 @@ struct Rows {
     starts: Vec<i64>,
 }
 
+/// One element of a matrix move: the thread holding it, its slot in the
+/// thread's run of registers, its index in the shared buffer.
+type Element = (usize, i64, i64);
+
 impl Rows {
-    /// The start of the row that `(lane l, slot e)` of matrix `j` lies in,
-    /// supplied by a lane of the warp at `warp`, and the column in it.
-    fn place(
-        &self,
-        warp: usize,
-        j: usize,
-        l: usize,
-        e: usize,
-    ) -> Result<(usize, i64, i64), (usize, String)> {
-        let (row, col) = self.coords[l * self.per + e];
-        let supplier = warp + self.rows * j + row;
-        let start = self.starts.get(supplier).copied().unwrap_or(-1);
-        if start < 0 || !(start as u64).is_multiple_of(self.align) {
-            return Err((
-                supplier,
-                format!(
-                    "row start {start} is not a multiple of {} elements",
-                    self.align
-                ),
-            ));
+    /// Every element one warp's move of `count` matrices touches, as
+    /// `(thread, slot, index)`: the lane `thread` holds it in slot `slot`
+    /// of its run of registers, and it lives at element `index` of the
+    /// shared buffer. Fails with the supplying thread and why when a row
+    /// start is not aligned.
+    fn elements(&self, warp: usize, count: u32) -> Result<Vec<Element>, (usize, String)> {
+        let mut out = Vec::with_capacity(count as usize * self.lanes * self.per);
+        for j in 0..count as usize {
+            for l in 0..self.lanes {
+                for e in 0..self.per {
+                    let (row, col) = self.coords[l * self.per + e];
+                    let supplier = warp + self.rows * j + row;
+                    let start = self.starts.get(supplier).copied().unwrap_or(-1);
+                    if start < 0 || !(start as u64).is_multiple_of(self.align) {
+                        return Err((
+                            supplier,
+                            format!(
+                                "row start {start} is not a multiple of {} elements",
+                                self.align
+                            ),
+                        ));
+                    }
+                    out.push((warp + l, (self.per * j + e) as i64, start + col));
+                }
+            }
         }
-        Ok((supplier, start, col))
+        Ok(out)
     }
 }
 
@@ -177,19 +186,14 @@ pub(super) fn execute(
     let mut writes: Vec<(usize, i64, Val)> = Vec::new();
     for warp in warps(machine, s, &rows, count, src, mask, &bad)? {
         machine.stats.matrix_loads += 1;
-        for j in 0..count as usize {
-            for l in 0..rows.lanes {
-                for e in 0..rows.per {
-                    let (_, start, col) = rows
-                        .place(warp, j, l, e)
-                        .map_err(|(t, why)| machine.fail(s, Some(t), bad(why)))?;
-                    let v = machine
-                        .shared_element(src.index(), start + col, (warp + l) as u32, key)
-                        .map_err(|k| machine.fail(s, Some(warp + l), k))?;
-                    let slot = i64::from(dst.offset) + (rows.per * j + e) as i64;
-                    writes.push((warp + l, slot, v));
-                }
-            }
+        let elements = rows
+            .elements(warp, count)
+            .map_err(|(t, why)| machine.fail(s, Some(t), bad(why)))?;
+        for (t, slot, at) in elements {
+            let v = machine
+                .shared_element(src.index(), at, t as u32, key)
+                .map_err(|k| machine.fail(s, Some(t), k))?;
+            writes.push((t, i64::from(dst.offset) + slot, v));
         }
     }
     for (t, i, v) in writes {
@@ -224,22 +228,16 @@ pub(super) fn execute_store(
     let key = super::exec::stmt_key(s);
     for warp in warps(machine, s, &rows, count, dst, mask, &bad)? {
         machine.stats.matrix_stores += 1;
-        for j in 0..count as usize {
-            for l in 0..rows.lanes {
-                for e in 0..rows.per {
-                    let (_, start, col) = rows
-                        .place(warp, j, l, e)
-                        .map_err(|(t, why)| machine.fail(s, Some(t), bad(why)))?;
-                    let slot = i64::from(src.offset) + (rows.per * j + e) as i64;
-                    let t = warp + l;
-                    let v = machine
-                        .reg_element(src.array.index(), slot, t)
-                        .map_err(|k| machine.fail(s, Some(t), k))?;
-                    machine
-                        .shared_element_write(dst.index(), start + col, t as u32, v, key)
-                        .map_err(|k| machine.fail(s, Some(t), k))?;
-                }
-            }
+        let elements = rows
+            .elements(warp, count)
+            .map_err(|(t, why)| machine.fail(s, Some(t), bad(why)))?;
+        for (t, slot, at) in elements {
+            let v = machine
+                .reg_element(src.array.index(), i64::from(src.offset) + slot, t)
+                .map_err(|k| machine.fail(s, Some(t), k))?;
+            machine
+                .shared_element_write(dst.index(), at, t as u32, v, key)
+                .map_err(|k| machine.fail(s, Some(t), k))?;
         }
     }
     Ok(())

@@ -129,17 +129,21 @@ pub fn for_each_own_expr(s: &Stmt, f: &mut dyn FnMut(&Expr)) {
 
 /// Adds every register `e` reads to `out`.
 pub fn expr_regs(e: &Expr, out: &mut HashSet<RegId>) {
+    for_each_subexpr(e, &mut |e| {
+        if let ExprKind::Reg(r) | ExprKind::Elem(r, _) = &e.kind {
+            out.insert(*r);
+        }
+    });
+}
+
+/// Calls `f` on `e` and on every expression inside it (operands, array
+/// indices).
+pub fn for_each_subexpr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     let mut stack = vec![e];
     while let Some(e) = stack.pop() {
+        f(e);
         match &e.kind {
-            ExprKind::Reg(r) => {
-                out.insert(*r);
-            }
-            ExprKind::Elem(r, i) => {
-                out.insert(*r);
-                stack.push(i);
-            }
-            ExprKind::Unary(_, a) | ExprKind::Cast(a) => stack.push(a),
+            ExprKind::Elem(_, a) | ExprKind::Unary(_, a) | ExprKind::Cast(a) => stack.push(a),
             ExprKind::Binary(_, a, b) => {
                 stack.push(a);
                 stack.push(b);
@@ -149,7 +153,8 @@ pub fn expr_regs(e: &Expr, out: &mut HashSet<RegId>) {
                 stack.push(a);
                 stack.push(b);
             }
-            ExprKind::Literal(_) | ExprKind::Param(_) | ExprKind::Special(_) => {}
+            ExprKind::Literal(_) | ExprKind::Param(_) | ExprKind::Special(_) | ExprKind::Reg(_) => {
+            }
         }
     }
 }

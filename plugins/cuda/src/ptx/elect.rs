@@ -52,13 +52,14 @@ fn thread_number(cond: &Expr) -> Option<i64> {
 
 /// Whether `e` reads the thread's number or lane.
 fn reads_thread(e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::Special(s) => matches!(s, Special::ThreadIdx | Special::LaneId),
-        ExprKind::Literal(_) | ExprKind::Reg(_) | ExprKind::Param(_) => false,
-        ExprKind::Elem(_, a) | ExprKind::Unary(_, a) | ExprKind::Cast(a) => reads_thread(a),
-        ExprKind::Binary(_, a, b) => reads_thread(a) || reads_thread(b),
-        ExprKind::Select(c, a, b) => reads_thread(c) || reads_thread(a) || reads_thread(b),
-    }
+    let mut found = false;
+    visit::for_each_subexpr(e, &mut |e| {
+        found |= matches!(
+            e.kind,
+            ExprKind::Special(Special::ThreadIdx | Special::LaneId)
+        );
+    });
+    found
 }
 
 /// Whether any thread may run `body` in place of any other (module docs),
