@@ -686,7 +686,8 @@ impl Backend for Sim {
         }
         let lowered = tilec_core::lower::to_thread(module, &self.target).map_err(|e| {
             let code = match e {
-                tilec_core::lower::LowerError::Unsupported { .. } => ErrorCode::UnsupportedFeature,
+                tilec_core::lower::LowerError::Unsupported { .. }
+                | tilec_core::lower::LowerError::Pin { .. } => ErrorCode::UnsupportedFeature,
                 _ => ErrorCode::Internal,
             };
             BackendError::Refused(PluginError::new(code, e.to_string()))

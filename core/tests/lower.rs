@@ -762,6 +762,11 @@ const FILE_CLASSES: &[(&str, u64)] = &[
     ("rows_fallback.sm_80", 16),
     ("gemm_slices.sm_80", 64),
     ("gemm_trans_a.gfx942", 32),
+    ("pipeline_lists.sm_80", 160),
+    ("pipeline_lists_deep.sm_80", 160),
+    ("pipeline_lists_interleaved.sm_80", 160),
+    ("pipeline_lists.gfx942", 160),
+    ("pipeline_lists.sm_90a", 160),
 ];
 
 /// The comparison class of a file case.
@@ -896,4 +901,169 @@ fn spread_fragments_and_group_reductions_over_shapes() {
         scratch >= 5,
         "only {scratch} spread cases exchanged partials across warps"
     );
+}
+
+/// The passes that record the lowering's choices (`infer-layouts`,
+/// `inject-pipeline`, `warp-specialize`) annotate every buffer and
+/// pipelined loop, and lowering the annotated IR gives the same thread IR
+/// as lowering the original: the annotations are the choices, and pinning
+/// them changes nothing. Checked on the examples (small and benchmark
+/// tiles) for every target.
+#[test]
+fn recorded_choices_lower_to_the_same_kernels() {
+    use tilec_core::ir::{LoopKind, Stmt};
+    use tilec_core::passes::{PassContext, Pipeline};
+    let mut calls: Vec<(&str, &str)> = EXAMPLES.iter().map(|&(f, c, _)| (f, c)).collect();
+    calls.extend([
+        (
+            "gemm.py",
+            "matmul(512, 512, 512, block_M=128, block_N=256, block_K=32, num_stages=3, threads=256)",
+        ),
+        (
+            "gemm.py",
+            "matmul(512, 512, 512, block_M=128, block_N=256, block_K=64, num_stages=4, threads=256)",
+        ),
+        (
+            "flash_attention.py",
+            "flash_attention(1, 2, 512, 128, is_causal=True, block_M=128, block_N=128, num_stages=2, threads=256)",
+        ),
+    ]);
+    let pipeline =
+        Pipeline::parse("infer-layouts,inject-pipeline,warp-specialize").expect("registered");
+    let mut failures = Vec::new();
+    for (file, call) in calls {
+        let module = compile(file, call);
+        for t in TARGETS {
+            let target = target::builtin(t).expect("built-in target");
+            let Ok(plain) = lower::to_thread(&module, &target) else {
+                continue;
+            };
+            let mut annotated = module.clone();
+            let mut cx = PassContext::default();
+            cx.target = Some(target.clone());
+            if let Err(e) = pipeline.run(&mut annotated, &cx) {
+                failures.push(format!("{call} on {t}: {}", e.error));
+                continue;
+            }
+            let f = &annotated.functions[0];
+            let mut unannotated = Vec::new();
+            fn visit(b: &tilec_core::ir::Block, f: &Function, out: &mut Vec<String>) {
+                for s in &b.stmts {
+                    match s {
+                        Stmt::Alloc { buffer, .. } if f.buffers[*buffer].layout.is_none() => {
+                            out.push(f.buffers[*buffer].name.clone())
+                        }
+                        Stmt::For {
+                            var, kind, body, ..
+                        } => {
+                            if let LoopKind::Pipelined { schedule: None, .. } = kind {
+                                out.push(f.vars[*var].name.clone());
+                            }
+                            visit(body, f, out);
+                        }
+                        Stmt::Kernel { body, .. } | Stmt::Parallel { body, .. } => {
+                            visit(body, f, out)
+                        }
+                        Stmt::If {
+                            then, otherwise, ..
+                        } => {
+                            visit(then, f, out);
+                            visit(otherwise, f, out);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            visit(&f.body, f, &mut unannotated);
+            if !unannotated.is_empty() {
+                failures.push(format!("{call} on {t}: not annotated: {unannotated:?}"));
+            }
+            match lower::to_thread(&annotated, &target) {
+                Ok(pinned) if thread::print_module(&pinned) == thread::print_module(&plain) => {}
+                Ok(_) => failures.push(format!("{call} on {t}: the pinned lowering differs")),
+                Err(e) => failures.push(format!("{call} on {t}: {e}")),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Pinned choices are realized, and what they give still computes what
+/// the reference does: a gemm accumulator pinned to shared memory
+/// (through-memory atoms), a stage count below the loop's, a padding
+/// other than `pad.rs`'s. An unrealizable pin is an error at the buffer.
+#[test]
+fn pinned_layouts_and_schedules_are_realized() {
+    use tilec_core::ir::{BufferLayout, LoopKind, PipelineSchedule, Stmt};
+    let call = "matmul(M=64, N=72, K=96, block_M=64, block_N=64, block_K=32, trans_B=True)";
+    let mut module = compile("gemm.py", call);
+    let target = target::builtin("sm_80").expect("built-in target");
+    let f = &mut module.functions[0];
+    let named = |f: &Function, name: &str| {
+        f.buffers
+            .iter()
+            .find(|(_, b)| b.name == name)
+            .map(|(h, _)| h)
+            .expect("buffer")
+    };
+    let (c, a) = (named(f, "C_local"), named(f, "A_shared"));
+    f.buffers[c].layout = Some(BufferLayout::Shared);
+    f.buffers[a].layout = Some(BufferLayout::Padded { pitch: 48 });
+    fn pin_loops(b: &mut tilec_core::ir::Block) {
+        for s in &mut b.stmts {
+            match s {
+                Stmt::For { kind, body, .. } => {
+                    if let LoopKind::Pipelined { schedule, .. } = kind {
+                        *schedule = Some(PipelineSchedule::Async { stages: 2 });
+                    }
+                    pin_loops(body);
+                }
+                Stmt::Kernel { body, .. } => pin_loops(body),
+                _ => {}
+            }
+        }
+    }
+    pin_loops(&mut f.body);
+    let lowered = lower::to_thread(&module, &target).expect("pinned choices lower");
+    let kernel = &lowered.kernels[0];
+    let shared = |name: &str| {
+        kernel
+            .shared
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no shared buffer {name}"))
+    };
+    // C in shared memory; A in two stages of 64 rows of 48 elements.
+    assert_eq!(shared("C_local").len, 64 * 64);
+    assert_eq!(shared("A_shared").len, 2 * 64 * 48);
+    let text = thread::print_module(&lowered);
+    assert!(
+        text.contains("wait_group 0"),
+        "two stages wait for 0 groups"
+    );
+    let stats = run_and_compare(
+        &module.functions[0],
+        &lowered,
+        &target,
+        Class::Accumulation { len: 96 },
+        call,
+    )
+    .expect("pinned lowering matches the reference");
+    assert!(stats.mma > 0);
+
+    // A gemm accumulator cannot be spread over threads like an
+    // element-wise fragment: refused at its allocation.
+    let f = &mut module.functions[0];
+    f.buffers[c].layout = Some(BufferLayout::Spread { vector: 4 });
+    let span = f.buffer_spans[c.index()];
+    match lower::to_thread(&module, &target) {
+        Err(LowerError::Pin { message, span: at }) => {
+            assert!(
+                message.contains("`C_local` is pinned to layout `spread(4)`"),
+                "{message}"
+            );
+            assert_eq!(at, span);
+        }
+        other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
+    }
 }

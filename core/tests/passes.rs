@@ -276,7 +276,9 @@ fn unknown_pass_names_list_the_registered_ones() {
     let message = Pipeline::parse("bogus").err().map(|e| e.to_string());
     assert_eq!(
         message.as_deref(),
-        Some("unknown pass `bogus`; the registered passes are: simplify, plan-shared-memory")
+        Some(
+            "unknown pass `bogus`; the registered passes are: simplify, infer-layouts, inject-pipeline, warp-specialize, plan-shared-memory"
+        )
     );
     let mut pipeline = Pipeline::new();
     assert!(pipeline.print_after("bogus").is_err());

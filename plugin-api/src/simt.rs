@@ -90,7 +90,9 @@ pub fn lower_functions_with(
         };
         let lowered = lower::to_thread_with(&single, target, &single_options).map_err(|e| {
             let code = match e {
-                lower::LowerError::Unsupported { .. } => ErrorCode::UnsupportedFeature,
+                lower::LowerError::Unsupported { .. } | lower::LowerError::Pin { .. } => {
+                    ErrorCode::UnsupportedFeature
+                }
                 lower::LowerError::Malformed { .. } => ErrorCode::InvalidIr,
                 lower::LowerError::Internal { .. } => ErrorCode::Internal,
             };

@@ -188,6 +188,84 @@ pub struct Buffer {
     /// Where a shared buffer lives in its block's shared-memory arena, once
     /// `plan-shared-memory` has placed it; `None` before.
     pub placement: Option<Placement>,
+    /// How the lowering to threads keeps an on-chip buffer, once
+    /// `infer-layouts` chose (or a kernel's author pinned it); `None`
+    /// leaves the choice to the lowering. No effect on what the kernel
+    /// computes.
+    pub layout: Option<BufferLayout>,
+}
+
+/// How the lowering to threads stores an on-chip buffer (`docs/ir.md`,
+/// "Layouts"): in shared memory with some row arrangement, or in the
+/// registers of the block's threads in some distribution.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum BufferLayout {
+    /// Shared memory, row-major with dense rows.
+    Shared,
+    /// Shared memory, row-major with rows `pitch` elements apart (padding
+    /// against bank conflicts).
+    Padded { pitch: u64 },
+    /// Shared memory in the XOR-swizzled panels, `row_bytes` bytes wide,
+    /// that a shared-operand matrix atom's descriptors read.
+    Swizzled { row_bytes: u64 },
+    /// Registers: the accumulator fragment layout of the target's matrix
+    /// atom named `atom`, as the gemms that write the buffer split it.
+    Fragment { atom: String },
+    /// Registers: one value per row of such an accumulator fragment, kept
+    /// by every thread holding part of the row (per-row statistics).
+    Rows { atom: String },
+    /// Registers: spread over the block's threads, `vector` consecutive
+    /// elements per thread and sweep.
+    Spread { vector: u64 },
+}
+
+/// The IR text's form: `shared`, `padded(40)`, `swizzled(128)`,
+/// `fragment("ATOM")`, `rows("ATOM")`, `spread(4)`.
+impl std::fmt::Display for BufferLayout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::text::lexer::quote;
+        match self {
+            BufferLayout::Shared => write!(f, "shared"),
+            BufferLayout::Padded { pitch } => write!(f, "padded({pitch})"),
+            BufferLayout::Swizzled { row_bytes } => write!(f, "swizzled({row_bytes})"),
+            BufferLayout::Fragment { atom } => write!(f, "fragment({})", quote(atom)),
+            BufferLayout::Rows { atom } => write!(f, "rows({})", quote(atom)),
+            BufferLayout::Spread { vector } => write!(f, "spread({vector})"),
+        }
+    }
+}
+
+/// The IR text's form: `serial`, `async(3)`, `bulk(3)`,
+/// `bulk(3, specialized)`, `bulk(3, unspecialized)`, `registers`.
+impl std::fmt::Display for PipelineSchedule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PipelineSchedule::Serial => write!(f, "serial"),
+            PipelineSchedule::Async { stages } => write!(f, "async({stages})"),
+            PipelineSchedule::Bulk {
+                stages,
+                specialized,
+            } => {
+                let role = match specialized {
+                    None => "",
+                    Some(true) => ", specialized",
+                    Some(false) => ", unspecialized",
+                };
+                write!(f, "bulk({stages}{role})")
+            }
+            PipelineSchedule::Registers => write!(f, "registers"),
+        }
+    }
+}
+
+impl BufferLayout {
+    /// Whether the buffer lives in registers (not shared memory).
+    pub fn in_registers(&self) -> bool {
+        matches!(
+            self,
+            BufferLayout::Fragment { .. } | BufferLayout::Rows { .. } | BufferLayout::Spread { .. }
+        )
+    }
 }
 
 /// A byte range of a block's shared-memory arena: the buffer occupies
@@ -452,7 +530,34 @@ pub enum LoopKind {
         num_stages: u32,
         order: Option<Vec<i64>>,
         stage: Option<Vec<i64>>,
+        /// How the lowering pipelines the loop, once `inject-pipeline`
+        /// chose (or the author pinned it); `None` leaves it to the
+        /// lowering.
+        schedule: Option<PipelineSchedule>,
     },
+}
+
+/// How the lowering to threads runs a `T.Pipelined` loop (`docs/ir.md`,
+/// "Pipeline schedules").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum PipelineSchedule {
+    /// Not pipelined: a serial loop.
+    Serial,
+    /// `stages` shared-memory stages filled by per-thread asynchronous
+    /// copies in commit groups.
+    Async { stages: u32 },
+    /// `stages` shared-memory stages filled by bulk tensor copies that
+    /// complete on transaction barriers. `specialized`: whether producer
+    /// threads of their own issue the copies while the kernel's threads
+    /// compute (warp specialization), once `warp-specialize` chose; `None`
+    /// leaves it to the lowering.
+    Bulk {
+        stages: u32,
+        specialized: Option<bool>,
+    },
+    /// Two shared-memory stages filled through registers (targets without
+    /// asynchronous copies).
+    Registers,
 }
 
 /// Reduction operators of [`Stmt::Reduce`].

@@ -33,6 +33,11 @@
 //! - Parameters are `global`; `out_idx` entries index parameters.
 //! - Only `shared` buffers carry a placement (`at OFFSET align ALIGN`), with
 //!   a power-of-two alignment dividing the offset.
+//! - Only non-global buffers carry a layout; register layouts
+//!   (`fragment`, `rows`, `spread`) only fragment and local ones; `padded`
+//!   rows hold a constant row of a buffer of two or more dimensions;
+//!   `swizzled` rows are 32, 64 or 128 bytes; `spread` vectors are powers
+//!   of two.
 //!
 //! **Placement**
 //! - `kernel` statements appear only at the function's top level.
@@ -48,7 +53,8 @@
 //! - Parallel loops have one variable per extent, and every extent is a
 //!   positive integer constant.
 //! - `pipelined` `order` and `stage` lists, when present, have one entry per
-//!   top-level statement of the loop body.
+//!   top-level statement of the loop body; a `schedule` with stages has at
+//!   least two.
 //! - `if` and `assume` conditions and the `gemm` clear flag are `bool`.
 //! - A store has one index per dimension and a value of the buffer's type;
 //!   a `fill` value and a `let` value have the type of their target.
@@ -75,8 +81,8 @@
 //! problem it finds, not only the first.
 
 use crate::ir::{
-    AtomicValue, Block, Buffer, DType, Expr, Function, Handle, Literal, LoopKind, Module, Region,
-    Scope, Span, Stmt, TypeError, Var, VarKind,
+    AtomicValue, Block, Buffer, BufferLayout, DType, Expr, Function, Handle, Literal, LoopKind,
+    Module, PipelineSchedule, Region, Scope, Span, Stmt, TypeError, Var, VarKind,
 };
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -112,6 +118,14 @@ pub enum VerifyError {
         reason: String,
         span: Span,
     },
+    #[error("buffer `{name}` has a malformed layout: {reason}")]
+    BadLayout {
+        name: String,
+        reason: String,
+        span: Span,
+    },
+    #[error("malformed pipeline schedule: {reason}")]
+    BadSchedule { reason: String, span: Span },
     #[error("the function has {buffers} buffers but {spans} buffer spans")]
     BufferSpansLength { buffers: usize, spans: usize },
     #[error("a block has {stmts} statements but {spans} spans")]
@@ -368,6 +382,8 @@ impl VerifyError {
             | E::NonIntegerVar { span, .. }
             | E::UndeclaredBuffer { span, .. }
             | E::BadPlacement { span, .. }
+            | E::BadLayout { span, .. }
+            | E::BadSchedule { span, .. }
             | E::RedeclaredBuffer { span, .. }
             | E::NestedKernel { span }
             | E::OutsideKernel { span, .. }
@@ -740,6 +756,44 @@ impl<'a> Checker<'a> {
         self.undo.push(HandleRef::Var(v));
     }
 
+    /// What is wrong with `layout` on `buffer`, if anything.
+    fn layout_problem(&self, buffer: &Buffer, layout: &BufferLayout) -> Option<String> {
+        if buffer.scope == Scope::Global {
+            return Some("global buffers have no on-chip layout".to_string());
+        }
+        let last = buffer.shape.last().and_then(|&e| self.f.as_const_int(e));
+        match layout {
+            BufferLayout::Shared => None,
+            BufferLayout::Padded { pitch } => match last {
+                _ if buffer.shape.len() < 2 => {
+                    Some("only buffers of two or more dimensions have padded rows".to_string())
+                }
+                Some(row) if i64::try_from(*pitch).is_ok_and(|p| p >= row) => None,
+                Some(row) => Some(format!("pitch {pitch} is shorter than a row ({row})")),
+                None => Some("padded rows need a constant row length".to_string()),
+            },
+            BufferLayout::Swizzled { row_bytes } => (![32, 64, 128].contains(row_bytes))
+                .then(|| format!("swizzled rows of {row_bytes} bytes (32, 64 or 128)")),
+            BufferLayout::Fragment { .. }
+            | BufferLayout::Rows { .. }
+            | BufferLayout::Spread { .. }
+                if !matches!(buffer.scope, Scope::Fragment | Scope::Local) =>
+            {
+                Some(format!(
+                    "a {} buffer cannot live in registers (fragment and local ones can)",
+                    buffer.scope.name()
+                ))
+            }
+            BufferLayout::Spread { vector } if !vector.is_power_of_two() => Some(format!(
+                "{vector} elements per thread and sweep (a power of two)"
+            )),
+            BufferLayout::Fragment { atom } | BufferLayout::Rows { atom } if atom.is_empty() => {
+                Some("no matrix atom named".to_string())
+            }
+            _ => None,
+        }
+    }
+
     /// Declares a buffer: checks its handle, that it is declared once, and
     /// its shape (in the current scope); then makes it visible. Returns
     /// whether the handle is valid.
@@ -778,6 +832,15 @@ impl<'a> Checker<'a> {
                     span,
                 });
             }
+        }
+        if let Some(layout) = &buffer.layout
+            && let Some(reason) = self.layout_problem(buffer, layout)
+        {
+            self.error(VerifyError::BadLayout {
+                name: buffer.name.clone(),
+                reason,
+                span,
+            });
         }
         if self.buffer_declared[b.index()] {
             self.error(VerifyError::RedeclaredBuffer {
@@ -1077,6 +1140,23 @@ impl<'a> Checker<'a> {
                     self.int_expr(e, what, span);
                     if let Some(t) = var_type {
                         self.typed_expr(e, t, what, span);
+                    }
+                }
+                if let LoopKind::Pipelined {
+                    schedule: Some(schedule),
+                    ..
+                } = kind
+                {
+                    let stages = match schedule {
+                        PipelineSchedule::Async { stages }
+                        | PipelineSchedule::Bulk { stages, .. } => *stages,
+                        _ => 2,
+                    };
+                    if stages < 2 {
+                        self.error(VerifyError::BadSchedule {
+                            reason: format!("{stages} stages (a pipeline needs at least 2)"),
+                            span,
+                        });
                     }
                 }
                 if let LoopKind::Pipelined { order, stage, .. } = kind {

@@ -115,6 +115,7 @@
 //! is an internal error ([`LowerError::Internal`]) naming the line of the
 //! printed thread IR.
 
+mod choices;
 mod copy;
 mod gemm;
 mod hoist;
@@ -144,6 +145,9 @@ use crate::thread::{
 };
 use crate::verify::AccessSite;
 
+pub use choices::KernelChoices;
+use choices::Pins;
+
 /// Alignment in bytes of every shared buffer the lowering creates.
 pub const SHARED_ALIGN: u32 = 16;
 
@@ -156,6 +160,10 @@ pub enum LowerError {
     /// A construct the baseline lowering does not handle yet.
     #[error("cannot lower {what}: not supported by the baseline lowering")]
     Unsupported { what: String, span: Span },
+    /// A layout or schedule annotation of the IR (a pin, `choices.rs`)
+    /// that the lowering cannot realize.
+    #[error("{message}")]
+    Pin { message: String, span: Span },
     /// The Tile IR breaks an invariant the lowering relies on.
     #[error("malformed Tile IR: {detail}")]
     Malformed { detail: String, span: Span },
@@ -178,6 +186,7 @@ impl LowerError {
     pub fn span(&self) -> Span {
         match self {
             LowerError::Unsupported { span, .. }
+            | LowerError::Pin { span, .. }
             | LowerError::Malformed { span, .. }
             | LowerError::Internal { span, .. } => *span,
         }
@@ -251,43 +260,75 @@ pub fn to_thread_with(
     target: &TargetDescription,
     options: &LowerOptions,
 ) -> Result<thread::Module> {
+    lower_module(module, target, options)
+}
+
+/// Lowers the kernels of `func` as [`to_thread`] does and returns what
+/// the lowering chose for each, in order (`choices.rs`). Annotations
+/// already in the IR are kept (they pin those choices). The passes
+/// `infer-layouts`, `inject-pipeline` and `warp-specialize` record these
+/// in the IR.
+pub fn kernel_choices(
+    func: &ir::Function,
+    target: &TargetDescription,
+) -> Result<Vec<KernelChoices>> {
+    lower_function(func, target, None, &mut thread::Module::default())
+}
+
+fn lower_module(
+    module: &ir::Module,
+    target: &TargetDescription,
+    options: &LowerOptions,
+) -> Result<thread::Module> {
     let mut out = thread::Module::default();
     for (index, func) in module.functions.iter().enumerate() {
-        let proved = options.proved.get(index);
-        let kernels = func
-            .body
-            .stmts
-            .iter()
-            .filter(|s| matches!(s, ir::Stmt::Kernel { .. }))
-            .count();
-        let mut n = 0usize;
-        for (stmt, span) in func.body.iter() {
-            match stmt {
-                ir::Stmt::Kernel { .. } => {
-                    let name = if kernels == 1 {
-                        func.name.clone()
-                    } else {
-                        format!("{}_{n}", func.name)
-                    };
-                    n += 1;
-                    let kernel = lower_kernel(func, target, proved, stmt, span, name)?;
-                    out.kernels.push(kernel);
-                }
-                ir::Stmt::Alloc { .. } => {
-                    return Err(unsupported(
-                        "a global allocation outside the kernel (T.empty / scratch)",
-                        span,
-                    ));
-                }
-                ir::Stmt::Assume { .. } => {}
-                _ => {
-                    return Err(unsupported("a statement outside a kernel", span));
-                }
-            }
-        }
+        lower_function(func, target, options.proved.get(index), &mut out)?;
     }
     check(&out, target)?;
     Ok(out)
+}
+
+/// Lowers every kernel of `func` into `out`, returning the choices made.
+fn lower_function(
+    func: &ir::Function,
+    target: &TargetDescription,
+    proved: Option<&HashSet<AccessSite>>,
+    out: &mut thread::Module,
+) -> Result<Vec<KernelChoices>> {
+    let mut per_kernel = Vec::new();
+    let kernels = func
+        .body
+        .stmts
+        .iter()
+        .filter(|s| matches!(s, ir::Stmt::Kernel { .. }))
+        .count();
+    let mut n = 0usize;
+    for (stmt, span) in func.body.iter() {
+        match stmt {
+            ir::Stmt::Kernel { .. } => {
+                let name = if kernels == 1 {
+                    func.name.clone()
+                } else {
+                    format!("{}_{n}", func.name)
+                };
+                n += 1;
+                let (kernel, choices) = lower_kernel(func, target, proved, stmt, span, name)?;
+                out.kernels.push(kernel);
+                per_kernel.push(choices);
+            }
+            ir::Stmt::Alloc { .. } => {
+                return Err(unsupported(
+                    "a global allocation outside the kernel (T.empty / scratch)",
+                    span,
+                ));
+            }
+            ir::Stmt::Assume { .. } => {}
+            _ => {
+                return Err(unsupported("a statement outside a kernel", span));
+            }
+        }
+    }
+    Ok(per_kernel)
 }
 
 /// Lowers one kernel, keeping the fragment buffers `resident.rs` and
@@ -313,15 +354,27 @@ fn lower_kernel(
     stmt: &ir::Stmt,
     span: Span,
     name: String,
-) -> Result<thread::Kernel> {
-    let mut excluded = HashSet::new();
+) -> Result<(thread::Kernel, KernelChoices)> {
+    let body = match stmt {
+        ir::Stmt::Kernel { body, .. } => body,
+        _ => return Err(malformed("not a kernel", span)),
+    };
+    let pins = Pins::of(func, body);
+    // Buffers pinned to shared memory never go to registers.
+    let mut excluded: HashSet<Handle<ir::Buffer>> = pins
+        .layouts
+        .iter()
+        .filter(|(_, l)| !l.in_registers())
+        .map(|(&b, _)| b)
+        .collect();
     let mut pipelining = true;
     let mut padding = true;
     let mut async_mma = true;
     let mut stage_cap = None;
-    let mut specialize = true;
+    let mut specialize = pins.specialized() != Some(false);
     loop {
         let mut attempt = Lower::new(func, target);
+        attempt.pins = pins.clone();
         attempt.specialize = specialize;
         attempt.proved = proved;
         attempt.excluded = excluded.clone();
@@ -332,18 +385,26 @@ fn lower_kernel(
         let err = match attempt.kernel(stmt, span, name.clone()) {
             Ok(mut kernel) => {
                 hoist::run(&mut kernel);
-                return Ok(kernel);
+                return Ok((kernel, attempt.choices(body)));
             }
             Err(e) => e,
         };
-        // A producer warp that could not be split off: without one.
-        if attempt.ws_failed {
+        // A producer warp that could not be split off: without one (unless
+        // pinned).
+        if attempt.ws_failed && pins.specialized().is_none() {
             specialize = false;
             continue;
         }
+        let free_loop = |v: &Handle<ir::Var>| pins.schedule(*v).is_none();
+        let free_buffer = |b: &&Handle<ir::Buffer>| !pins.buffer(**b);
         // Stages that do not fit the shared memory: fewer of them first,
         // keeping everything else.
-        let most = attempt.pipelines.values().map(|p| p.stages).max();
+        let most = attempt
+            .pipelines
+            .iter()
+            .filter(|(v, _)| free_loop(v))
+            .map(|(_, p)| p.stages)
+            .max();
         if attempt.over_capacity
             && let Some(most) = most.filter(|&m| m > 2)
         {
@@ -352,27 +413,30 @@ fn lower_kernel(
         }
         // Swizzled buffers and the shared-operand atom are a choice for
         // the whole kernel: without them, the register-fragment atoms.
-        if async_mma && attempt.async_atom.is_some() {
+        if async_mma && attempt.async_atom.is_some() && !pins.need_async_atom() {
             async_mma = false;
             continue;
         }
         // Padding and stages take shared memory: without them the kernel
         // may fit.
-        if padding && !attempt.pitch.is_empty() {
+        if padding && attempt.pitch.keys().any(|b| free_buffer(&b)) {
             padding = false;
             continue;
         }
-        if pipelining && !attempt.pipelines.is_empty() {
+        if pipelining && attempt.pipelines.keys().any(free_loop) {
             pipelining = false;
             continue;
         }
         match attempt.demoted {
-            Some(b) if excluded.insert(b) => {}
-            _ if !attempt.resident.is_empty() || !attempt.spread.is_empty() => {
-                excluded.extend(attempt.resident.keys());
-                excluded.extend(attempt.spread.keys());
+            Some(b) if !pins.buffer(b) && excluded.insert(b) => {}
+            _ => {
+                let before = excluded.len();
+                excluded.extend(attempt.resident.keys().filter(free_buffer));
+                excluded.extend(attempt.spread.keys().filter(free_buffer));
+                if excluded.len() == before {
+                    return Err(err);
+                }
             }
-            _ => return Err(err),
         }
     }
 }
@@ -586,6 +650,10 @@ struct Lower<'a> {
     ws: Option<ws::Ws>,
     /// Whether this attempt failed because the roles could not be split.
     ws_failed: bool,
+    /// Whether the kernel got a producer of its own (`ws.rs`).
+    specialized: bool,
+    /// Layouts and schedules the IR pins (`choices.rs`).
+    pins: Pins,
 }
 
 fn lit_i32(v: i64) -> Expr {
@@ -662,6 +730,8 @@ impl<'a> Lower<'a> {
             specialize: true,
             ws: None,
             ws_failed: false,
+            specialized: false,
+            pins: Pins::default(),
             swizzled: HashMap::new(),
             async_atom: None,
             async_allowed: true,
@@ -933,12 +1003,12 @@ impl<'a> Lower<'a> {
         if self.padding {
             self.find_padding(body);
         }
-        if self.pipelining {
-            self.find_pipelines(body);
-        }
+        self.pin_paddings()?;
+        self.find_pipelines(body);
         if self.plan_ws(body) {
             self.ws = Some(ws::Ws::default());
         }
+        self.check_pins()?;
         let mut out = head;
         self.uniform_block(body, &mut out)?;
         self.span = span;
@@ -948,6 +1018,7 @@ impl<'a> Lower<'a> {
                 Some(split) => {
                     out = split;
                     block_threads = self.specialized_threads();
+                    self.specialized = true;
                 }
                 None => {
                     self.ws_failed = true;

@@ -178,7 +178,13 @@ impl Lower<'_> {
         let mut loops = Vec::new();
         collect_pipelined(body, &mut loops);
         for (var, stmt) in loops {
-            if let Some((mut plan, staged)) = self.pipeline_plan(body, stmt, &sizes) {
+            // Loops whose schedule the IR pins are pipelined (or not) as
+            // pinned, whatever this attempt's retries turned off.
+            let pinned = self.pins.schedule(var);
+            if pinned.is_none() && !self.pipelining {
+                continue;
+            }
+            if let Some((mut plan, staged)) = self.pipeline_plan(body, stmt, &sizes, pinned) {
                 if let Some(loads) = &mut plan.tma {
                     for load in loads.iter_mut() {
                         load.map = Some(self.tensor_map(load));
@@ -201,6 +207,7 @@ impl Lower<'_> {
         kernel_body: &ir::Block,
         stmt: &ir::Stmt,
         sizes: &[u32],
+        pinned: Option<ir::PipelineSchedule>,
     ) -> Option<(PipePlan, Vec<Handle<ir::Buffer>>)> {
         let f = self.f;
         let ir::Stmt::For {
@@ -209,6 +216,7 @@ impl Lower<'_> {
                     num_stages,
                     order: None,
                     stage: None,
+                    ..
                 },
             body,
             ..
@@ -216,7 +224,14 @@ impl Lower<'_> {
         else {
             return None;
         };
-        let stages = i64::from(*num_stages).min(self.stage_cap.unwrap_or(i64::MAX));
+        let stages = match pinned {
+            None => i64::from(*num_stages).min(self.stage_cap.unwrap_or(i64::MAX)),
+            Some(ir::PipelineSchedule::Serial) => return None,
+            Some(
+                ir::PipelineSchedule::Async { stages } | ir::PipelineSchedule::Bulk { stages, .. },
+            ) => i64::from(stages),
+            Some(ir::PipelineSchedule::Registers) => 2,
+        };
         if stages < 2 {
             return None;
         }

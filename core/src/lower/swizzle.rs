@@ -196,6 +196,16 @@ impl<'a> Lower<'a> {
                 }
             }
         }
+        // A buffer pinned to another layout keeps the kernel off the atom
+        // (`choices.rs`).
+        for (b, layout) in &layouts {
+            match self.pins.layouts.get(b) {
+                None => {}
+                Some(ir::BufferLayout::Swizzled { row_bytes })
+                    if i64::try_from(*row_bytes).is_ok_and(|w| w == layout.width) => {}
+                Some(_) => return,
+            }
+        }
         self.swizzled = layouts;
         self.async_atom = Some(atom);
     }

@@ -25,11 +25,18 @@
 //! reaches any more, which passes that rebuild expressions call at the end
 //! so that the arena does not grow with every run.
 
+pub mod infer_layouts;
+pub mod inject_pipeline;
 pub mod plan_shared_memory;
 pub mod simplify;
+pub mod warp_specialize;
 
 use crate::ir::verify::{VerifyError, verify_module};
-use crate::ir::{AtomicValue, Block, Expr, Function, Handle, Module, Region, Span, Stmt};
+use crate::ir::{
+    AtomicValue, Block, Expr, Function, Handle, LoopKind, Module, PipelineSchedule, Region, Span,
+    Stmt, Var,
+};
+use crate::lower::{KernelChoices, LowerError};
 use crate::target::TargetDescription;
 use crate::text::print_module;
 use std::collections::{BTreeMap, BTreeSet};
@@ -134,7 +141,13 @@ fn summarize(errors: &[(String, VerifyError)]) -> String {
 
 /// Every registered pass, in a fixed order.
 pub fn all() -> &'static [&'static dyn Pass] {
-    const PASSES: &[&dyn Pass] = &[&simplify::Simplify, &plan_shared_memory::PlanSharedMemory];
+    const PASSES: &[&dyn Pass] = &[
+        &simplify::Simplify,
+        &infer_layouts::InferLayouts,
+        &inject_pipeline::InjectPipeline,
+        &warp_specialize::WarpSpecialize,
+        &plan_shared_memory::PlanSharedMemory,
+    ];
     PASSES
 }
 
@@ -505,4 +518,92 @@ pub fn compact_exprs(f: &mut Function) {
         }
     }
     for_each_expr_mut(&mut f.body, &mut |h| *h = map(*h));
+}
+
+/// What the lowering to threads chooses for every kernel of every
+/// function (`lower::kernel_choices`), for the passes that record those
+/// choices. A kernel the lowering refuses is refused by `pass`, at the
+/// statement the lowering names.
+pub(crate) fn lowering_choices(
+    pass: &'static str,
+    module: &Module,
+    cx: &PassContext,
+) -> Result<Vec<Vec<KernelChoices>>, PassError> {
+    let Some(target) = &cx.target else {
+        return Err(PassError::Rejected {
+            pass,
+            function: module
+                .functions
+                .first()
+                .map(|f| f.name.clone())
+                .unwrap_or_default(),
+            message: format!("`{pass}` chooses for a target, and none was given (pass `--target`)"),
+            span: Span::UNKNOWN,
+        });
+    };
+    module
+        .functions
+        .iter()
+        .map(|f| {
+            crate::lower::kernel_choices(f, target).map_err(|e| match e {
+                LowerError::Internal { .. } => PassError::Failed {
+                    pass,
+                    function: f.name.clone(),
+                    source: Box::new(e),
+                },
+                _ => PassError::Rejected {
+                    pass,
+                    function: f.name.clone(),
+                    span: e.span(),
+                    message: e.to_string(),
+                },
+            })
+        })
+        .collect()
+}
+
+/// Writes `merge(old, chosen)` as the schedule of every pipelined loop
+/// the choices name.
+pub(crate) fn set_schedules(
+    module: &mut Module,
+    choices: Vec<Vec<KernelChoices>>,
+    merge: impl Fn(Option<PipelineSchedule>, PipelineSchedule) -> Option<PipelineSchedule>,
+) {
+    fn visit(
+        block: &mut Block,
+        chosen: &std::collections::HashMap<Handle<Var>, PipelineSchedule>,
+        merge: &dyn Fn(Option<PipelineSchedule>, PipelineSchedule) -> Option<PipelineSchedule>,
+    ) {
+        for stmt in &mut block.stmts {
+            match stmt {
+                Stmt::For {
+                    var, kind, body, ..
+                } => {
+                    if let LoopKind::Pipelined { schedule, .. } = kind
+                        && let Some(&c) = chosen.get(var)
+                    {
+                        *schedule = merge(*schedule, c);
+                    }
+                    visit(body, chosen, merge);
+                }
+                Stmt::Kernel { body, .. } | Stmt::Parallel { body, .. } => {
+                    visit(body, chosen, merge)
+                }
+                Stmt::If {
+                    then, otherwise, ..
+                } => {
+                    visit(then, chosen, merge);
+                    visit(otherwise, chosen, merge);
+                }
+                _ => {}
+            }
+        }
+    }
+    for (f, kernels) in module.functions.iter_mut().zip(choices) {
+        let chosen = kernels
+            .into_iter()
+            .flat_map(|k| k.schedules)
+            .collect::<std::collections::HashMap<_, _>>();
+        visit(&mut f.body, &chosen, &merge);
+    }
 }

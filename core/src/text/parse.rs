@@ -16,9 +16,9 @@
 use super::lexer::{Tok, Token, tokenize};
 use super::{ParseError, VERSION, binary_function_from_name, infix_from_punct};
 use crate::ir::{
-    AtomicValue, BinaryOp, Block, BlockOrder, Buffer, DType, DTypeKind, Expr, Function, GemmPolicy,
-    Handle, Literal, LoopKind, Module, Param, Placement, Range, ReduceKind, Region, Scope, Span,
-    Stmt, UnaryOp, Var, VarKind,
+    AtomicValue, BinaryOp, Block, BlockOrder, Buffer, BufferLayout, DType, DTypeKind, Expr,
+    Function, GemmPolicy, Handle, Literal, LoopKind, Module, Param, PipelineSchedule, Placement,
+    Range, ReduceKind, Region, Scope, Span, Stmt, UnaryOp, Var, VarKind,
 };
 use std::collections::HashMap;
 
@@ -485,6 +485,7 @@ impl Parser {
         let dtype = self.dtype()?;
         self.expect_punct("[")?;
         let shape = self.list("]", |p| p.expr())?;
+        let layout = self.layout()?;
         let placement = self.placement()?;
         let decl_span = span(tok.start, self.prev_end());
         let buffer = Buffer {
@@ -493,8 +494,75 @@ impl Parser {
             shape,
             scope,
             placement,
+            layout,
         };
         Ok((tok, name, buffer, decl_span))
+    }
+
+    /// `layout KIND` after a buffer's shape, when it has one:
+    /// `shared`, `padded(PITCH)`, `swizzled(ROW_BYTES)`, `fragment("ATOM")`,
+    /// `rows("ATOM")`, `spread(VECTOR)`.
+    fn layout(&mut self) -> PResult<Option<BufferLayout>> {
+        if !self.eat_keyword("layout") {
+            return Ok(None);
+        }
+        let tok = self.bump();
+        let kind = match &tok.tok {
+            Tok::Ident(k) => k.clone(),
+            other => {
+                return Err(self.err_at(
+                    &tok,
+                    format!(
+                        "expected a layout (shared, padded, swizzled, fragment, rows, spread), \
+                         found {}",
+                        describe(other)
+                    ),
+                ));
+            }
+        };
+        if kind == "shared" {
+            return Ok(Some(BufferLayout::Shared));
+        }
+        self.expect_punct("(")?;
+        let layout = match kind.as_str() {
+            "padded" => BufferLayout::Padded {
+                pitch: self.u64_literal()?,
+            },
+            "swizzled" => BufferLayout::Swizzled {
+                row_bytes: self.u64_literal()?,
+            },
+            "spread" => BufferLayout::Spread {
+                vector: self.u64_literal()?,
+            },
+            "fragment" | "rows" => {
+                let atom_tok = self.bump();
+                let Tok::Str(atom) = &atom_tok.tok else {
+                    return Err(self.err_at(
+                        &atom_tok,
+                        format!(
+                            "expected the matrix atom's name as a string, found {}",
+                            describe(&atom_tok.tok)
+                        ),
+                    ));
+                };
+                let atom = atom.clone();
+                if kind == "fragment" {
+                    BufferLayout::Fragment { atom }
+                } else {
+                    BufferLayout::Rows { atom }
+                }
+            }
+            _ => {
+                return Err(self.err_at(
+                    &tok,
+                    format!(
+                        "unknown layout `{kind}` (shared, padded, swizzled, fragment, rows, spread)"
+                    ),
+                ));
+            }
+        };
+        self.expect_punct(")")?;
+        Ok(Some(layout))
     }
 
     /// `at OFFSET align ALIGN` after a buffer's shape, when it is placed.
@@ -866,10 +934,20 @@ impl Parser {
                     }
                 }
                 let [order, stage] = lists;
+                let schedule = if self.is_punct(",")
+                    && matches!(&self.peek_nth(1).tok, Tok::Ident(k) if k == "schedule")
+                {
+                    self.pos += 2;
+                    self.expect_punct("=")?;
+                    Some(self.schedule()?)
+                } else {
+                    None
+                };
                 LoopKind::Pipelined {
                     num_stages,
                     order,
                     stage,
+                    schedule,
                 }
             }
         };
@@ -889,6 +967,62 @@ impl Parser {
             },
             s,
         ))
+    }
+
+    /// A pipelined loop's `schedule=`: `serial`, `async(STAGES)`,
+    /// `bulk(STAGES)`, `bulk(STAGES, specialized)`, `bulk(STAGES,
+    /// unspecialized)` or `registers`.
+    fn schedule(&mut self) -> PResult<PipelineSchedule> {
+        let tok = self.bump();
+        let kind = match &tok.tok {
+            Tok::Ident(k) => k.clone(),
+            other => {
+                return Err(self.err_at(
+                    &tok,
+                    format!(
+                        "expected a pipeline schedule (serial, async, bulk, registers), found {}",
+                        describe(other)
+                    ),
+                ));
+            }
+        };
+        Ok(match kind.as_str() {
+            "serial" => PipelineSchedule::Serial,
+            "registers" => PipelineSchedule::Registers,
+            "async" => {
+                self.expect_punct("(")?;
+                let stages = self.u32_literal()?;
+                self.expect_punct(")")?;
+                PipelineSchedule::Async { stages }
+            }
+            "bulk" => {
+                self.expect_punct("(")?;
+                let stages = self.u32_literal()?;
+                let specialized = if self.is_punct(",") {
+                    self.pos += 1;
+                    if self.eat_keyword("specialized") {
+                        Some(true)
+                    } else if self.eat_keyword("unspecialized") {
+                        Some(false)
+                    } else {
+                        return Err(self.expected("`specialized` or `unspecialized`"));
+                    }
+                } else {
+                    None
+                };
+                self.expect_punct(")")?;
+                PipelineSchedule::Bulk {
+                    stages,
+                    specialized,
+                }
+            }
+            _ => {
+                return Err(self.err_at(
+                    &tok,
+                    format!("unknown pipeline schedule `{kind}` (serial, async, bulk, registers)"),
+                ));
+            }
+        })
     }
 
     fn parallel(&mut self, start: usize) -> PResult<(Stmt, Span)> {

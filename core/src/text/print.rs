@@ -117,6 +117,9 @@ impl Printer<'_> {
         let _ = write!(self.out, ": {} {}[", buf.scope.name(), buf.dtype);
         self.expr_list(&buf.shape);
         self.out.push(']');
+        if let Some(layout) = &buf.layout {
+            let _ = write!(self.out, " layout {layout}");
+        }
         if let Some(p) = buf.placement {
             let _ = write!(self.out, " at {} align {}", p.offset, p.align);
         }
@@ -255,6 +258,7 @@ impl Printer<'_> {
                     num_stages,
                     order,
                     stage,
+                    schedule,
                 } = kind
                 {
                     let _ = write!(self.out, ", stages={num_stages}");
@@ -269,6 +273,9 @@ impl Printer<'_> {
                             }
                             self.out.push(']');
                         }
+                    }
+                    if let Some(schedule) = schedule {
+                        let _ = write!(self.out, ", schedule={schedule}");
                     }
                 }
                 self.out.push_str(") ");

@@ -22,6 +22,7 @@ fn skeleton() -> Function {
                 shape: vec![four],
                 scope: Scope::Global,
                 placement: None,
+                layout: None,
             },
             Span::UNKNOWN,
         );

@@ -1239,6 +1239,7 @@ impl<'f> Generator<'f> {
                     num_stages,
                     order,
                     stage,
+                    ..
                 } = kind
                 {
                     self.cache.clear();

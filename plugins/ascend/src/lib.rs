@@ -48,7 +48,7 @@ fn plugin_info() -> PluginInfo {
         name: NAME.to_string(),
         vendor: "tilec".to_string(),
         plugin_version: env!("CARGO_PKG_VERSION").to_string(),
-        ir_formats: (Version::new(0, 3), TILE_IR_FORMAT),
+        ir_formats: (Version::new(0, 4), TILE_IR_FORMAT),
         targets: targets::TARGETS.iter().map(|t| t.to_string()).collect(),
         default_target: Some(targets::DEFAULT_TARGET.to_string()),
         ir_level: "tile".to_string(),

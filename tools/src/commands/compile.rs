@@ -915,6 +915,7 @@ mod tests {
                 shape: Vec::new(),
                 scope: tilec_core::ir::Scope::Global,
                 placement: None,
+                layout: None,
             }),
         };
         let proved = LowerOptions {

@@ -1140,6 +1140,7 @@ mod tests {
                     shape: vec![m_expr, four],
                     scope: Scope::Global,
                     placement: None,
+                    layout: None,
                 },
                 tilec_core::ir::Span::UNKNOWN,
             );

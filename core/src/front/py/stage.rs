@@ -140,6 +140,7 @@ impl Stager {
                 shape,
                 scope,
                 placement: None,
+                layout: None,
             },
             span,
         )

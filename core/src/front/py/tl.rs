@@ -1355,6 +1355,7 @@ pub(crate) fn call<'a>(
                     num_stages: u32::try_from(num_stages).unwrap_or(0),
                     order,
                     stage,
+                    schedule: None,
                 }),
                 ranges: vec![(s, e)],
             })))

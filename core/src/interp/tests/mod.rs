@@ -121,6 +121,7 @@ impl Fb {
                 shape,
                 scope,
                 placement: None,
+                layout: None,
             },
             Span::UNKNOWN,
         )

@@ -85,6 +85,7 @@ fn gemm_256_fp16_tiled_pipeline() {
                     num_stages: 3,
                     order: None,
                     stage: None,
+                    schedule: None,
                 },
                 body,
             },
