@@ -300,7 +300,7 @@ fn sanity(
 ) -> Result<(), String> {
     let out = values(&outputs[outputs.len() - 1]);
     match family {
-        "gemm" | "gemm_fragment_operand" => {
+        "gemm" | "gemm_fragment_operand" | "gemm_staged" => {
             let dims = (arg_int(call, "M"), arg_int(call, "N"), arg_int(call, "K"));
             let ta = family == "gemm" && arg_bool(call, "trans_A");
             let want = matmul_f64(

@@ -4,8 +4,8 @@
 //!
 //! # Which loops
 //! A `for` of the kernel's uniform code with `T.Pipelined(num_stages =
-//! s)`, `s ≥ 2`, and no explicit `order`/`stage` lists, is pipelined
-//! when:
+//! s)`, `s ≥ 2`, is pipelined when (lists: "Order and stage lists"
+//! below):
 //! - its body starts with one or more *producers*: `copy` statements from a
 //!   region of a global buffer to the whole of a shared buffer of the same
 //!   element type, which a vector copy moves in chunks (the width rule of
@@ -100,6 +100,25 @@
 //! overwritten stage finished before this iteration's barrier. A producer
 //! whose registers would exceed 64 per thread stops the producer list.
 //!
+//! # Order and stage lists
+//! `T.Pipelined(n, num_stages = s, order = [...], stage = [...])` gives
+//! every statement of the body a stage `σ` (iteration `i` runs it for the
+//! data of iteration `i + D − σ`, `D` the largest stage) and an issue
+//! order. The lowering takes lists of this form: every stage is 0 or `D ≥
+//! 1`; the statements of stage 0 are producers as above (each must
+//! qualify; a later one under the rule for later copies), those of stage
+//! `D` the consumers; `D + 1 ≤ s` (and within a stage cap of a retry).
+//! The producers then run `D` iterations ahead, which is the scheme
+//! above with `D + 1` stages (never a gemm group left in flight). An
+//! `order` list that ranks every producer before every consumer issues
+//! the per-thread async copies before the consumers, one that ranks them
+//! all after, after them, whatever the lookahead rule would pick; the
+//! other forms issue copies where their barriers allow. Other lists
+//! (negative stages, a third stage, an order interleaving producers and
+//! consumers, `order` without `stage`, or a `D` the `s` stages cannot
+//! buffer) leave the loop serial; `tilec verify` checks the schedule such
+//! lists ask for.
+//!
 //! A loop that does not qualify is lowered as a serial loop, as before.
 
 use std::collections::HashSet;
@@ -150,6 +169,63 @@ pub(super) struct PipePlan {
     /// Bulk copies instead of per-thread ones, one entry per producer
     /// (`tma.rs`).
     pub(super) tma: Option<Vec<super::tma::TmaProducer>>,
+    /// Whether per-thread async copies go after the consumers, when an
+    /// `order` list says; `None` leaves it to the lookahead rule.
+    pub(super) late: Option<bool>,
+}
+
+/// What a loop's explicit `order` and `stage` lists ask for, in the form
+/// the lowering takes (module documentation, "Order and stage lists").
+struct Listed {
+    /// The stage of every statement of the body (0 or `depth`).
+    stage: Vec<i64>,
+    /// The largest stage: how many iterations ahead the producers run.
+    depth: i64,
+    /// Whether every producer is ordered after every consumer (`Some(true)`),
+    /// before (`Some(false)`), or no order was given (`None`).
+    late: Option<bool>,
+}
+
+impl Listed {
+    /// The lists of a loop of `len` statements, or `None` when they ask
+    /// for a schedule the lowering does not take.
+    fn new(
+        order: Option<&[i64]>,
+        stage: Option<&[i64]>,
+        num_stages: u32,
+        len: usize,
+    ) -> Option<Self> {
+        let stage: Vec<i64> = match stage {
+            Some(s) if s.len() == len => s.to_vec(),
+            Some(_) => return None,
+            // Order only: the default staging (producers found as without
+            // lists, `num_stages − 1` ahead) is not known here.
+            None => return None,
+        };
+        let depth = stage.iter().copied().max()?;
+        if depth < 1 || stage.iter().any(|&s| s != 0 && s != depth) || num_stages < 2 {
+            return None;
+        }
+        let late = match order {
+            None => None,
+            Some(o) if o.len() != len => return None,
+            Some(o) => {
+                let rank = |want: i64| o.iter().zip(&stage).filter(move |(_, s)| **s == want);
+                let first_consumer = rank(depth).map(|(r, _)| *r).min()?;
+                let last_consumer = rank(depth).map(|(r, _)| *r).max()?;
+                let first_producer = rank(0).map(|(r, _)| *r).min()?;
+                let last_producer = rank(0).map(|(r, _)| *r).max()?;
+                if last_producer < first_consumer {
+                    Some(false)
+                } else if first_producer > last_consumer {
+                    Some(true)
+                } else {
+                    return None;
+                }
+            }
+        };
+        Some(Listed { stage, depth, late })
+    }
 }
 
 impl Lower<'_> {
@@ -214,8 +290,8 @@ impl Lower<'_> {
             kind:
                 LoopKind::Pipelined {
                     num_stages,
-                    order: None,
-                    stage: None,
+                    order,
+                    stage,
                     ..
                 },
             body,
@@ -224,8 +300,28 @@ impl Lower<'_> {
         else {
             return None;
         };
-        let stages = match pinned {
+        // Explicit lists (module documentation, "Order and stage lists").
+        let listed = match (order, stage) {
+            (None, None) => None,
+            _ => Some(Listed::new(
+                order.as_deref(),
+                stage.as_deref(),
+                *num_stages,
+                body.stmts.len(),
+            )?),
+        };
+        let default_stages = match &listed {
+            Some(l) => {
+                let need = l.depth + 1;
+                if need > i64::from(*num_stages) || self.stage_cap.is_some_and(|c| need > c) {
+                    return None;
+                }
+                need
+            }
             None => i64::from(*num_stages).min(self.stage_cap.unwrap_or(i64::MAX)),
+        };
+        let stages = match pinned {
+            None => default_stages,
             Some(ir::PipelineSchedule::Serial) => return None,
             Some(
                 ir::PipelineSchedule::Async { stages } | ir::PipelineSchedule::Bulk { stages, .. },
@@ -244,11 +340,24 @@ impl Lower<'_> {
         let mut bound = HashSet::new();
         bound_vars(body, &mut bound);
         for (i, s) in body.stmts.iter().enumerate() {
+            // With lists, the statements of stage 0 are the producers, and
+            // each must qualify.
+            let listed_producer = listed.as_ref().map(|l| l.stage[i] == 0);
+            if listed_producer == Some(false) {
+                leading = false;
+                continue;
+            }
             let ir::Stmt::Copy { src, dst } = s else {
+                if listed_producer == Some(true) {
+                    return None;
+                }
                 leading = false;
                 continue;
             };
             let Some(w) = self.producer_width(src, dst, &staged, &outside, sizes) else {
+                if listed_producer == Some(true) {
+                    return None;
+                }
                 leading = false;
                 continue;
             };
@@ -265,6 +374,9 @@ impl Lower<'_> {
                     || touched.contains(&dst.buffer)
                     || !region_invariant(src, &bound, f)
                 {
+                    if listed_producer == Some(true) {
+                        return None;
+                    }
                     continue;
                 }
             }
@@ -288,6 +400,7 @@ impl Lower<'_> {
         let lag = match &consumers.stmts[..] {
             [ir::Stmt::Gemm { clear_accum, .. }]
                 if asynchronous
+                    && listed.is_none()
                     && stages >= 3
                     && self.async_atom.is_some()
                     && f.as_literal(*clear_accum)
@@ -312,6 +425,7 @@ impl Lower<'_> {
                 producers,
                 lag,
                 tma,
+                late: listed.and_then(|l| l.late),
             },
             staged,
         ))
@@ -482,7 +596,7 @@ impl Lower<'_> {
         self.vars.insert(var, as_var(it));
         // Loaded two or more iterations ahead, the copies go after the
         // consumers (module documentation).
-        let late = dist >= 2;
+        let late = plan.late.unwrap_or(dist >= 2);
         let mut issue = Vec::new();
         self.issue_producers(body, plan, fill_stage, Some(&more), &mut issue)?;
         if !late {
