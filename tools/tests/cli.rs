@@ -247,6 +247,64 @@ fn plan_shared_memory_places_buffers_and_checks_the_target() {
 }
 
 #[test]
+fn recorded_layouts_print_and_pins_are_refused_at_the_source() {
+    let out = tilec(&[
+        "compile",
+        "examples/gemm.py",
+        "--target",
+        "sm_80",
+        "--passes",
+        "infer-layouts,inject-pipeline",
+        "--print-after=inject-pipeline",
+        "--time-passes",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let err = stderr(&out);
+    for want in [
+        "// ----- IR after inject-pipeline -----",
+        "layout padded(40)",
+        "layout fragment(\"mma.m16n8k16\")",
+        "schedule=async(2)",
+        "infer-layouts",
+    ] {
+        assert!(err.contains(want), "`{want}` missing from:\n{err}");
+    }
+
+    // A pin written by hand that the lowering cannot realize: the user's
+    // error, at the allocation, in the input file.
+    let dir = scratch("pinned_layout");
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let printed = stdout(&tilec(&["compile", "examples/gemm.py"]));
+    let pinned = printed.replacen(
+        "alloc %C_local: fragment f32[128, 128]",
+        "alloc %C_local: fragment f32[128, 128] layout spread(4)",
+        1,
+    );
+    assert_ne!(pinned, printed, "the accumulator's alloc was not found");
+    let file = dir.join("pinned.tir");
+    std::fs::write(&file, pinned).expect("write the pinned module");
+    let file = file.to_string_lossy().into_owned();
+    let out = tilec(&[
+        "compile",
+        &file,
+        "--backend",
+        "sim",
+        "--target",
+        "sm_80",
+        "--color",
+        "never",
+    ]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("buffer `C_local` is pinned to layout `spread(4)`")
+            && err.contains("pinned.tir:"),
+        "{err}"
+    );
+    assert!(!err.contains("bug in tilec"), "{err}");
+}
+
+#[test]
 fn missing_explicit_plugin_is_an_error_everywhere() {
     for command in ["check", "compile", "run"] {
         let out = tilec(&[
