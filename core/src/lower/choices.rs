@@ -27,7 +27,9 @@
 //!   units, so that vector copies stay aligned); `shared` gives dense rows;
 //! - a loop pinned to `serial` is not pipelined; to `async(s)`,
 //!   `bulk(s, ..)` or `registers`, it is pipelined with `s` stages (2 for
-//!   `registers`) when `pipeline.rs` can pipeline it in that form;
+//!   `registers`) when `pipeline.rs` can pipeline it in that form (for a
+//!   loop with `order`/`stage` lists the pinned stage count wins over the
+//!   lists' lookahead; `inject-pipeline` writes `D + 1`);
 //!   `bulk(s, specialized)` and `bulk(s, unspecialized)` pin whether it
 //!   gets a producer of its own;
 //! - the retries of [`super::lower_kernel`] change only what is not
