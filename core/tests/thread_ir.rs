@@ -699,6 +699,27 @@ fn tma_data_is_off_limits_until_the_barrier_wait() {
     );
 }
 
+/// Overwriting a `tma_load`'s data (shared memory a later buffer
+/// reuses) is ordered by the barrier phase too: after the wait it is a
+/// plain write, before it a race with the copy.
+#[test]
+fn tma_data_is_overwritten_only_after_the_barrier_wait() {
+    let mut args = [
+        f16s(&[64, 64], operand(4096, 1)),
+        f16s(&[64, 64], vec![0.0; 4096]),
+    ];
+    run("tma_sm90a.thr", "tma_overwrite_after_wait", &mut args, &[]).expect("run");
+    assert!(floats(&args[1])[..128].iter().all(|&v| v == 2.0));
+    let err = run("tma_sm90a.thr", "tma_overwrite_before_wait", &mut args, &[])
+        .expect_err("early overwrite");
+    match exec_kind(&err) {
+        ExecErrorKind::WriteBeforeBarrierWait { writer, .. } => {
+            assert!(*writer < 32, "{err}");
+        }
+        other => panic!("expected a write before the barrier wait, got {other}"),
+    }
+}
+
 #[test]
 fn a_wait_for_bytes_that_never_arrive_is_reported() {
     let mut args = [

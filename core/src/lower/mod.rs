@@ -107,8 +107,24 @@
 //! buffer (other than an identical region), integer `max`/`min`/`absmax`
 //! reductions involving `u64`.
 //!
-//! A kernel whose buffers do not fit the target's shared memory is
-//! `Unsupported` too (fragments other than register-resident
+//! **Shared memory reuse.** When a kernel's buffers do not fit the
+//! target's shared memory, it is lowered again letting a buffer live in
+//! the memory of another that it is never live with (live intervals as
+//! `plan-shared-memory` numbers them, uses in a loop spanning the loop,
+//! an `alloc` without a value no use): the *host* is allocated earlier,
+//! has the same element type and at least as many elements, and neither
+//! it nor a buffer already in it meets the guest's interval. Stage
+//! buffers and swizzled buffers (which the async proxy writes and reads)
+//! only host buffers whose interval starts after theirs ends, and are
+//! never guests. A guest's accesses go to the host's memory from its
+//! start and count as the host's for the barrier analysis, so the
+//! barrier before the guest's first write orders it after the host's
+//! last reads. (Attention with 128 × 128 tiles and three stages fits
+//! sm_90a this way: the epilogue's staging buffer takes the first K
+//! stages' memory.)
+//!
+//! A kernel whose buffers do not fit the target's shared memory even so
+//! is `Unsupported` too (fragments other than register-resident
 //! accumulators live in shared memory here).
 //!
 //! After lowering, [`to_thread`] runs [`thread::verify_module`]; a failure
@@ -334,8 +350,10 @@ fn lower_function(
 /// Lowers one kernel, keeping the fragment buffers `resident.rs` and
 /// `spread.rs` pick in registers, padding the rows `pad.rs` picks and
 /// pipelining the loops `pipeline.rs` picks. When an attempt's shared
-/// buffers exceed the target's shared memory while a loop has more than
-/// two stages, the kernel is lowered again with one stage fewer (nothing
+/// buffers exceed the target's shared memory, the kernel is lowered again
+/// with buffers sharing memory where their live ranges allow (module
+/// documentation, "Shared memory reuse"); when that does not fit either
+/// while a loop has more than two stages, with one stage fewer (nothing
 /// else changes). When an attempt fails while
 /// some buffer is padded, the kernel is lowered again without padding;
 /// when it fails while some loop is pipelined (its stages may not fit the
@@ -372,9 +390,11 @@ fn lower_kernel(
     let mut async_mma = true;
     let mut stage_cap = None;
     let mut specialize = pins.specialized() != Some(false);
+    let mut reuse = false;
     loop {
         let mut attempt = Lower::new(func, target);
         attempt.pins = pins.clone();
+        attempt.reuse = reuse;
         attempt.specialize = specialize;
         attempt.proved = proved;
         attempt.excluded = excluded.clone();
@@ -397,6 +417,12 @@ fn lower_kernel(
         }
         let free_loop = |v: &Handle<ir::Var>| pins.schedule(*v).is_none();
         let free_buffer = |b: &&Handle<ir::Buffer>| !pins.buffer(**b);
+        // Shared memory that does not fit: first let buffers share the
+        // memory of buffers they are never live with.
+        if attempt.over_capacity && !reuse {
+            reuse = true;
+            continue;
+        }
         // Stages that do not fit the shared memory: fewer of them first,
         // keeping everything else.
         let most = attempt
@@ -654,6 +680,14 @@ struct Lower<'a> {
     specialized: bool,
     /// Layouts and schedules the IR pins (`choices.rs`).
     pins: Pins,
+    /// Whether buffers may share the shared memory of buffers whose live
+    /// ranges they do not meet (a retry when the kernel does not fit).
+    reuse: bool,
+    /// Live intervals of the kernel's on-chip buffers, by index, when
+    /// `reuse` is on.
+    intervals: std::collections::BTreeMap<usize, (usize, usize)>,
+    /// Buffers placed in another buffer's shared memory, with that host.
+    hosted: HashMap<Handle<ir::Buffer>, Handle<ir::Buffer>>,
 }
 
 fn lit_i32(v: i64) -> Expr {
@@ -732,6 +766,9 @@ impl<'a> Lower<'a> {
             ws_failed: false,
             specialized: false,
             pins: Pins::default(),
+            reuse: false,
+            intervals: std::collections::BTreeMap::new(),
+            hosted: HashMap::new(),
             swizzled: HashMap::new(),
             async_atom: None,
             async_allowed: true,
@@ -997,6 +1034,9 @@ impl<'a> Lower<'a> {
             },
         );
         self.ranges.insert(*thread_var, (0, self.threads - 1));
+        if self.reuse {
+            self.intervals = crate::passes::plan_shared_memory::live_intervals(self.f, body);
+        }
         self.find_async_mma(body);
         self.find_resident(body);
         self.find_spread(body);
@@ -1487,10 +1527,18 @@ impl<'a> Lower<'a> {
             && !self.spread.contains_key(&b)
     }
 
+    /// The buffer whose shared memory `b` lives in: its host when it
+    /// shares another buffer's (`hosted`), else itself. Accesses are
+    /// tracked for barriers by this buffer, so that a buffer and its host
+    /// are ordered like one buffer.
+    fn canon(&self, b: Handle<ir::Buffer>) -> Handle<ir::Buffer> {
+        self.hosted.get(&b).copied().unwrap_or(b)
+    }
+
     fn expr_reads(&self, e: Handle<ir::Expr>, acc: &mut Pending) {
         for_each_load(self.f, e, |b| {
             if self.on_chip(b) {
-                acc.reads.insert(b.index());
+                acc.reads.insert(self.canon(b).index());
             }
         });
     }
@@ -1504,13 +1552,13 @@ impl<'a> Lower<'a> {
 
     fn write(&self, b: Handle<ir::Buffer>, acc: &mut Pending) {
         if self.on_chip(b) {
-            acc.writes.insert(b.index());
+            acc.writes.insert(self.canon(b).index());
         }
     }
 
     fn read(&self, b: Handle<ir::Buffer>, acc: &mut Pending) {
         if self.on_chip(b) {
-            acc.reads.insert(b.index());
+            acc.reads.insert(self.canon(b).index());
         }
     }
 
@@ -1822,6 +1870,15 @@ impl<'a> Lower<'a> {
         if len < 1 || i32::try_from(len).is_err() {
             return Err(self.unsupported(format!("the buffer `{}` of {len} elements", b.name)));
         }
+        if let Some(host) = self.host_for(buffer, len) {
+            let Some(Mem::Shared { id, .. }) = self.mems.get(&host) else {
+                return Err(self.malformed("a host buffer without shared memory"));
+            };
+            let id = *id;
+            self.hosted.insert(buffer, host);
+            self.mems.insert(buffer, Mem::Shared { id, dims });
+            return Ok(());
+        }
         let name = self.claim(&b.name);
         let id = SharedId(self.shared.len() as u32);
         let stages = self.staged.get(&buffer).map_or(1, |&(_, s)| s);
@@ -1836,6 +1893,59 @@ impl<'a> Lower<'a> {
         });
         self.mems.insert(buffer, Mem::Shared { id, dims });
         Ok(())
+    }
+
+    /// A buffer whose shared memory `buffer` (of `len` physical
+    /// elements) can live in, when `reuse` is on (module documentation,
+    /// "Shared memory reuse"): allocated before it with its own memory,
+    /// of the same element type, at least as long, and neither it nor any
+    /// buffer already placed in it live at the same time as `buffer`.
+    /// Buffers filled in stages, swizzled, or without a live interval are
+    /// not placed in another's memory.
+    fn host_for(&self, buffer: Handle<ir::Buffer>, len: i64) -> Option<Handle<ir::Buffer>> {
+        if !self.reuse || self.staged.contains_key(&buffer) || self.swizzled.contains_key(&buffer) {
+            return None;
+        }
+        let mine = *self.intervals.get(&buffer.index())?;
+        let dtype = self.f.buffers[buffer].dtype;
+        let meets = |other: Handle<ir::Buffer>| {
+            self.intervals
+                .get(&other.index())
+                .is_none_or(|&(a, b)| a <= mine.1 && mine.0 <= b)
+        };
+        let mut hosts: Vec<(Handle<ir::Buffer>, SharedId)> = self
+            .mems
+            .iter()
+            .filter_map(|(&h, m)| match m {
+                Mem::Shared { id, .. } if !self.hosted.contains_key(&h) => Some((h, *id)),
+                _ => None,
+            })
+            .collect();
+        hosts.sort_by_key(|&(_, id)| id.0);
+        // Memory the async proxy writes or reads (stages, swizzled gemm
+        // operands) is only taken over after its last use: the waits and
+        // the barrier before the guest's first write then order the
+        // proxies, and no generic write precedes an async one.
+        let after = |h: Handle<ir::Buffer>| {
+            let asynchronous = self.staged.contains_key(&h) || self.swizzled.contains_key(&h);
+            !asynchronous
+                || self
+                    .intervals
+                    .get(&h.index())
+                    .is_some_and(|&(_, end)| end < mine.0)
+        };
+        hosts.into_iter().find_map(|(h, id)| {
+            let s = &self.shared[id.0 as usize];
+            let fits = s.dtype == dtype
+                && after(h)
+                && i64::try_from(s.len).is_ok_and(|l| l >= len)
+                && !meets(h)
+                && !self
+                    .hosted
+                    .iter()
+                    .any(|(&guest, &host)| host == h && meets(guest));
+            fits.then_some(h)
+        })
     }
 
     fn const_shape(&self, buffer: Handle<ir::Buffer>) -> Result<Vec<i64>> {

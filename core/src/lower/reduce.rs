@@ -179,7 +179,7 @@ impl Lower<'_> {
                 &layout,
                 plan,
                 i64::from(w),
-                (dst_id, dst.index()),
+                (dst_id, self.canon(dst).index()),
                 clear,
                 out,
             );
@@ -190,7 +190,7 @@ impl Lower<'_> {
             inner: sshape[dim + 1..].iter().product(),
             src: self.shared_of(src)?,
             dst: self.shared_of(dst)?,
-            dst_buf: dst.index(),
+            dst_buf: self.canon(dst).index(),
         };
         match self.group_size(&lines) {
             Some((g, w)) => self.reduce_cooperative(fold, lines, clear, g, w, out),

@@ -205,6 +205,7 @@ fn plan_kernel(
         outer_loop: None,
         intervals: BTreeMap::new(),
         allocs: BTreeMap::new(),
+        lowering: false,
     };
     walk.block(body);
     let mut items = Vec::new();
@@ -284,6 +285,30 @@ struct Walk<'f> {
     intervals: BTreeMap<usize, (usize, usize)>,
     /// Where each shared buffer was allocated.
     allocs: BTreeMap<usize, Span>,
+    /// For [`live_intervals`]: every on-chip buffer, and an `alloc`
+    /// without an initial value is no use.
+    lowering: bool,
+}
+
+/// The live interval of every on-chip (non-global) buffer used in a
+/// kernel `body`, by buffer index, numbered as this pass numbers
+/// statements (uses inside a serial loop span the outermost loop). Unlike
+/// the pass's own intervals, an `alloc` without an initial value is not a
+/// use (the contents start undefined, so nothing can depend on them):
+/// buffers allocated together at the top of a kernel and used in
+/// different phases do not interfere. The lowering to threads uses this
+/// to let a buffer share another's shared memory (`lower/mod.rs`).
+pub(crate) fn live_intervals(f: &Function, body: &Block) -> BTreeMap<usize, (usize, usize)> {
+    let mut walk = Walk {
+        f,
+        position: 0,
+        outer_loop: None,
+        intervals: BTreeMap::new(),
+        allocs: BTreeMap::new(),
+        lowering: true,
+    };
+    walk.block(body);
+    walk.intervals
 }
 
 impl Walk<'_> {
@@ -298,7 +323,12 @@ impl Walk<'_> {
         let Some(buffer) = self.f.buffers.try_get(b) else {
             return;
         };
-        if buffer.scope != Scope::Shared {
+        let tracked = if self.lowering {
+            buffer.scope != Scope::Global
+        } else {
+            buffer.scope == Scope::Shared
+        };
+        if !tracked {
             return;
         }
         // Inside a loop the use is recorded at the loop's start; the loop's
@@ -347,7 +377,9 @@ impl Walk<'_> {
                 {
                     self.allocs.insert(buffer.index(), span);
                 }
-                self.use_buffer(*buffer);
+                if !self.lowering || init.is_some() {
+                    self.use_buffer(*buffer);
+                }
                 if let Some(init) = init {
                     self.expr(*init);
                 }

@@ -215,6 +215,19 @@ pub enum ExecErrorKind {
         index: u64,
     },
     #[error(
+        "write before mbarrier wait: thread {writer} writes `%{buffer}`[{element}], which the \
+         tma_load at `{copy_stmt}` writes, before an mbarrier_wait of its own saw the copy's \
+         phase of `%{barrier}`[{index}] complete"
+    )]
+    WriteBeforeBarrierWait {
+        buffer: String,
+        element: u64,
+        writer: u32,
+        copy_stmt: String,
+        barrier: String,
+        index: u64,
+    },
+    #[error(
         "mbarrier wait never completes: thread {thread} waits for parity {parity} of \
          `%{barrier}`[{index}], whose phase {phase} still expects {arrivals} arrival(s) and \
          {bytes} byte(s), and no other thread of the block can still run"

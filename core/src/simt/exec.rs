@@ -1061,7 +1061,29 @@ impl<'a, 't> Machine<'a, 't> {
                 copy_stmt: self.header(sh.inflight_stmt),
             });
         }
-        if sh.writer != NOBODY
+        if value.is_some() && sh.tma_phase != NO_TMA {
+            // A `tma_load`'s write is ordered before the threads that saw
+            // the barrier phase it completes (as for reads), not by
+            // `barrier`s. (A `tma_load` over it, `value` `None`, is
+            // ordered as before: through the readers of the stage.)
+            let seen = self
+                .seen
+                .get(t as usize)
+                .and_then(|m| m.get(&sh.tma_bar))
+                .copied()
+                .unwrap_or(0);
+            if seen <= sh.tma_phase {
+                let (barrier, index) = self.bar_name(sh.tma_bar);
+                return Err(Fault::WriteBeforeBarrierWait {
+                    buffer: name(),
+                    element: i as u64,
+                    writer: t,
+                    copy_stmt: self.header(sh.write_stmt),
+                    barrier,
+                    index,
+                });
+            }
+        } else if sh.writer != NOBODY
             && sh.writer != t
             && sh.write_epoch == self.epoch
             && !self.acquired(t, sh.writer, sh.write_clock)

@@ -101,6 +101,10 @@
 //! - a write by `t` of an element another thread read in the same epoch,
 //!   unless barrier waits of `t` ordered it after the read (above):
 //!   **race** (write after read);
+//! - a read or a write of an element a `tma_load` wrote, by a thread
+//!   whose own `mbarrier_wait` has not seen the copy's phase complete:
+//!   **read (write) before mbarrier wait** (a later `tma_load` over it is
+//!   ordered through the stage's readers instead);
 //! - a read of an element with a copy in flight: **read before cp.async
 //!   wait**; a write to it, or a new copy to it, is an error too; issuing a
 //!   copy over an element another thread accessed in the current epoch is a
