@@ -288,7 +288,7 @@ pub fn kernel_choices(
     func: &ir::Function,
     target: &TargetDescription,
 ) -> Result<Vec<KernelChoices>> {
-    lower_function(func, target, None, &mut thread::Module::default())
+    lower_function(func, target, None, None)
 }
 
 fn lower_module(
@@ -298,18 +298,20 @@ fn lower_module(
 ) -> Result<thread::Module> {
     let mut out = thread::Module::default();
     for (index, func) in module.functions.iter().enumerate() {
-        lower_function(func, target, options.proved.get(index), &mut out)?;
+        lower_function(func, target, options.proved.get(index), Some(&mut out))?;
     }
     check(&out, target)?;
     Ok(out)
 }
 
-/// Lowers every kernel of `func` into `out`, returning the choices made.
+/// Lowers every kernel of `func` into `out`, returning the choices made;
+/// without `out`, only the choices are wanted (the kernels are not
+/// finished with `hoist.rs`).
 fn lower_function(
     func: &ir::Function,
     target: &TargetDescription,
     proved: Option<&HashSet<AccessSite>>,
-    out: &mut thread::Module,
+    mut out: Option<&mut thread::Module>,
 ) -> Result<Vec<KernelChoices>> {
     let mut per_kernel = Vec::new();
     let kernels = func
@@ -328,8 +330,12 @@ fn lower_function(
                     format!("{}_{n}", func.name)
                 };
                 n += 1;
-                let (kernel, choices) = lower_kernel(func, target, proved, stmt, span, name)?;
-                out.kernels.push(kernel);
+                let finish = out.is_some();
+                let (kernel, choices) =
+                    lower_kernel(func, target, proved, stmt, span, name, finish)?;
+                if let Some(out) = out.as_deref_mut() {
+                    out.kernels.push(kernel);
+                }
                 per_kernel.push(choices);
             }
             ir::Stmt::Alloc { .. } => {
@@ -372,6 +378,7 @@ fn lower_kernel(
     stmt: &ir::Stmt,
     span: Span,
     name: String,
+    finish: bool,
 ) -> Result<(thread::Kernel, KernelChoices)> {
     let body = match stmt {
         ir::Stmt::Kernel { body, .. } => body,
@@ -404,7 +411,9 @@ fn lower_kernel(
         attempt.stage_cap = stage_cap;
         let err = match attempt.kernel(stmt, span, name.clone()) {
             Ok(mut kernel) => {
-                hoist::run(&mut kernel);
+                if finish {
+                    hoist::run(&mut kernel);
+                }
                 return Ok((kernel, attempt.choices(body)));
             }
             Err(e) => e,
