@@ -8,7 +8,10 @@
 //!    program order (a pre-order walk: a compound statement gets its number
 //!    before the statements inside it).
 //! 2. **Live intervals.** Each statement that names a shared buffer — in a
-//!    region, a load, a store, a reduction, its `alloc` — is a use of it.
+//!    region, a load, a store, a reduction — is a use of it; so is its
+//!    `alloc` when it has an initial value (a fresh buffer's contents are
+//!    undefined, so buffers allocated together at the top of a kernel and
+//!    used in different phases do not interfere).
 //!    A use inside a loop is lifted to the whole of the *outermost* loop of
 //!    the kernel that encloses it: the loop runs its body again, so a
 //!    buffer used anywhere in it is live from the loop's first statement to
@@ -285,19 +288,15 @@ struct Walk<'f> {
     intervals: BTreeMap<usize, (usize, usize)>,
     /// Where each shared buffer was allocated.
     allocs: BTreeMap<usize, Span>,
-    /// For [`live_intervals`]: every on-chip buffer, and an `alloc`
-    /// without an initial value is no use.
+    /// For [`live_intervals`]: every on-chip buffer, not only shared
+    /// ones.
     lowering: bool,
 }
 
 /// The live interval of every on-chip (non-global) buffer used in a
-/// kernel `body`, by buffer index, numbered as this pass numbers
-/// statements (uses inside a serial loop span the outermost loop). Unlike
-/// the pass's own intervals, an `alloc` without an initial value is not a
-/// use (the contents start undefined, so nothing can depend on them):
-/// buffers allocated together at the top of a kernel and used in
-/// different phases do not interfere. The lowering to threads uses this
-/// to let a buffer share another's shared memory (`lower/mod.rs`).
+/// kernel `body`, by buffer index, as this pass computes them for shared
+/// buffers (module documentation). The lowering to threads uses this to
+/// let a buffer share another's shared memory (`lower/mod.rs`).
 pub(crate) fn live_intervals(f: &Function, body: &Block) -> BTreeMap<usize, (usize, usize)> {
     let mut walk = Walk {
         f,
@@ -377,7 +376,9 @@ impl Walk<'_> {
                 {
                     self.allocs.insert(buffer.index(), span);
                 }
-                if !self.lowering || init.is_some() {
+                // The contents of a fresh buffer are undefined: only an
+                // initial value makes its `alloc` a use.
+                if init.is_some() {
                     self.use_buffer(*buffer);
                 }
                 if let Some(init) = init {
