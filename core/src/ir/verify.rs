@@ -53,8 +53,8 @@
 //! - Parallel loops have one variable per extent, and every extent is a
 //!   positive integer constant.
 //! - `pipelined` `order` and `stage` lists, when present, have one entry per
-//!   top-level statement of the loop body; a `schedule` with stages has at
-//!   least two.
+//!   top-level statement of the loop body; a `schedule` with stages has 2
+//!   to 16.
 //! - `if` and `assume` conditions and the `gemm` clear flag are `bool`.
 //! - A store has one index per dimension and a value of the buffer's type;
 //!   a `fill` value and a `let` value have the type of their target.
@@ -104,6 +104,9 @@ impl fmt::Display for HandleRef {
         }
     }
 }
+
+/// Most stages a pipeline schedule may name (`T.Pipelined` takes up to 16).
+pub const MAX_SCHEDULE_STAGES: u32 = 16;
 
 /// One broken invariant (see the module documentation).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -1152,9 +1155,11 @@ impl<'a> Checker<'a> {
                         | PipelineSchedule::Bulk { stages, .. } => *stages,
                         _ => 2,
                     };
-                    if stages < 2 {
+                    if !(2..=MAX_SCHEDULE_STAGES).contains(&stages) {
                         self.error(VerifyError::BadSchedule {
-                            reason: format!("{stages} stages (a pipeline needs at least 2)"),
+                            reason: format!(
+                                "{stages} stages (a pipeline has 2 to {MAX_SCHEDULE_STAGES})"
+                            ),
                             span,
                         });
                     }

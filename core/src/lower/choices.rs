@@ -214,6 +214,25 @@ impl<'a> Lower<'a> {
                         .and_then(|s| s.last().copied())
                         .unwrap_or(i64::MAX);
                     let pitch = i64::try_from(pitch).unwrap_or(i64::MAX);
+                    // Every element index of the padded buffer fits `i32`
+                    // (as for any shared buffer).
+                    let rows: Option<i64> = self.f.const_shape(b).map_or(Some(1), |s| {
+                        s[..s.len().saturating_sub(1)]
+                            .iter()
+                            .try_fold(1i64, |n, &d| n.checked_mul(d))
+                    });
+                    let too_large = rows
+                        .and_then(|r| r.checked_mul(pitch))
+                        .is_none_or(|n| i32::try_from(n).is_err());
+                    if too_large {
+                        return Err(self.pin_error(
+                            b,
+                            format!(
+                                "is pinned to layout `padded({pitch})`, which makes it larger \
+                                 than 2^31 elements"
+                            ),
+                        ));
+                    }
                     if pitch < row || !(pitch as u64).saturating_mul(bytes).is_multiple_of(16) {
                         return Err(self.pin_error(
                             b,
