@@ -769,13 +769,7 @@ impl<'a, 't> Machine<'a, 't> {
         if sh.tma_phase != NO_TMA {
             // Ordered by the barrier phase the copy completes, not by
             // `barrier`s.
-            let seen = self
-                .seen
-                .get(t as usize)
-                .and_then(|m| m.get(&sh.tma_bar))
-                .copied()
-                .unwrap_or(0);
-            if seen <= sh.tma_phase {
+            if !self.saw_tma_phase(t, &sh) {
                 let (bar, copy) = (sh.tma_bar, sh.write_stmt);
                 let (barrier, index) = self.bar_name(bar);
                 return Err(Fault::ReadBeforeBarrierWait {
@@ -1066,13 +1060,7 @@ impl<'a, 't> Machine<'a, 't> {
             // the barrier phase it completes (as for reads), not by
             // `barrier`s. (A `tma_load` over it, `value` `None`, is
             // ordered as before: through the readers of the stage.)
-            let seen = self
-                .seen
-                .get(t as usize)
-                .and_then(|m| m.get(&sh.tma_bar))
-                .copied()
-                .unwrap_or(0);
-            if seen <= sh.tma_phase {
+            if !self.saw_tma_phase(t, sh) {
                 let (barrier, index) = self.bar_name(sh.tma_bar);
                 return Err(Fault::WriteBeforeBarrierWait {
                     buffer: name(),
@@ -1140,6 +1128,18 @@ impl<'a, 't> Machine<'a, 't> {
         self.check_shared_write(b, i, t, Some(v))?;
         self.record_write(b, i, t, v, stmt);
         Ok(())
+    }
+
+    /// Whether thread `t`'s own `mbarrier_wait`s saw the barrier phase
+    /// that completes the `tma_load` which last wrote an element (`sh`).
+    fn saw_tma_phase(&self, t: u32, sh: &Shadow) -> bool {
+        let seen = self
+            .seen
+            .get(t as usize)
+            .and_then(|m| m.get(&sh.tma_bar))
+            .copied()
+            .unwrap_or(0);
+        seen > sh.tma_phase
     }
 
     /// Whether thread `t`'s barrier waits acquired an arrival `u` made

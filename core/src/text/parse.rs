@@ -499,6 +499,19 @@ impl Parser {
         Ok((tok, name, buffer, decl_span))
     }
 
+    /// The bare word naming the kind of an annotation (its token too, for
+    /// errors about it); `what` says what was expected otherwise.
+    fn kind_word(&mut self, what: &str) -> PResult<(Token, String)> {
+        let tok = self.bump();
+        match &tok.tok {
+            Tok::Ident(k) => {
+                let k = k.clone();
+                Ok((tok, k))
+            }
+            other => Err(self.err_at(&tok, format!("expected {what}, found {}", describe(other)))),
+        }
+    }
+
     /// `layout KIND` after a buffer's shape, when it has one:
     /// `shared`, `padded(PITCH)`, `swizzled(ROW_BYTES)`, `fragment("ATOM")`,
     /// `rows("ATOM")`, `spread(VECTOR)`.
@@ -506,20 +519,8 @@ impl Parser {
         if !self.eat_keyword("layout") {
             return Ok(None);
         }
-        let tok = self.bump();
-        let kind = match &tok.tok {
-            Tok::Ident(k) => k.clone(),
-            other => {
-                return Err(self.err_at(
-                    &tok,
-                    format!(
-                        "expected a layout (shared, padded, swizzled, fragment, rows, spread), \
-                         found {}",
-                        describe(other)
-                    ),
-                ));
-            }
-        };
+        let (tok, kind) =
+            self.kind_word("a layout (shared, padded, swizzled, fragment, rows, spread)")?;
         if kind == "shared" {
             return Ok(Some(BufferLayout::Shared));
         }
@@ -973,19 +974,7 @@ impl Parser {
     /// `bulk(STAGES)`, `bulk(STAGES, specialized)`, `bulk(STAGES,
     /// unspecialized)` or `registers`.
     fn schedule(&mut self) -> PResult<PipelineSchedule> {
-        let tok = self.bump();
-        let kind = match &tok.tok {
-            Tok::Ident(k) => k.clone(),
-            other => {
-                return Err(self.err_at(
-                    &tok,
-                    format!(
-                        "expected a pipeline schedule (serial, async, bulk, registers), found {}",
-                        describe(other)
-                    ),
-                ));
-            }
-        };
+        let (tok, kind) = self.kind_word("a pipeline schedule (serial, async, bulk, registers)")?;
         Ok(match kind.as_str() {
             "serial" => PipelineSchedule::Serial,
             "registers" => PipelineSchedule::Registers,
