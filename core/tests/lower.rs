@@ -955,34 +955,17 @@ fn recorded_choices_lower_to_the_same_kernels() {
             }
             let f = &annotated.functions[0];
             let mut unannotated = Vec::new();
-            fn visit(b: &tilec_core::ir::Block, f: &Function, out: &mut Vec<String>) {
-                for s in &b.stmts {
-                    match s {
-                        Stmt::Alloc { buffer, .. } if f.buffers[*buffer].layout.is_none() => {
-                            out.push(f.buffers[*buffer].name.clone())
-                        }
-                        Stmt::For {
-                            var, kind, body, ..
-                        } => {
-                            if let LoopKind::Pipelined { schedule: None, .. } = kind {
-                                out.push(f.vars[*var].name.clone());
-                            }
-                            visit(body, f, out);
-                        }
-                        Stmt::Kernel { body, .. } | Stmt::Parallel { body, .. } => {
-                            visit(body, f, out)
-                        }
-                        Stmt::If {
-                            then, otherwise, ..
-                        } => {
-                            visit(then, f, out);
-                            visit(otherwise, f, out);
-                        }
-                        _ => {}
-                    }
+            f.body.walk(&mut |s, _| match s {
+                Stmt::Alloc { buffer, .. } if f.buffers[*buffer].layout.is_none() => {
+                    unannotated.push(f.buffers[*buffer].name.clone())
                 }
-            }
-            visit(&f.body, f, &mut unannotated);
+                Stmt::For {
+                    var,
+                    kind: LoopKind::Pipelined { schedule: None, .. },
+                    ..
+                } => unannotated.push(f.vars[*var].name.clone()),
+                _ => {}
+            });
             if !unannotated.is_empty() {
                 failures.push(format!("{call} on {t}: not annotated: {unannotated:?}"));
             }
@@ -1017,21 +1000,15 @@ fn pinned_layouts_and_schedules_are_realized() {
     let (c, a) = (named(f, "C_local"), named(f, "A_shared"));
     f.buffers[c].layout = Some(BufferLayout::Shared);
     f.buffers[a].layout = Some(BufferLayout::Padded { pitch: 48 });
-    fn pin_loops(b: &mut tilec_core::ir::Block) {
-        for s in &mut b.stmts {
-            match s {
-                Stmt::For { kind, body, .. } => {
-                    if let LoopKind::Pipelined { schedule, .. } = kind {
-                        *schedule = Some(PipelineSchedule::Async { stages: 2 });
-                    }
-                    pin_loops(body);
-                }
-                Stmt::Kernel { body, .. } => pin_loops(body),
-                _ => {}
-            }
+    f.body.walk_mut(&mut |s| {
+        if let Stmt::For {
+            kind: LoopKind::Pipelined { schedule, .. },
+            ..
+        } = s
+        {
+            *schedule = Some(PipelineSchedule::Async { stages: 2 });
         }
-    }
-    pin_loops(&mut f.body);
+    });
     let lowered = lower::to_thread(&module, &target).expect("pinned choices lower");
     let kernel = &lowered.kernels[0];
     let shared = |name: &str| {

@@ -761,6 +761,47 @@ impl Block {
                 .chain(std::iter::repeat(Span::UNKNOWN)),
         )
     }
+
+    /// Calls `visit` on every statement of the block and of the blocks
+    /// nested in it (kernel, loop, parallel and branch bodies), each
+    /// statement before the ones inside it, with its span.
+    pub fn walk<'b>(&'b self, visit: &mut impl FnMut(&'b Stmt, Span)) {
+        for (stmt, span) in self.iter() {
+            visit(stmt, span);
+            match stmt {
+                Stmt::Kernel { body, .. }
+                | Stmt::For { body, .. }
+                | Stmt::Parallel { body, .. } => body.walk(visit),
+                Stmt::If {
+                    then, otherwise, ..
+                } => {
+                    then.walk(visit);
+                    otherwise.walk(visit);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// [`Block::walk`] with every statement mutable; `visit` runs before
+    /// the statement's own bodies are walked.
+    pub fn walk_mut(&mut self, visit: &mut impl FnMut(&mut Stmt)) {
+        for stmt in &mut self.stmts {
+            visit(stmt);
+            match stmt {
+                Stmt::Kernel { body, .. }
+                | Stmt::For { body, .. }
+                | Stmt::Parallel { body, .. } => body.walk_mut(visit),
+                Stmt::If {
+                    then, otherwise, ..
+                } => {
+                    then.walk_mut(visit);
+                    otherwise.walk_mut(visit);
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 /// A launch order of a kernel's blocks over a 2-D (or larger) grid: which

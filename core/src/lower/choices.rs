@@ -54,7 +54,7 @@ impl Pins {
     /// pipelined loops.
     pub(super) fn of(f: &ir::Function, body: &ir::Block) -> Pins {
         let mut pins = Pins::default();
-        walk(body, &mut |stmt, span| match stmt {
+        body.walk(&mut |stmt, span| match stmt {
             ir::Stmt::Alloc { buffer, .. } => {
                 if let Some(layout) = f.buffers.try_get(*buffer).and_then(|b| b.layout.clone()) {
                     pins.layouts.insert(*buffer, layout);
@@ -101,26 +101,6 @@ impl Pins {
             PipelineSchedule::Bulk { specialized, .. } => *specialized,
             _ => None,
         })
-    }
-}
-
-/// Calls `visit` on every statement of `block`, nested ones included,
-/// parents first.
-pub(super) fn walk<'b>(block: &'b ir::Block, visit: &mut impl FnMut(&'b ir::Stmt, Span)) {
-    for (stmt, span) in block.iter() {
-        visit(stmt, span);
-        match stmt {
-            ir::Stmt::Kernel { body, .. }
-            | ir::Stmt::For { body, .. }
-            | ir::Stmt::Parallel { body, .. } => walk(body, visit),
-            ir::Stmt::If {
-                then, otherwise, ..
-            } => {
-                walk(then, visit);
-                walk(otherwise, visit);
-            }
-            _ => {}
-        }
     }
 }
 
@@ -181,7 +161,7 @@ impl<'a> Lower<'a> {
     /// What this (successful) attempt chose for the kernel `body`.
     pub(super) fn choices(&self, body: &ir::Block) -> KernelChoices {
         let mut out = KernelChoices::default();
-        walk(body, &mut |stmt, _| match stmt {
+        body.walk(&mut |stmt, _| match stmt {
             ir::Stmt::Alloc { buffer, .. } => {
                 out.layouts.push((*buffer, self.layout_of(*buffer)));
             }

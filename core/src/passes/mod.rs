@@ -34,7 +34,7 @@ pub mod warp_specialize;
 use crate::ir::verify::{VerifyError, verify_module};
 use crate::ir::{
     AtomicValue, Block, Expr, Function, Handle, LoopKind, Module, PipelineSchedule, Region, Span,
-    Stmt, Var,
+    Stmt,
 };
 use crate::lower::{KernelChoices, LowerError};
 use crate::target::TargetDescription;
@@ -569,41 +569,21 @@ pub(crate) fn set_schedules(
     choices: Vec<Vec<KernelChoices>>,
     merge: impl Fn(Option<PipelineSchedule>, PipelineSchedule) -> Option<PipelineSchedule>,
 ) {
-    fn visit(
-        block: &mut Block,
-        chosen: &std::collections::HashMap<Handle<Var>, PipelineSchedule>,
-        merge: &dyn Fn(Option<PipelineSchedule>, PipelineSchedule) -> Option<PipelineSchedule>,
-    ) {
-        for stmt in &mut block.stmts {
-            match stmt {
-                Stmt::For {
-                    var, kind, body, ..
-                } => {
-                    if let LoopKind::Pipelined { schedule, .. } = kind
-                        && let Some(&c) = chosen.get(var)
-                    {
-                        *schedule = merge(*schedule, c);
-                    }
-                    visit(body, chosen, merge);
-                }
-                Stmt::Kernel { body, .. } | Stmt::Parallel { body, .. } => {
-                    visit(body, chosen, merge)
-                }
-                Stmt::If {
-                    then, otherwise, ..
-                } => {
-                    visit(then, chosen, merge);
-                    visit(otherwise, chosen, merge);
-                }
-                _ => {}
-            }
-        }
-    }
     for (f, kernels) in module.functions.iter_mut().zip(choices) {
         let chosen = kernels
             .into_iter()
             .flat_map(|k| k.schedules)
             .collect::<std::collections::HashMap<_, _>>();
-        visit(&mut f.body, &chosen, &merge);
+        f.body.walk_mut(&mut |stmt| {
+            if let Stmt::For {
+                var,
+                kind: LoopKind::Pipelined { schedule, .. },
+                ..
+            } = stmt
+                && let Some(&c) = chosen.get(var)
+            {
+                *schedule = merge(*schedule, c);
+            }
+        });
     }
 }
