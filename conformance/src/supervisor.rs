@@ -49,6 +49,8 @@ pub struct Settings {
     /// The compile option `emit` of every compile (empty: the backend's
     /// default artifact).
     pub emit: String,
+    /// Further compile options of every compile (`CompileOptions::extra`).
+    pub extra: std::collections::BTreeMap<String, String>,
 }
 
 /// Why the backend could not even be described.
@@ -236,6 +238,7 @@ pub fn probe(cmd: &WorkerCommand, settings: &Settings) -> Result<Identity, Probe
         tests: Vec::new(),
         fast_math: settings.fast_math,
         emit: settings.emit.clone(),
+        extra: settings.extra.clone(),
     };
     let mut worker = Worker::start(cmd, &job)?;
     match worker.next(Instant::now() + settings.timeout) {
@@ -276,6 +279,7 @@ fn run_batch(
             tests: batch[next..].iter().map(|(_, t)| t.clone()).collect(),
             fast_math: settings.fast_math,
             emit: settings.emit.clone(),
+            extra: settings.extra.clone(),
         };
         let mut worker = match Worker::start(cmd, &job) {
             Ok(w) => w,

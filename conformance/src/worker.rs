@@ -51,6 +51,10 @@ pub struct Job {
     /// The compile option `emit` (empty: the backend's default).
     #[serde(default)]
     pub emit: String,
+    /// Further compile options (`CompileOptions::extra`), such as
+    /// `tilec.fp-contract`.
+    #[serde(default)]
+    pub extra: BTreeMap<String, String>,
 }
 
 /// What the backend says about itself, reported once per worker.
@@ -147,7 +151,7 @@ pub fn serve(input: impl BufRead, mut output: impl Write) -> Result<(), WorkerEr
         options: CompileOptions {
             fast_math: job.fast_math,
             emit: job.emit.clone(),
-            ..CompileOptions::default()
+            extra: job.extra.clone(),
         },
     };
     for test in &job.tests {

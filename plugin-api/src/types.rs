@@ -80,6 +80,15 @@ pub const SOURCE_NAME_OPTION: &str = "tilec.source-name";
 /// use them.
 pub const SOURCE_TEXT_OPTION: &str = "tilec.source-text";
 
+/// The key of [`CompileOptions::extra`] that lets a backend contract an
+/// `f32` multiply and the add that consumes it into one fused multiply-add
+/// (one rounding where the reference has two), as nvcc's and clang's
+/// `-ffp-contract=fast`, their default for GPU code, does: `fast` allows
+/// it, `off` (the default when the key is absent) keeps every operation
+/// rounded on its own. `fast_math` implies `fast`. Read it with
+/// [`CompileOptions::fp_contract`].
+pub const FP_CONTRACT_OPTION: &str = "tilec.fp-contract";
+
 /// Options of one compilation.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CompileOptions {
@@ -90,6 +99,25 @@ pub struct CompileOptions {
     pub fast_math: bool,
     /// Further `key = value` options, passed through.
     pub extra: BTreeMap<String, String>,
+}
+
+impl CompileOptions {
+    /// Whether multiplies may be fused into the adds that consume them:
+    /// with `fast_math`, or with [`FP_CONTRACT_OPTION`] set to `fast`. A
+    /// value other than `fast` or `off` is an error naming it (a backend
+    /// refuses the request with `BadRequest`).
+    pub fn fp_contract(&self) -> Result<bool, String> {
+        let fused = match self.extra.get(FP_CONTRACT_OPTION).map(String::as_str) {
+            None | Some("off") => false,
+            Some("fast") => true,
+            Some(other) => {
+                return Err(format!(
+                    "`{FP_CONTRACT_OPTION}` must be `fast` or `off`, not `{other}`"
+                ));
+            }
+        };
+        Ok(fused || self.fast_math)
+    }
 }
 
 /// A request to compile a module for one target.
@@ -341,4 +369,35 @@ pub enum RuntimeResponse {
 impl Document for RuntimeResponse {
     const KIND: &'static str = "runtime-response";
     const VERSION: Version = Version::new(1, 0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_contract(value: Option<&str>, fast_math: bool) -> CompileOptions {
+        let mut options = CompileOptions {
+            fast_math,
+            ..CompileOptions::default()
+        };
+        if let Some(v) = value {
+            options
+                .extra
+                .insert(FP_CONTRACT_OPTION.to_string(), v.to_string());
+        }
+        options
+    }
+
+    #[test]
+    fn contraction_is_off_unless_asked_for_or_implied_by_fast_math() {
+        assert_eq!(with_contract(None, false).fp_contract(), Ok(false));
+        assert_eq!(with_contract(Some("off"), false).fp_contract(), Ok(false));
+        assert_eq!(with_contract(Some("fast"), false).fp_contract(), Ok(true));
+        assert_eq!(with_contract(None, true).fp_contract(), Ok(true));
+        assert_eq!(with_contract(Some("off"), true).fp_contract(), Ok(true));
+        let err = with_contract(Some("on"), false)
+            .fp_contract()
+            .expect_err("`on` is not a mode");
+        assert!(err.contains("`on`"), "{err}");
+    }
 }

@@ -182,6 +182,31 @@ Exit codes:
     2  usage error
     3  some test ended in Fail, Crash, Timeout or InternalError";
 
+/// `--fp-contract`: whether a plugin may fuse a float multiply into the add
+/// that consumes it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum FpContract {
+    /// Every `+ − ×` rounded on its own, as the reference interpreter
+    /// computes them.
+    #[default]
+    Off,
+    /// Products may be fused into the adds that consume them (one rounding
+    /// where the reference has two), as nvcc and clang do by default for
+    /// GPU code.
+    Fast,
+}
+
+impl FpContract {
+    /// The value of `tilec.fp-contract` (`FP_CONTRACT_OPTION`) that asks a
+    /// plugin for this.
+    pub fn option_value(self) -> &'static str {
+        match self {
+            FpContract::Off => "off",
+            FpContract::Fast => "fast",
+        }
+    }
+}
+
 /// How a conformance run is meant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ConformanceMode {
@@ -222,6 +247,12 @@ pub struct ConformanceArgs {
     /// `dev` or `certify`.
     #[arg(long, value_enum, default_value_t = ConformanceMode::Dev)]
     pub mode: ConformanceMode,
+
+    /// Compile every test with multiply-add contraction allowed (`fast`)
+    /// or not (`off`, the default), as `tilec run --fp-contract` does; the
+    /// tolerances are the same (`docs/conformance.md`).
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = FpContract::Off)]
+    pub fp_contract: FpContract,
 
     /// Run the one test ID and print everything about it (seed, case,
     /// kernel call, full message).
@@ -467,6 +498,15 @@ pub struct CompileArgs {
     /// sites as the `tilec.proved-sites` option).
     #[arg(long)]
     pub verify: bool,
+
+    /// Let a plugin backend fuse `f32` multiplies into the adds that
+    /// consume them (`fast`: one rounding where the reference has two, as
+    /// nvcc and clang do by default for GPU code; `--fast-math` and
+    /// `tl.enable_fast_math` imply it) or not (`off`, the default: every
+    /// operation rounded as the reference interpreter rounds it). Passed
+    /// to the plugin as the `tilec.fp-contract` option.
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = FpContract::Off)]
+    pub fp_contract: FpContract,
 }
 
 /// The registered passes `--passes` names, in order.
@@ -529,6 +569,15 @@ pub struct BenchArgs {
     #[arg(long)]
     pub fast_math: bool,
 
+    /// Let a plugin backend fuse `f32` multiplies into the adds that
+    /// consume them (`fast`: one rounding where the reference has two, as
+    /// nvcc and clang do by default for GPU code; `--fast-math` and
+    /// `tl.enable_fast_math` imply it) or not (`off`, the default: every
+    /// operation rounded as the reference interpreter rounds it). Passed
+    /// to the plugin as the `tilec.fp-contract` option.
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = FpContract::Off)]
+    pub fp_contract: FpContract,
+
     /// Rotate through copies of the inputs until consecutive launches
     /// touch at least this many bytes, so that data left in the caches by
     /// one launch does not speed up the next; 0 measures with one set.
@@ -585,6 +634,15 @@ pub struct RunArgs {
     /// compares within the dtype's tolerance all the same).
     #[arg(long)]
     pub fast_math: bool,
+
+    /// Let a plugin backend fuse `f32` multiplies into the adds that
+    /// consume them (`fast`: one rounding where the reference has two, as
+    /// nvcc and clang do by default for GPU code; `--fast-math` and
+    /// `tl.enable_fast_math` imply it) or not (`off`, the default: every
+    /// operation rounded as the reference interpreter rounds it). Passed
+    /// to the plugin as the `tilec.fp-contract` option.
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = FpContract::Off)]
+    pub fp_contract: FpContract,
 
     /// Write every parameter into DIR as NumPy `.npy` files: inputs before
     /// the run (`<name>.in.npy`), every parameter after it (`<name>.npy`),

@@ -103,6 +103,10 @@ fn compile(request: CompileRequest) -> Result<CompileResult, PluginError> {
     }
     let mut options = ptx::PtxOptions::default();
     options.fast_math = request.options.fast_math;
+    options.contract = request
+        .options
+        .fp_contract()
+        .map_err(|e| PluginError::new(ErrorCode::BadRequest, e))?;
     let extra = &request.options.extra;
     if let (Some(name), Some(text)) = (
         extra.get(tilec_plugin_api::SOURCE_NAME_OPTION),

@@ -10,7 +10,8 @@
 //! 2. File tests: each `tests/ptx/NAME.thr` is emitted for the target its
 //!    `# TARGET:` line names (default sm_80) and must equal
 //!    `NAME.<target>.ptx` beside it; `TILEC_BLESS=1` rewrites the
-//!    expectation. A `# FAST-MATH` line turns fast math on.
+//!    expectation. A `# FAST-MATH` line turns fast math on, a
+//!    `# FP-CONTRACT` line multiply-add contraction alone.
 //!    (`TILEC_PTX_DUMP=dir` writes every emitted module there, for reading.)
 //! 3. Exact instruction sequences for the arithmetic whose PTX differs
 //!    from its thread-IR meaning, and the refusals.
@@ -458,6 +459,7 @@ fn file_tests_match_their_expected_ptx() {
         let name = header(&text, "TARGET").unwrap_or_else(|| "sm_80".to_string());
         let options = PtxOptions {
             fast_math: header(&text, "FAST-MATH").is_some(),
+            contract: header(&text, "FP-CONTRACT").is_some(),
             ..PtxOptions::default()
         };
         let t = builtin(&name);

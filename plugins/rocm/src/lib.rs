@@ -289,6 +289,10 @@ fn compile(request: CompileRequest) -> Result<CompileResult, PluginError> {
     }
     let options = emit::EmitOptions {
         fast_math: request.options.fast_math,
+        contract: request
+            .options
+            .fp_contract()
+            .map_err(|e| PluginError::new(ErrorCode::BadRequest, e))?,
     };
     let lower = lower_options(&request.options)?;
     let compiled = compile_module_with(&request.ir.module, &target, &options, &lower)?;

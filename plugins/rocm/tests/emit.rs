@@ -12,7 +12,8 @@
 //!    `core/tests/thread/*.thr`) is translated for the targets its
 //!    `# TARGETS:` line names; the output must equal `NAME.TARGET.ll`
 //!    beside it (`TILEC_BLESS=1` rewrites it) and contain, in order, the
-//!    lines of its `# CHECK:` comments. With LLVM each also builds.
+//!    lines of its `# CHECK:` comments. With LLVM each also builds. An
+//!    `# FP-CONTRACT:` line turns multiply-add contraction on.
 //! 3. The description's MFMA fragments are the hardware's, and a wrong
 //!    one is refused.
 //! 4. Refusals: LDS beyond 64 KiB, an unknown `emit`, an unknown target.
@@ -270,8 +271,12 @@ fn file_tests_match_their_expected_ir() {
         for arch in targets {
             let t = target(&arch);
             let what = format!("{} for {arch}", input.display());
-            let emitted = emit::emit_module(&module, &t, &EmitOptions::default())
-                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let options = EmitOptions {
+                contract: header(&text, "FP-CONTRACT").is_some(),
+                ..EmitOptions::default()
+            };
+            let emitted =
+                emit::emit_module(&module, &t, &options).unwrap_or_else(|e| panic!("{what}: {e}"));
             let golden = golden_base.with_extension(format!("{arch}.ll"));
             if bless {
                 std::fs::write(&golden, &emitted.text)

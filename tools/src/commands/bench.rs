@@ -212,10 +212,11 @@ fn measure(args: &BenchArgs, func: &Function, out: &mut BenchOutput) -> Outcome 
     let module = tilec_core::ir::Module {
         functions: vec![func.clone()],
     };
-    let options = tilec_plugin_api::CompileOptions {
+    let mut options = tilec_plugin_api::CompileOptions {
         fast_math: args.fast_math || super::compile::fast_math(&module),
         ..tilec_plugin_api::CompileOptions::default()
     };
+    super::compile::set_fp_contract(&mut options, args.fp_contract);
     let compiled = plugin.compile(&module, &options).map_err(|e| {
         error(Report::error(format!(
             "backend `{}` could not compile `{}`: {e}",

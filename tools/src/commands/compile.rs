@@ -534,10 +534,23 @@ fn plugin_options(
             lower.encode_proved(),
         );
     }
-    CompileOptions {
+    let mut options = CompileOptions {
         emit: args.emit.clone().unwrap_or_default(),
         fast_math: fast_math(module),
         extra,
+    };
+    set_fp_contract(&mut options, args.fp_contract);
+    options
+}
+
+/// Asks a plugin for `--fp-contract` (`tilec.fp-contract`); `off` is the
+/// plugins' default, so only `fast` is sent.
+pub(crate) fn set_fp_contract(options: &mut CompileOptions, mode: crate::cli::FpContract) {
+    if mode != crate::cli::FpContract::Off {
+        options.extra.insert(
+            tilec_plugin_api::FP_CONTRACT_OPTION.to_string(),
+            mode.option_value().to_string(),
+        );
     }
 }
 
@@ -890,6 +903,23 @@ mod tests {
             crate::cli::Command::Compile(args) => args,
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn fp_contract_is_passed_to_plugins_when_fast() {
+        use tilec_plugin_api::FP_CONTRACT_OPTION;
+        let mut module = Module::default();
+        module.functions.push(Function::new("main"));
+        let lower = tilec_core::lower::LowerOptions::default();
+        let options = |extra: &[&str]| plugin_options(&module, &compile_args(extra), &lower, None);
+        assert_eq!(options(&[]).extra.get(FP_CONTRACT_OPTION), None);
+        assert_eq!(options(&["--fp-contract", "off"]).fp_contract(), Ok(false));
+        let fast = options(&["--fp-contract", "fast"]);
+        assert_eq!(
+            fast.extra.get(FP_CONTRACT_OPTION).map(String::as_str),
+            Some("fast")
+        );
+        assert_eq!(fast.fp_contract(), Ok(true));
     }
 
     #[test]

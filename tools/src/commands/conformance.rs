@@ -232,6 +232,11 @@ fn conformance(args: &ConformanceArgs) -> Result<Exit, Stop> {
         jobs: jobs.max(1),
         fast_math: false,
         emit: args.emit.clone().unwrap_or_default(),
+        extra: {
+            let mut options = tilec_plugin_api::CompileOptions::default();
+            super::compile::set_fp_contract(&mut options, args.fp_contract);
+            options.extra
+        },
     };
     let started = Instant::now();
     let is_plugin = matches!(spec, BackendSpec::Plugin { .. });

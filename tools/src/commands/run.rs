@@ -470,10 +470,11 @@ fn execute_plugin(
             "backend `{name}` cannot run kernels here: {why}"
         )))
     })?;
-    let compile_options = tilec_plugin_api::CompileOptions {
+    let mut compile_options = tilec_plugin_api::CompileOptions {
         fast_math: args.fast_math || super::compile::fast_math(&module),
         ..tilec_plugin_api::CompileOptions::default()
     };
+    super::compile::set_fp_contract(&mut compile_options, args.fp_contract);
     let compiled = plugin.compile(&module, &compile_options).map_err(|e| {
         Failure::error(Report::error(format!(
             "backend `{name}` could not compile `{}` for `{arch}`: {e}",

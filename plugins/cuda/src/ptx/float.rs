@@ -7,10 +7,11 @@
 //!   explicit `.rn` (which also forbids `ptxas` from fusing a multiply and
 //!   an add): rounding the exact result once is what `f64` evaluation
 //!   followed by rounding gives, since `f64` carries more than `2·24 + 2`
-//!   bits. With `fast_math`, `f32` (and narrower) `+ − ×` carry no
-//!   rounding modifier, which lets `ptxas` fuse multiplies into adds
-//!   (`fma.rn`, one rounding where the reference has two), and `÷` is
-//!   `div.full.f32` (2 ulps), as CUDA's `--use_fast_math` does.
+//!   bits. With `contract` (`tilec.fp-contract=fast`, nvcc's default) or
+//!   `fast_math`, `f32` (and narrower) `+ − ×` carry no rounding
+//!   modifier, which lets `ptxas` fuse multiplies into adds (`fma.rn`,
+//!   one rounding where the reference has two); with `fast_math` `÷` is
+//!   also `div.full.f32` (2 ulps), as CUDA's `--use_fast_math` does.
 //! - `f16`, `bf16` and the float8 types compute in `f32` and round once
 //!   into their type; `f32` has at least `2p + 2` bits for each of them,
 //!   so the double rounding is harmless for `+ − × ÷ sqrt`.
@@ -84,13 +85,15 @@ impl Emitter<'_> {
                 };
                 let x = self.widen(a, d)?;
                 let y = self.widen(b, d)?;
-                // Fast math in f32: no rounding modifier, so that `ptxas`
-                // may fuse a multiply into an add, and the full-range
-                // approximate division.
+                // Contraction in f32: no rounding modifier on `+ − ×`, so
+                // that `ptxas` may fuse a multiply into an add; fast math
+                // also takes the full-range approximate division.
                 let mode = match op {
-                    _ if !(self.opts.fast_math && c == DType::F32) => ".rn",
-                    BinaryOp::Div => ".full",
-                    _ => "",
+                    _ if c != DType::F32 => ".rn",
+                    BinaryOp::Div if self.opts.fast_math => ".full",
+                    BinaryOp::Div => ".rn",
+                    _ if self.opts.contract || self.opts.fast_math => "",
+                    _ => ".rn",
                 };
                 let r = self.op2(class_of(c), &format!("{name}{mode}.{f}"), &x, &y);
                 self.narrow(r, d)

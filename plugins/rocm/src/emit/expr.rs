@@ -555,10 +555,18 @@ impl KernelEmitter<'_> {
             };
             return Ok(self.inst(format!("fcmp {pred} {ty} {wx}, {wy}")));
         }
+        // Contraction: `contract` lets LLVM fuse a product into the add
+        // that consumes it (both instructions need the flag). `f64` keeps
+        // its own roundings, as in the CUDA backend.
+        let fuse = if self.options.contract && ty != "double" {
+            "contract "
+        } else {
+            ""
+        };
         let r = match op {
-            BinaryOp::Add => self.inst(format!("fadd {ty} {wx}, {wy}")),
-            BinaryOp::Sub => self.inst(format!("fsub {ty} {wx}, {wy}")),
-            BinaryOp::Mul => self.inst(format!("fmul {ty} {wx}, {wy}")),
+            BinaryOp::Add => self.inst(format!("fadd {fuse}{ty} {wx}, {wy}")),
+            BinaryOp::Sub => self.inst(format!("fsub {fuse}{ty} {wx}, {wy}")),
+            BinaryOp::Mul => self.inst(format!("fmul {fuse}{ty} {wx}, {wy}")),
             BinaryOp::Div => self.inst(format!("fdiv {ty} {wx}, {wy}")),
             BinaryOp::Min => self.float_call("minimum", ty, &[&wx, &wy], false),
             BinaryOp::Max => self.float_call("maximum", ty, &[&wx, &wy], false),

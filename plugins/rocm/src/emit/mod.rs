@@ -109,6 +109,10 @@ pub struct Emitted {
 pub struct EmitOptions {
     /// Allows approximate transcendental functions (`afn`).
     pub fast_math: bool,
+    /// Lets the backend fuse a float multiply into the add that consumes
+    /// it (`contract` on `fadd`/`fsub`/`fmul`;
+    /// `tilec_plugin_api::FP_CONTRACT_OPTION`, implied by fast math).
+    pub contract: bool,
 }
 
 /// Translates `module` for `target` (whose `arch` names the GPU).
