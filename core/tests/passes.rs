@@ -16,7 +16,9 @@
 //! The input must parse and verify. The printed result must equal
 //! `<name>.expected.tir` beside the input; `TILEC_BLESS=1` writes it
 //! instead (review the diff). Running the same passes again on the result
-//! must not change it. (The inputs are not `.tir` files because the
+//! must not change it. A pipeline that ends with the lowering step
+//! (`lower-tile-ops`) prints thread IR, expected in `<name>.expected.thr`
+//! (and is not run twice: its output is not Tile IR). (The inputs are not `.tir` files because the
 //! round-trip test requires every `.tir` file to be canonical printed
 //! text, which has no comments; the expected outputs are, and that test
 //! checks them too.)
@@ -140,6 +142,10 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
         .and_then(|pipeline| {
             pipeline
                 .run(&mut module, &cx)
+                .map_err(|f| PipelineOrParse::Run(f.to_string()))?;
+            pipeline
+                .run_lowering(&module, &cx)
+                .map(|lowered| lowered.map(|(m, _)| m))
                 .map_err(|f| PipelineOrParse::Run(f.to_string()))
         });
     match (result, error) {
@@ -152,7 +158,12 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
             };
         }
         (Err(PipelineOrParse::Parse(m) | PipelineOrParse::Run(m)), None) => return Err(m),
-        (Ok(_), None) => {}
+        (Ok(Some(lowered)), None) => {
+            let text = tilec_core::thread::print_module(&lowered);
+            check_lines(&text, &checks).map_err(|e| format!("{e}\n--- thread IR ---\n{text}"))?;
+            return compare_expected(path, "thr", &text, bless);
+        }
+        (Ok(None), None) => {}
     }
     let text = print_module(&module);
     check_lines(&text, &checks).map_err(|e| format!("{e}\n--- IR ---\n{text}"))?;
@@ -170,13 +181,19 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
             ));
         }
     }
+    compare_expected(path, "tir", &text, bless)
+}
+
+/// `text` against `<name>.expected.<ext>` beside the test `path`, or
+/// written there with `bless`.
+fn compare_expected(path: &Path, ext: &str, text: &str, bless: bool) -> Result<(), String> {
     let name = path
         .to_string_lossy()
         .trim_end_matches(".tirtest")
         .to_string();
-    let expected = PathBuf::from(format!("{name}.expected.tir"));
+    let expected = PathBuf::from(format!("{name}.expected.{ext}"));
     if bless {
-        std::fs::write(&expected, &text).map_err(|e| e.to_string())?;
+        std::fs::write(&expected, text).map_err(|e| e.to_string())?;
         return Ok(());
     }
     let want = std::fs::read_to_string(&expected)
@@ -185,7 +202,7 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
         return Err(format!(
             "result differs from {} (- expected, + actual):\n{}",
             expected.display(),
-            diff(&want, &text)
+            diff(&want, text)
         ));
     }
     Ok(())
@@ -227,15 +244,17 @@ fn pass_file_tests() {
     );
 }
 
-/// Every `.expected.tir` has its input beside it.
+/// Every `.expected.tir` and `.expected.thr` has its input beside it.
 #[test]
 fn no_orphan_expectations() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/passes");
-    let mut files = Vec::new();
-    collect(&root, ".expected.tir", &mut files);
-    for f in files {
-        let input = f.to_string_lossy().replace(".expected.tir", ".tirtest");
-        assert!(Path::new(&input).exists(), "{} has no input", f.display());
+    for ext in [".expected.tir", ".expected.thr"] {
+        let mut files = Vec::new();
+        collect(&root, ext, &mut files);
+        for f in files {
+            let input = f.to_string_lossy().replace(ext, ".tirtest");
+            assert!(Path::new(&input).exists(), "{} has no input", f.display());
+        }
     }
 }
 
@@ -262,7 +281,96 @@ fn registry_names_are_unique_kebab_case_and_described() {
         );
         assert!(passes::lookup(name).is_some_and(|p| p.name() == name));
     }
+    for lowering in passes::lowerings() {
+        let name = lowering.name();
+        assert!(seen.insert(name), "`{name}` is registered twice");
+        assert!(
+            lowering.description().len() > 40,
+            "`{name}` needs a description"
+        );
+        assert!(passes::lookup_lowering(name).is_some_and(|l| l.name() == name));
+        assert!(passes::lookup(name).is_none() && passes::is_registered(name));
+    }
+    assert_eq!(
+        names.len(),
+        seen.len(),
+        "`names()` lists every pass and lowering once"
+    );
+    assert_eq!(names.last(), Some(&"lower-tile-ops"));
     assert!(passes::lookup("no-such-pass").is_none());
+}
+
+#[test]
+fn the_lowering_step_ends_a_pipeline() {
+    let pipeline = Pipeline::parse("simplify,lower-tile-ops").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(pipeline.pass_names(), ["simplify", "lower-tile-ops"]);
+    assert_eq!(pipeline.passes().len(), 1);
+    assert!(pipeline.lowering().is_some() && pipeline.contains("lower-tile-ops"));
+    let err = Pipeline::parse("lower-tile-ops,simplify").err();
+    assert!(
+        matches!(&err, Some(PassError::AfterLowering { name, lowering: "lower-tile-ops" }) if name == "simplify"),
+        "{err:?}"
+    );
+    // An unknown name after the lowering is reported as unknown.
+    let err = Pipeline::parse("lower-tile-ops,bogus").err();
+    assert!(
+        matches!(err, Some(PassError::UnknownPass { .. })),
+        "{err:?}"
+    );
+    // Without a lowering step there is nothing to lower.
+    let module = parse_module(SMALL).unwrap_or_else(|e| panic!("{e}"));
+    let simplify = Pipeline::parse("simplify").unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(
+        simplify.run_lowering(&module, &PassContext::default()),
+        Ok(None)
+    ));
+}
+
+#[test]
+fn the_lowering_step_prints_thread_ir_and_is_timed() {
+    let mut module = parse_module(SMALL).unwrap_or_else(|e| panic!("{e}"));
+    let mut pipeline = Pipeline::parse("simplify,lower-tile-ops").unwrap_or_else(|e| panic!("{e}"));
+    pipeline
+        .print_before("lower-tile-ops")
+        .unwrap_or_else(|e| panic!("{e}"));
+    pipeline
+        .print_after("lower-tile-ops")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut cx = PassContext::default();
+    // No target: refused, naming the missing flag.
+    let refused = pipeline
+        .run_lowering(&module, &cx)
+        .err()
+        .map(|f| f.to_string());
+    assert!(
+        refused
+            .as_deref()
+            .is_some_and(|m| m.contains("none was given (pass `--target`)")),
+        "{refused:?}"
+    );
+    cx.target = Some(tilec_core::target::builtin("sm_80").unwrap_or_else(|e| panic!("{e}")));
+    pipeline
+        .run(&mut module, &cx)
+        .unwrap_or_else(|f| panic!("{f}"));
+    let (lowered, report) = pipeline
+        .run_lowering(&module, &cx)
+        .unwrap_or_else(|f| panic!("{f}"))
+        .unwrap_or_else(|| panic!("the pipeline has a lowering step"));
+    let expected = tilec_core::lower::to_thread(
+        &module,
+        cx.target.as_ref().unwrap_or_else(|| unreachable!()),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(lowered, expected);
+    let labels: Vec<&str> = report.printed.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(labels, ["before lower-tile-ops", "after lower-tile-ops"]);
+    assert_eq!(report.printed[0].1, print_module(&module));
+    assert_eq!(
+        report.printed[1].1,
+        tilec_core::thread::print_module(&lowered)
+    );
+    assert_eq!(report.timings.len(), 1);
+    assert_eq!(report.timings[0].pass, "lower-tile-ops");
 }
 
 #[test]
@@ -277,7 +385,7 @@ fn unknown_pass_names_list_the_registered_ones() {
     assert_eq!(
         message.as_deref(),
         Some(
-            "unknown pass `bogus`; the registered passes are: simplify, infer-layouts, inject-pipeline, warp-specialize, plan-shared-memory"
+            "unknown pass `bogus`; the registered passes are: simplify, infer-layouts, inject-pipeline, warp-specialize, plan-shared-memory, lower-tile-ops"
         )
     );
     let mut pipeline = Pipeline::new();

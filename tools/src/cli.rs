@@ -515,9 +515,7 @@ pub struct PassList(pub Vec<&'static str>);
 
 /// One registered pass name.
 fn parse_pass_name(text: &str) -> Result<&'static str, String> {
-    tilec_core::passes::require(text.trim())
-        .map(|pass| pass.name())
-        .map_err(|e| e.to_string())
+    tilec_core::passes::registered_name(text.trim()).map_err(|e| e.to_string())
 }
 
 /// Comma-separated registered pass names; empty entries are ignored.

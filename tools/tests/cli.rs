@@ -305,6 +305,81 @@ fn recorded_layouts_print_and_pins_are_refused_at_the_source() {
 }
 
 #[test]
+fn lower_tile_ops_ends_the_passes_prints_thread_ir_and_is_the_sim_artifact() {
+    let args = [
+        "compile",
+        "examples/gemm.py",
+        "--backend",
+        "sim",
+        "--target",
+        "sm_80",
+        "--passes",
+        "simplify,infer-layouts,lower-tile-ops",
+        "--print-after=lower-tile-ops",
+        "--time-passes",
+    ];
+    let out = tilec(&args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let err = stderr(&out);
+    for want in [
+        "// ----- IR after lower-tile-ops -----\nthread_ir 0.1",
+        "ldmatrix",
+        "lower-tile-ops ",
+        "printing thread IR (lowered by --passes)",
+    ] {
+        assert!(err.contains(want), "`{want}` missing from:\n{err}");
+    }
+    // The artifact is the printed thread IR, and what `sim` lowers by itself.
+    let printed = err
+        .split("// ----- IR after lower-tile-ops -----\n")
+        .nth(1)
+        .and_then(|rest| rest.split("// ----- pass timing").next())
+        .unwrap_or_default();
+    assert_eq!(stdout(&out), printed);
+    let alone = tilec(&[
+        "compile",
+        "examples/gemm.py",
+        "--backend",
+        "sim",
+        "--target",
+        "sm_80",
+        "--passes",
+        "simplify,infer-layouts",
+    ]);
+    assert_eq!(stdout(&alone), stdout(&out));
+
+    // Only last, and only with a target.
+    let out = tilec(&[
+        "compile",
+        "examples/gemm.py",
+        "--passes",
+        "lower-tile-ops,simplify",
+        "--color",
+        "never",
+    ]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`simplify` cannot follow `lower-tile-ops`"),
+        "{}",
+        stderr(&out)
+    );
+    let out = tilec(&[
+        "compile",
+        "examples/gemm.py",
+        "--passes",
+        "lower-tile-ops",
+        "--color",
+        "never",
+    ]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("none was given (pass `--target`)"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn missing_explicit_plugin_is_an_error_everywhere() {
     for command in ["check", "compile", "run"] {
         let out = tilec(&[

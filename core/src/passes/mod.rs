@@ -19,6 +19,15 @@
 //! `P` (never a panic). The printed texts and the wall-clock time of every
 //! pass come back as data in a [`PipelineReport`]; this crate never prints.
 //!
+//! # The lowering step
+//! A pipeline may end with a [`Lowering`] (`lower-tile-ops`): a step from
+//! Tile IR to thread-level IR, registered by name like the passes
+//! ([`lowerings`]) and selected, printed and timed the same way, but only
+//! last. [`Pipeline::run`] runs the Tile passes; [`Pipeline::run_lowering`]
+//! then runs the lowering on their result (so that a caller can prove
+//! things about the Tile IR in between and hand the proofs over in
+//! [`PassContext::lower`]). Its printed output is thread IR.
+//!
 //! # Helpers for passes
 //! [`for_each_expr_mut`] visits every expression handle a statement holds,
 //! and [`compact_exprs`] drops the expressions no statement or buffer
@@ -27,6 +36,7 @@
 
 pub mod infer_layouts;
 pub mod inject_pipeline;
+pub mod lower_tile_ops;
 pub mod plan_shared_memory;
 pub mod simplify;
 pub mod warp_specialize;
@@ -36,9 +46,10 @@ use crate::ir::{
     AtomicValue, Block, Expr, Function, Handle, LoopKind, Module, PipelineSchedule, Region, Span,
     Stmt,
 };
-use crate::lower::{KernelChoices, LowerError};
+use crate::lower::{KernelChoices, LowerError, LowerOptions};
 use crate::target::TargetDescription;
 use crate::text::print_module;
+use crate::thread;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
@@ -59,6 +70,19 @@ pub trait Pass: Send + Sync {
     fn run(&self, module: &mut Module, cx: &PassContext) -> Result<(), PassError>;
 }
 
+/// A step from Tile IR to thread-level IR that ends a pipeline (module
+/// documentation).
+pub trait Lowering: Send + Sync {
+    /// The kebab-case name the step is registered and selected by.
+    fn name(&self) -> &'static str;
+
+    /// One paragraph: what the step does.
+    fn description(&self) -> &'static str;
+
+    /// Lowers `module`; the result passes the thread-IR verifier.
+    fn run(&self, module: &Module, cx: &PassContext) -> Result<thread::Module, PassError>;
+}
+
 /// What every pass may read besides the module: options now, the target
 /// description later. Build it with [`PassContext::default`] and set the
 /// fields you need, so that new fields do not break callers.
@@ -72,6 +96,9 @@ pub struct PassContext {
     /// may use. `None` when compiling for no particular target (passes
     /// then skip target checks).
     pub target: Option<TargetDescription>,
+    /// What the lowering step may rely on beyond the IR (accesses proved
+    /// in bounds).
+    pub lower: LowerOptions,
 }
 
 impl PassContext {
@@ -99,6 +126,13 @@ pub enum PassError {
     /// blame).
     #[error("the input module does not verify: {}", summarize(.errors))]
     InvalidInput { errors: Vec<(String, VerifyError)> },
+    /// A pass or lowering named after the lowering step, whose output is
+    /// thread IR.
+    #[error("`{name}` cannot follow `{lowering}`: a pipeline ends with its lowering to thread IR")]
+    AfterLowering {
+        name: String,
+        lowering: &'static str,
+    },
     /// The module does not verify after `pass` ran: a bug in that pass.
     #[error(
         "internal compiler error: the IR does not verify after pass `{pass}`: {}",
@@ -151,22 +185,56 @@ pub fn all() -> &'static [&'static dyn Pass] {
     PASSES
 }
 
+/// Every registered lowering step (a pipeline may end with one).
+pub fn lowerings() -> &'static [&'static dyn Lowering] {
+    const LOWERINGS: &[&dyn Lowering] = &[&lower_tile_ops::LowerTileOps];
+    LOWERINGS
+}
+
 /// The registered pass called `name`.
 pub fn lookup(name: &str) -> Option<&'static dyn Pass> {
     all().iter().copied().find(|p| p.name() == name)
 }
 
-/// The names of every registered pass, in registry order.
+/// The registered lowering step called `name`.
+pub fn lookup_lowering(name: &str) -> Option<&'static dyn Lowering> {
+    lowerings().iter().copied().find(|l| l.name() == name)
+}
+
+/// The names of every registered pass, in registry order, then of every
+/// lowering step.
 pub fn names() -> Vec<&'static str> {
-    all().iter().map(|p| p.name()).collect()
+    all()
+        .iter()
+        .map(|p| p.name())
+        .chain(lowerings().iter().map(|l| l.name()))
+        .collect()
+}
+
+/// Whether `name` is a registered pass or lowering step.
+pub fn is_registered(name: &str) -> bool {
+    lookup(name).is_some() || lookup_lowering(name).is_some()
+}
+
+fn unknown(name: &str) -> PassError {
+    PassError::UnknownPass {
+        name: name.to_string(),
+        known: names(),
+    }
 }
 
 /// The registered pass called `name`, or [`PassError::UnknownPass`].
 pub fn require(name: &str) -> Result<&'static dyn Pass, PassError> {
-    lookup(name).ok_or_else(|| PassError::UnknownPass {
-        name: name.to_string(),
-        known: names(),
-    })
+    lookup(name).ok_or_else(|| unknown(name))
+}
+
+/// The registered name `name` (of a pass or a lowering step) with the
+/// registry's lifetime, or [`PassError::UnknownPass`].
+pub fn registered_name(name: &str) -> Result<&'static str, PassError> {
+    lookup(name)
+        .map(|p| p.name())
+        .or_else(|| lookup_lowering(name).map(|l| l.name()))
+        .ok_or_else(|| unknown(name))
 }
 
 /// A list of passes to run in order, with the points where the IR is
@@ -174,6 +242,7 @@ pub fn require(name: &str) -> Result<&'static dyn Pass, PassError> {
 #[derive(Clone, Default)]
 pub struct Pipeline {
     passes: Vec<&'static dyn Pass>,
+    lowering: Option<&'static dyn Lowering>,
     print_before: BTreeSet<&'static str>,
     print_after: BTreeSet<&'static str>,
 }
@@ -224,11 +293,22 @@ impl Pipeline {
         Self::default()
     }
 
-    /// A pipeline of the registered passes `names`, in order.
+    /// A pipeline of the registered passes `names`, in order; the last
+    /// may be a lowering step.
     pub fn from_names<'n>(names: impl IntoIterator<Item = &'n str>) -> Result<Self, PassError> {
         let mut pipeline = Pipeline::new();
         for name in names {
-            pipeline.passes.push(require(name)?);
+            if let Some(lowering) = pipeline.lowering {
+                registered_name(name)?;
+                return Err(PassError::AfterLowering {
+                    name: name.to_string(),
+                    lowering: lowering.name(),
+                });
+            }
+            match lookup_lowering(name) {
+                Some(lowering) => pipeline.lowering = Some(lowering),
+                None => pipeline.passes.push(require(name)?),
+            }
         }
         Ok(pipeline)
     }
@@ -245,36 +325,93 @@ impl Pipeline {
         self.passes.push(pass);
     }
 
-    /// The passes, in order.
+    /// The Tile passes, in order (without the lowering step).
     pub fn passes(&self) -> &[&'static dyn Pass] {
         &self.passes
     }
 
-    /// The names of the passes, in order.
+    /// The lowering step that ends the pipeline, if any.
+    pub fn lowering(&self) -> Option<&'static dyn Lowering> {
+        self.lowering
+    }
+
+    /// Whether the pipeline runs nothing.
+    pub fn is_empty(&self) -> bool {
+        self.passes.is_empty() && self.lowering.is_none()
+    }
+
+    /// The names of the passes, in order, then the lowering step's.
     pub fn pass_names(&self) -> Vec<&'static str> {
-        self.passes.iter().map(|p| p.name()).collect()
+        self.passes
+            .iter()
+            .map(|p| p.name())
+            .chain(self.lowering.map(|l| l.name()))
+            .collect()
     }
 
-    /// Whether the pipeline runs the pass `name`.
+    /// Whether the pipeline runs the pass or lowering step `name`.
     pub fn contains(&self, name: &str) -> bool {
-        self.passes.iter().any(|p| p.name() == name)
+        self.pass_names().contains(&name)
     }
 
-    /// Prints the module before every run of the registered pass `name`.
+    /// Prints the module before every run of the registered pass (or
+    /// lowering step) `name`.
     pub fn print_before(&mut self, name: &str) -> Result<(), PassError> {
-        self.print_before.insert(require(name)?.name());
+        self.print_before.insert(registered_name(name)?);
         Ok(())
     }
 
-    /// Prints the module after every run of the registered pass `name`.
+    /// Prints the module after every run of the registered pass `name`
+    /// (after the lowering step: the thread IR).
     pub fn print_after(&mut self, name: &str) -> Result<(), PassError> {
-        self.print_after.insert(require(name)?.name());
+        self.print_after.insert(registered_name(name)?);
         Ok(())
     }
 
-    /// Runs every pass on `module` in order (see the module
-    /// documentation). On failure `module` holds the IR the failing step
-    /// left.
+    /// Runs the lowering step, if the pipeline has one, on `module` (the
+    /// result of [`Pipeline::run`]): its thread IR, and a report with what
+    /// was printed around it and its timing (the lowering verifies its
+    /// output itself; that time is part of `run`). `None` without a
+    /// lowering step.
+    pub fn run_lowering(
+        &self,
+        module: &Module,
+        cx: &PassContext,
+    ) -> Result<Option<(thread::Module, PipelineReport)>, PipelineFailure> {
+        let Some(lowering) = self.lowering else {
+            return Ok(None);
+        };
+        let name = lowering.name();
+        let mut report = PipelineReport::default();
+        if self.print_before.contains(name) {
+            report
+                .printed
+                .push((format!("before {name}"), print_module(module)));
+        }
+        let started = Instant::now();
+        let result = lowering.run(module, cx);
+        report.timings.push(PassTiming {
+            pass: name,
+            run: started.elapsed(),
+            verify: Duration::ZERO,
+        });
+        match result {
+            Ok(lowered) => {
+                if self.print_after.contains(name) {
+                    report
+                        .printed
+                        .push((format!("after {name}"), thread::print_module(&lowered)));
+                }
+                Ok(Some((lowered, report)))
+            }
+            Err(error) => Err(PipelineFailure { error, report }),
+        }
+    }
+
+    /// Runs every Tile pass on `module` in order (see the module
+    /// documentation); the lowering step, if any, is
+    /// [`Pipeline::run_lowering`]'s. On failure `module` holds the IR the
+    /// failing step left.
     pub fn run(
         &self,
         module: &mut Module,

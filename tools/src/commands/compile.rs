@@ -88,11 +88,15 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
     let mut frontend = Frontend::load(&args.source);
     phases.record("front end", started);
     let started = Instant::now();
+    let mut timings = Vec::new();
+    let mut pass_cx = None;
     if frontend.succeeded()
         && let Some(module) = frontend.module.as_mut()
-        && let Err(report) = run_passes(&pipeline, module, args, &backend, target.as_deref())
     {
-        frontend.reports.push(report);
+        match run_passes(&pipeline, module, &backend, target.as_deref(), &mut timings) {
+            Ok(cx) => pass_cx = cx,
+            Err(report) => frontend.reports.push(report),
+        }
     }
     if !pipeline.passes().is_empty() {
         phases.record("passes", started);
@@ -113,6 +117,34 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
         lower_options.proved = proved;
         phases.record("verify", started);
     }
+    // The lowering step that ends `--passes`, after `--verify` so that it
+    // leaves out the guards of proved accesses as the backend would.
+    let started = Instant::now();
+    let mut lowered = None;
+    if let Some(mut pass_cx) = pass_cx
+        && let Some(lowering) = pipeline.lowering()
+        && frontend.succeeded()
+        && let Some(module) = &frontend.module
+    {
+        pass_cx.lower = lower_options.clone();
+        match pipeline.run_lowering(module, &pass_cx) {
+            Ok(Some((thread_module, report))) => {
+                print_report(&report);
+                timings.extend(report.timings);
+                lowered = Some(thread_module);
+            }
+            Ok(None) => {}
+            Err(failure) => {
+                print_report(&failure.report);
+                timings.extend(failure.report.timings);
+                frontend.reports.push(pass_failure(failure.error));
+            }
+        }
+        phases.record(lowering.name(), started);
+    }
+    if args.time_passes && !pipeline.is_empty() {
+        eprint!("{}", timing_table(&timings));
+    }
     let started = Instant::now();
     let mut produced = None;
     if frontend.succeeded()
@@ -120,14 +152,26 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
     {
         let phase = match backend {
             Backend::Ref if sim && args.emit.as_deref() != Some(EMIT_TILE_IR) => {
-                "lowering (sim: to thread IR, verified, printed)"
+                if lowered.is_some() {
+                    "printing thread IR (lowered by --passes)"
+                } else {
+                    "lowering (sim: to thread IR, verified, printed)"
+                }
             }
             Backend::Ref => "printing Tile IR",
             Backend::Plugin(_) => "backend plugin (lowering and code generation)",
         };
         let (result, reports) = match backend {
             Backend::Ref if sim && args.emit.as_deref() != Some(EMIT_TILE_IR) => {
-                thread_ir(module, target.as_deref(), &frontend.stem(), &lower_options)
+                match lowered.take() {
+                    // `--passes` ended with the same lowering, for the same
+                    // target and proofs: its result is the artifact.
+                    Some(thread_module) => (
+                        Some(thread_artifact(&thread_module, &frontend.stem())),
+                        Vec::new(),
+                    ),
+                    None => thread_ir(module, target.as_deref(), &frontend.stem(), &lower_options),
+                }
             }
             Backend::Ref => (Some(tile_ir(module, &frontend.stem())), Vec::new()),
             Backend::Plugin(plugin) => plugin_compile(
@@ -226,15 +270,19 @@ fn verify_reports(
 /// Runs the pipeline on the module, printing the IR where asked and the
 /// timing table to standard error (also when a pass fails, with what was
 /// collected until then).
+/// Runs the Tile passes of `--passes` on `module`, printing what
+/// `--print-before`/`--print-after` asked for and adding the passes'
+/// times to `timings`; the context they ran with (which the lowering step
+/// then runs with), or `None` when the pipeline is empty.
 fn run_passes(
     pipeline: &Pipeline,
     module: &mut Module,
-    args: &CompileArgs,
     backend: &Backend<'_>,
     target: Option<&str>,
-) -> Result<(), Report> {
-    if pipeline.passes().is_empty() {
-        return Ok(());
+    timings: &mut Vec<PassTiming>,
+) -> Result<Option<PassContext>, Report> {
+    if pipeline.is_empty() {
+        return Ok(None);
     }
     let mut cx = PassContext::default();
     cx.target = match (backend, target) {
@@ -248,15 +296,18 @@ fn run_passes(
         Ok(report) => (report, None),
         Err(failure) => (failure.report, Some(failure.error)),
     };
+    print_report(&report);
+    timings.extend(report.timings);
+    match failure {
+        None => Ok(Some(cx)),
+        Some(error) => Err(pass_failure(error)),
+    }
+}
+
+/// Prints the IR a pipeline run collected, under its header lines.
+fn print_report(report: &tilec_core::passes::PipelineReport) {
     for (label, text) in &report.printed {
         eprint!("// ----- IR {label} -----\n{text}");
-    }
-    if args.time_passes {
-        eprint!("{}", timing_table(&report.timings));
-    }
-    match failure {
-        None => Ok(()),
-        Some(error) => Err(pass_failure(error)),
     }
 }
 
@@ -455,18 +506,20 @@ fn thread_ir(
         Err(report) => return (None, vec![report]),
     };
     match tilec_core::lower::to_thread_with(module, &target, options) {
-        Ok(lowered) => (
-            Some(Produced {
-                artifacts: vec![Artifact {
-                    name: format!("{stem}.thr"),
-                    kind: ArtifactKind::Text,
-                    bytes: tilec_core::thread::print_module(&lowered).into_bytes(),
-                }],
-                kernels: Vec::new(),
-            }),
-            Vec::new(),
-        ),
+        Ok(lowered) => (Some(thread_artifact(&lowered, stem)), Vec::new()),
         Err(e) => (None, vec![lower_report(&e)]),
+    }
+}
+
+/// Thread-level IR as the built-in backend `sim`'s artifact.
+fn thread_artifact(lowered: &tilec_core::thread::Module, stem: &str) -> Produced {
+    Produced {
+        artifacts: vec![Artifact {
+            name: format!("{stem}.thr"),
+            kind: ArtifactKind::Text,
+            bytes: tilec_core::thread::print_module(lowered).into_bytes(),
+        }],
+        kernels: Vec::new(),
     }
 }
 
