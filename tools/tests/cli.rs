@@ -348,35 +348,26 @@ fn lower_tile_ops_ends_the_passes_prints_thread_ir_and_is_the_sim_artifact() {
     ]);
     assert_eq!(stdout(&alone), stdout(&out));
 
-    // Only last, and only with a target.
-    let out = tilec(&[
-        "compile",
-        "examples/gemm.py",
-        "--passes",
-        "lower-tile-ops,simplify",
-        "--color",
-        "never",
-    ]);
-    assert_eq!(code(&out), 2, "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("`simplify` cannot follow `lower-tile-ops`"),
-        "{}",
-        stderr(&out)
-    );
-    let out = tilec(&[
-        "compile",
-        "examples/gemm.py",
-        "--passes",
-        "lower-tile-ops",
-        "--color",
-        "never",
-    ]);
-    assert_eq!(code(&out), 1, "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("none was given (pass `--target`)"),
-        "{}",
-        stderr(&out)
-    );
+    // Only last (a usage error), and only with a target.
+    for (passes, exit, message) in [
+        (
+            "lower-tile-ops,simplify",
+            2,
+            "`simplify` cannot follow `lower-tile-ops`",
+        ),
+        ("lower-tile-ops", 1, "none was given (pass `--target`)"),
+    ] {
+        let out = tilec(&[
+            "compile",
+            "examples/gemm.py",
+            "--passes",
+            passes,
+            "--color",
+            "never",
+        ]);
+        assert_eq!(code(&out), exit, "{}", stderr(&out));
+        assert!(stderr(&out).contains(message), "{}", stderr(&out));
+    }
 }
 
 #[test]

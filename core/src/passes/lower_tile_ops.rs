@@ -42,9 +42,8 @@
 //! cannot realize, more shared memory than the target has) is refused at
 //! its statement. Needs a target.
 
-use super::{Lowering, PassContext, PassError};
-use crate::ir::{Module, Span};
-use crate::lower::LowerError;
+use super::{Lowering, PassContext, PassError, lower_error, required_target};
+use crate::ir::Module;
 use crate::thread;
 
 /// The lowering step.
@@ -65,35 +64,11 @@ impl Lowering for LowerTileOps {
 
     fn run(&self, module: &Module, cx: &PassContext) -> Result<thread::Module, PassError> {
         let pass = self.name();
+        let target = required_target(pass, "lowers", module, cx)?;
         // Errors name the module's first function, as the recording passes
-        // do; the span places them.
-        let function = module
-            .functions
-            .first()
-            .map(|f| f.name.clone())
-            .unwrap_or_default();
-        let Some(target) = &cx.target else {
-            return Err(PassError::Rejected {
-                pass,
-                function,
-                message: format!(
-                    "`{pass}` lowers for a target, and none was given (pass `--target`)"
-                ),
-                span: Span::UNKNOWN,
-            });
-        };
-        crate::lower::to_thread_with(module, target, &cx.lower).map_err(|e| match e {
-            LowerError::Internal { .. } => PassError::Failed {
-                pass,
-                function,
-                source: Box::new(e),
-            },
-            _ => PassError::Rejected {
-                pass,
-                function,
-                span: e.span(),
-                message: e.to_string(),
-            },
-        })
+        // do when they fail before any function; the span places them.
+        let function = module.functions.first().map_or("", |f| f.name.as_str());
+        crate::lower::to_thread_with(module, target, &cx.lower)
+            .map_err(|e| lower_error(pass, function, e))
     }
 }

@@ -666,37 +666,50 @@ pub(crate) fn lowering_choices(
     module: &Module,
     cx: &PassContext,
 ) -> Result<Vec<Vec<KernelChoices>>, PassError> {
-    let Some(target) = &cx.target else {
-        return Err(PassError::Rejected {
-            pass,
-            function: module
-                .functions
-                .first()
-                .map(|f| f.name.clone())
-                .unwrap_or_default(),
-            message: format!("`{pass}` chooses for a target, and none was given (pass `--target`)"),
-            span: Span::UNKNOWN,
-        });
-    };
+    let target = required_target(pass, "chooses", module, cx)?;
     module
         .functions
         .iter()
-        .map(|f| {
-            crate::lower::kernel_choices(f, target).map_err(|e| match e {
-                LowerError::Internal { .. } => PassError::Failed {
-                    pass,
-                    function: f.name.clone(),
-                    source: Box::new(e),
-                },
-                _ => PassError::Rejected {
-                    pass,
-                    function: f.name.clone(),
-                    span: e.span(),
-                    message: e.to_string(),
-                },
-            })
-        })
+        .map(|f| crate::lower::kernel_choices(f, target).map_err(|e| lower_error(pass, &f.name, e)))
         .collect()
+}
+
+/// The target of `cx`, or the refusal of `pass` (which `does` something
+/// for a target) when there is none.
+pub(crate) fn required_target<'c>(
+    pass: &'static str,
+    does: &str,
+    module: &Module,
+    cx: &'c PassContext,
+) -> Result<&'c TargetDescription, PassError> {
+    cx.target.as_ref().ok_or_else(|| PassError::Rejected {
+        pass,
+        function: module
+            .functions
+            .first()
+            .map(|f| f.name.clone())
+            .unwrap_or_default(),
+        message: format!("`{pass}` {does} for a target, and none was given (pass `--target`)"),
+        span: Span::UNKNOWN,
+    })
+}
+
+/// A lowering error met by `pass` in `function`: a compiler bug when the
+/// lowering says so, else the kernel's refusal at its statement.
+pub(crate) fn lower_error(pass: &'static str, function: &str, e: LowerError) -> PassError {
+    match e {
+        LowerError::Internal { .. } => PassError::Failed {
+            pass,
+            function: function.to_string(),
+            source: Box::new(e),
+        },
+        _ => PassError::Rejected {
+            pass,
+            function: function.to_string(),
+            span: e.span(),
+            message: e.to_string(),
+        },
+    }
 }
 
 /// Writes `merge(old, chosen)` as the schedule of every pipelined loop
