@@ -464,11 +464,23 @@ fn default_gemm_tiles_use_m16n8k16_atoms_on_sm_80() {
     // zero-fill a stage no one reads (no branch around them).
     assert_eq!(stats.shared_stores, 0);
     assert_eq!(stats.async_copies, 128 * (2 + 2) * (4 + 4));
-    // Three stages of the 128×32 A tile and the 32×128 B tile, their rows
-    // padded from 64 to 80 and from 256 to 272 bytes (`pad.rs`): 3 · 128 ·
-    // 40 and 3 · 32 · 136 elements.
-    assert!(text.contains("shared %A_shared: f16[15360]"), "{text}");
-    assert!(text.contains("shared %B_shared: f16[13056]"), "{text}");
+    // Three stages of the 128×32 A tile and the 32×128 B tile, XOR-swizzled
+    // in 64- and 128-byte rows (`swizzle.rs`, "Operands of register
+    // atoms"), no longer padded to 80 and 272 bytes: 3 · 128 · 32 and
+    // 3 · 32 · 128 elements, aligned to a whole swizzle pattern.
+    assert!(
+        text.contains("shared %A_shared: f16[12288] align(512)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("shared %B_shared: f16[12288] align(1024)"),
+        "{text}"
+    );
+    // Both the matrix loads and the 16-byte async copies meet no bank
+    // conflict (with padded rows the copies took 2 passes where 1 does).
+    assert_eq!(stats.shared_load_passes, stats.shared_load_passes_ideal);
+    assert_eq!(stats.shared_store_passes, stats.shared_store_passes_ideal);
+    assert!(stats.shared_store_passes > 0);
     assert!(text.contains("cp_async 16 "), "{text}");
     assert!(text.contains("wait_group 1"), "{text}");
     // The copy out: each thread stores its 128 elements as 64 pairs (x2),
@@ -621,6 +633,43 @@ return main\n";
 /// rows per instruction) meet no bank conflicts, and on sm_90a they are
 /// `stmatrix` stores of four 8×8 matrices each (`resident.rs`), which sm_80
 /// does not have.
+/// The benchmark attention tile (128×128, 2 stages, 256 threads) on
+/// sm_80: Q, K and V are `ldmatrix` operands in XOR-swizzled rows
+/// (`swizzle.rs`, "Operands of register atoms"). Padded, the three tiles
+/// and their stages did not fit the shared memory, and the dense 256-byte
+/// rows that were left made every matrix load an 8-way bank conflict
+/// (279,552 passes where 35,840 do, at `flash_attention(1, 2, 256, 128)`;
+/// 5× slower on the H200, `bench/RESULTS.md`). Now every load and every
+/// async copy takes one pass.
+#[test]
+fn attention_operands_are_read_and_filled_without_bank_conflicts_on_sm_80() {
+    let call = "flash_attention(1, 1, 256, 128, is_causal=False, block_M=128, block_N=128, \
+                num_stages=2, threads=256)";
+    let module = compile("flash_attention.py", call);
+    let target = target::builtin("sm_80").unwrap_or_else(|e| panic!("{e}"));
+    let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{e}"));
+    let text = thread::print_module(&lowered);
+    // 256-byte rows: 128-byte swizzle panels, aligned to a whole pattern.
+    for buffer in ["Q_shared", "K_shared", "V_shared"] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("  shared %{buffer}:")))
+            .unwrap_or_else(|| panic!("no {buffer} in {text}"));
+        assert!(line.ends_with("align(1024)"), "{line}");
+    }
+    let stats = run_and_compare(
+        &module.functions[0],
+        &lowered,
+        &target,
+        Class::Accumulation { len: 256 },
+        call,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(stats.matrix_loads > 0);
+    assert_eq!(stats.shared_load_passes, stats.shared_load_passes_ideal);
+    assert_eq!(stats.shared_store_passes, stats.shared_store_passes_ideal);
+}
+
 #[test]
 fn staged_results_are_stored_without_bank_conflicts() {
     let src = "import tilelang.language as T\n\

@@ -262,7 +262,7 @@ fn recorded_layouts_print_and_pins_are_refused_at_the_source() {
     let err = stderr(&out);
     for want in [
         "// ----- IR after inject-pipeline -----",
-        "layout padded(40)",
+        "layout swizzled(64)",
         "layout fragment(\"mma.m16n8k16\")",
         "schedule=async(2)",
         "infer-layouts",

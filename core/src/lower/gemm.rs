@@ -125,9 +125,14 @@ pub(super) struct AtomOperand {
     /// Linear index of the region's first element.
     pub(super) base: Expr,
     pub(super) base_mult: i64,
-    /// Memory strides of the atom tile's rows and columns.
+    /// Memory strides of the atom tile's rows and columns (for a
+    /// swizzled buffer, those of its logical row-major shape).
     pub(super) sr: i64,
     pub(super) sc: i64,
+    /// The XOR-swizzled layout of the buffer, when it has one: addresses
+    /// are then `swizzle.rs`'s, not `base + row·sr + col·sc`, and the
+    /// operand is only read through matrix loads (`ldmatrix.rs`).
+    pub(super) swizzled: Option<super::swizzle::Swizzled>,
 }
 
 impl AtomOperand {
@@ -293,6 +298,15 @@ impl<'a> Lower<'a> {
             let residents = (resident_a, resident_c);
             return self.emit_atoms(&plan, &ops, clear_lit, clear_e, residents, out);
         }
+        // Swizzled rows are for matrix loads; a gemm without atoms would
+        // only pay for the XOR in every address (lowered again with
+        // linear rows).
+        if [a.buffer, b.buffer]
+            .iter()
+            .any(|x| self.mma_swizzled.contains(x))
+        {
+            return Err(self.unsupported("a swizzled operand of a gemm without matrix atoms"));
+        }
         for x in [a, c] {
             if self.resident.contains_key(&x.buffer) {
                 return Err(self.demote(x.buffer));
@@ -319,6 +333,35 @@ impl<'a> Lower<'a> {
         };
         if dims.len() != r.starts.len() {
             return Ok(None);
+        }
+        if self.mma_swizzled.contains(&r.region.buffer) {
+            // A swizzled operand (`swizzle.rs`, "Operands of register
+            // atoms"): a whole 2-D buffer, addressed from its start (or
+            // its stage's).
+            let whole = dims.len() == 2
+                && r.starts
+                    .iter()
+                    .zip(&dims)
+                    .enumerate()
+                    .all(|(d, (s, &n))| s.range == Some((0, 0)) && r.ext[d] == n);
+            let layout = self.swizzled.get(&r.region.buffer).copied();
+            let (true, Some(layout)) = (whole, layout) else {
+                return Err(self.unsupported("a gemm on part of a swizzled operand buffer"));
+            };
+            let (base, base_mult) = match self.stage_offset(r.region.buffer) {
+                Some((offset, size)) => (offset, size),
+                None => (lit_i32(0), 0),
+            };
+            let (sr, sc) = if swap { (1, dims[1]) } else { (dims[1], 1) };
+            return Ok(Some(AtomOperand {
+                id,
+                dtype: self.f.buffers[r.region.buffer].dtype,
+                base,
+                base_mult,
+                sr,
+                sc,
+                swizzled: Some(layout),
+            }));
         }
         // Strides of the memory layout: a padded buffer's rows are its
         // pitch apart (`pad.rs`).
@@ -352,6 +395,7 @@ impl<'a> Lower<'a> {
             base_mult,
             sr,
             sc,
+            swizzled: None,
         }))
     }
 
@@ -888,6 +932,34 @@ impl<'a> Lower<'a> {
         let ldb = whole
             .then(|| self.plan_matrix_loads(mb, pb, &tiles_b, plan.group, run_b))
             .flatten();
+        // A swizzled operand is read only through matrix loads whose XOR
+        // form holds for every lane, group and k-step (`ldmatrix.rs`);
+        // otherwise the kernel is lowered again with padded rows.
+        let simt = i64::from(self.target.simt_width().unwrap_or(32));
+        let ks: Vec<i64> = (0..plan.ksteps).map(|kk| kk * k).collect();
+        let mem = |op: &AtomOperand, (r, c): (i64, i64)| if op.sc == 1 { (r, c) } else { (c, r) };
+        let a_groups: Vec<(i64, i64)> = (0..gm).map(|g| mem(pa, (g * rows, 0))).collect();
+        let b_groups: Vec<(i64, i64)> = (0..gn).map(|g| mem(pb, (0, g * cols))).collect();
+        // Along which memory direction each operand's k runs.
+        let (a_k_col, b_k_col) = (pa.sc == 1, pb.sc != 1);
+        for (op, p, groups, k_col) in [
+            (pa, &lda, &a_groups, a_k_col),
+            (pb, &ldb, &b_groups, b_k_col),
+        ] {
+            if op.swizzled.is_none() {
+                continue;
+            }
+            let fits = p.as_ref().is_some_and(|p| {
+                p.swizzled.as_ref().is_some_and(|sw| {
+                    super::ldmatrix::swizzle_commutes(p, sw, simt, groups, &ks, k_col)
+                })
+            });
+            if !fits {
+                return Err(self.unsupported(
+                    "a swizzled gemm operand whose fragments matrix loads cannot take",
+                ));
+            }
+        }
         // The per-lane fragment addresses, where fragments are loaded per
         // lane (an operand whose fragments come from matrix loads needs
         // none).
@@ -899,7 +971,34 @@ impl<'a> Lower<'a> {
             Some(_) => lit_i32(0),
             None => self.let_reg("b_addr", b0, &mut body),
         };
+        // The row a lane supplies to a swizzled operand's matrix loads,
+        // relative to the operand's base (the same every iteration).
+        let swizzled_lane = |s: &mut Self,
+                             op: &AtomOperand,
+                             p: &super::ldmatrix::LoadPlan,
+                             g: &Expr,
+                             offset: (i64, i64),
+                             name: &str,
+                             body: &mut Vec<Stmt>|
+         -> Result<Option<Expr>> {
+            let Some(sw) = &p.swizzled else {
+                return Ok(None);
+            };
+            let (r, c) = mem(op, offset);
+            let group = (s.scaled(g, r)?, s.scaled(g, c)?);
+            let e = s.swizzled_lane(p, sw, &lane, group)?;
+            Ok(Some(s.let_reg(name, e, body)))
+        };
+        let a_sw = match &lda {
+            Some(p) => swizzled_lane(self, pa, p, &gi, (rows, 0), "a_sw", &mut body)?,
+            None => None,
+        };
+        let b_sw = match &ldb {
+            Some(p) => swizzled_lane(self, pb, p, &gj, (0, cols), "b_sw", &mut body)?,
+            None => None,
+        };
         let a_ld = match &lda {
+            Some(_) if a_sw.is_some() => a_sw.clone(),
             Some(p) => {
                 let terms = vec![
                     pa.base.clone(),
@@ -912,6 +1011,7 @@ impl<'a> Lower<'a> {
             None => None,
         };
         let b_ld = match &ldb {
+            Some(_) if b_sw.is_some() => b_sw.clone(),
             Some(p) => {
                 let terms = vec![
                     pb.base.clone(),
@@ -999,10 +1099,21 @@ impl<'a> Lower<'a> {
                 (Some(_), None, _, _) => {
                     return Err(s.malformed("register A fragments in a k loop not unrolled"));
                 }
-                (None, _, Some(p), Some(addr)) => {
-                    let k_off = s.scaled(&kx, pa.addr(0, 1))?;
-                    matrix_loads(s, p, addr, k_off, fa.arr, pa.id, kb)?;
-                }
+                (None, _, Some(p), Some(addr)) => match &p.swizzled {
+                    Some(sw) => s.swizzled_loads(
+                        p,
+                        sw,
+                        addr,
+                        &pa.base,
+                        (&kx, a_k_col),
+                        (fa.arr, pa.id),
+                        kb,
+                    )?,
+                    None => {
+                        let k_off = s.scaled(&kx, pa.addr(0, 1))?;
+                        matrix_loads(s, p, addr, k_off, fa.arr, pa.id, kb)?;
+                    }
+                },
                 _ => {
                     for i in 0..fm {
                         s.frag_moves(&fa, false, i * ma.slots, &ka, pa.addr(i * m, 0), kb)?;
@@ -1010,10 +1121,21 @@ impl<'a> Lower<'a> {
                 }
             }
             match (&ldb, &b_ld) {
-                (Some(p), Some(addr)) => {
-                    let k_off = s.scaled(&kx, pb.addr(1, 0))?;
-                    matrix_loads(s, p, addr, k_off, fb.arr, pb.id, kb)?;
-                }
+                (Some(p), Some(addr)) => match &p.swizzled {
+                    Some(sw) => s.swizzled_loads(
+                        p,
+                        sw,
+                        addr,
+                        &pb.base,
+                        (&kx, b_k_col),
+                        (fb.arr, pb.id),
+                        kb,
+                    )?,
+                    None => {
+                        let k_off = s.scaled(&kx, pb.addr(1, 0))?;
+                        matrix_loads(s, p, addr, k_off, fb.arr, pb.id, kb)?;
+                    }
+                },
                 _ => {
                     for j in 0..fn_ {
                         s.frag_moves(&fb, false, j * mb.slots, &kbx, pb.addr(0, j * n), kb)?;

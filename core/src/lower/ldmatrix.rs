@@ -24,6 +24,21 @@
 //! `count` is the largest the description allows that divides the slots.
 //! Otherwise the fragments are loaded slot by slot as before.
 //!
+//! # Swizzled operands
+//! For an operand in an XOR-swizzled buffer (`swizzle.rs`) the plan is
+//! kept in memory coordinates: matrix `j`'s first row `(r_j, c_j)` and each
+//! chunk's shift `(dr, dc)`. Lane `l` supplies row `l % rows + r_j + g_r`,
+//! column `c_j + g_c` (`g` the issuing group's offset), whose swizzled index
+//! `L` it computes once. A load at shift `(dr, dc)` (the k-step's offset
+//! added along its direction) reads `(L ^ (dc mod P)) + (dc / P)·R·P +
+//! dr·P`, with `P` the panel's columns and `R` its rows. That is the
+//! swizzled index of the shifted row when `dr` is a multiple of 8 (a row's
+//! XOR key repeats every 8 rows) and the bits of `dc mod P` are disjoint
+//! from those of every lane's `c_j + g_c mod P` (the XOR then adds the
+//! columns); [`swizzle_commutes`] checks both for every lane, group and
+//! k-step. The base (a pipeline stage's offset, a multiple of the whole
+//! buffer) is added outside the XOR.
+//!
 //! # Code
 //! Each thread computes once the address of the row it supplies: the
 //! operand's base and group offset as for fragment loads, plus `(lane %
@@ -32,8 +47,9 @@
 //! that address plus the k offset and the chunk's offset.
 
 use super::gemm::{AtomOperand, FragMap};
-use super::{BinaryOp, Expr, Lower, Result, gcd, lit_i32};
+use super::{BinaryOp, Expr, Lower, RegId, Result, Stmt, StmtKind, gcd, lit_i32};
 use crate::target::MatrixLoad;
+use crate::thread::{FragRef, SharedId};
 
 /// How the fragments of one operand's k-step come from matrix loads.
 pub(super) struct LoadPlan {
@@ -47,6 +63,22 @@ pub(super) struct LoadPlan {
     origins: Vec<i64>,
     /// Per chunk: its first array position and its memory offset.
     pub(super) chunks: Vec<(i64, i64)>,
+    /// For an operand in an XOR-swizzled buffer: the same plan in memory
+    /// coordinates (the linear offsets above are then unused).
+    pub(super) swizzled: Option<SwizzledLoads>,
+}
+
+/// A matrix-load plan over an XOR-swizzled buffer (`swizzle.rs`), in
+/// memory coordinates (row, column of the buffer; the loaded matrices'
+/// rows are the buffer's rows).
+#[derive(Clone, Debug)]
+pub(super) struct SwizzledLoads {
+    pub(super) layout: super::swizzle::Swizzled,
+    /// Matrix `j`'s first row in the first chunk, relative to the
+    /// operand's origin.
+    pub(super) origins: Vec<(i64, i64)>,
+    /// Per chunk: its shift from the first chunk.
+    pub(super) shifts: Vec<(i64, i64)>,
 }
 
 impl LoadPlan {
@@ -121,10 +153,11 @@ fn try_plan(
         let (r, c) = coord(map, lane, s as usize);
         Some((r + tr, c + tc))
     };
-    let mut chunks = Vec::new();
-    let mut origins: Vec<i64> = Vec::new();
+    // Per chunk, per matrix: the tile coordinates of the matrix's first
+    // row, checked against every lane and slot.
+    let mut tile_origins: Vec<Vec<(i64, i64)>> = Vec::new();
     for ch in 0..total / chunk {
-        let mut offsets = Vec::with_capacity(count as usize);
+        let mut at = Vec::with_capacity(count as usize);
         for j in 0..i64::from(count) {
             let first = ch * chunk + j * per;
             let (vr, vc) = virtual_coord(0, first)?;
@@ -138,8 +171,56 @@ fn try_plan(
                     }
                 }
             }
-            offsets.push(op.addr(origin.0, origin.1));
+            at.push(origin);
         }
+        tile_origins.push(at);
+    }
+    let row_stride = if along_cols { op.sr } else { op.sc };
+    if let Some(layout) = op.swizzled {
+        // Memory coordinates: the loaded matrices' rows are the buffer's.
+        let mem = |(r, c): (i64, i64)| if along_cols { (r, c) } else { (c, r) };
+        let first: Vec<(i64, i64)> = tile_origins.first()?.iter().map(|&o| mem(o)).collect();
+        // Every row a lane names starts a 16-byte chunk of the layout.
+        let unit = 16 / layout.elem;
+        let mut shifts = Vec::with_capacity(tile_origins.len());
+        let mut chunks = Vec::with_capacity(tile_origins.len());
+        for (ch, at) in tile_origins.iter().enumerate() {
+            let (r0, c0) = first.first().copied()?;
+            let (r, c) = mem(*at.first()?);
+            let shift = (r - r0, c - c0);
+            if at
+                .iter()
+                .zip(&first)
+                .any(|(&o, &(fr, fc))| mem(o) != (fr + shift.0, fc + shift.1))
+            {
+                return None;
+            }
+            if shift.1 % unit != 0 || first.iter().any(|&(_, c)| c % unit != 0) {
+                return None;
+            }
+            shifts.push(shift);
+            chunks.push((ch as i64 * chunk, 0));
+        }
+        return Some(LoadPlan {
+            name: load.name.clone(),
+            count,
+            trans,
+            rows: i64::from(load.rows),
+            row_stride,
+            origins: Vec::new(),
+            chunks,
+            swizzled: Some(SwizzledLoads {
+                layout,
+                origins: first,
+                shifts,
+            }),
+        });
+    }
+    let mut chunks = Vec::new();
+    let mut origins: Vec<i64> = Vec::new();
+    for (ch, at) in tile_origins.iter().enumerate() {
+        let ch = ch as i64;
+        let offsets: Vec<i64> = at.iter().map(|&(r, c)| op.addr(r, c)).collect();
         // Every chunk repeats the first one's pattern at some offset.
         let shift = offsets.first().copied().unwrap_or(0) - origins.first().copied().unwrap_or(0);
         if ch == 0 {
@@ -157,9 +238,10 @@ fn try_plan(
         count,
         trans,
         rows: i64::from(load.rows),
-        row_stride: if along_cols { op.sr } else { op.sc },
+        row_stride,
         origins,
         chunks,
+        swizzled: None,
     })
 }
 
@@ -253,7 +335,8 @@ impl Lower<'_> {
                         .iter()
                         .chain(plan.chunks.iter().map(|(_, s)| s))
                         .fold(gcd(shape.runtime_mult, plan.row_stride), |g, &o| gcd(g, o));
-                    if mult % align == 0 {
+                    // Swizzled plans start every row on a 16-byte chunk.
+                    if plan.swizzled.is_some() || mult % align == 0 {
                         return Some(plan);
                     }
                 }
@@ -322,6 +405,127 @@ impl Lower<'_> {
     }
 }
 
+/// Whether the loads of a swizzled plan `p` may take the XOR form of the
+/// module documentation ("Swizzled operands"): every shift a load adds
+/// moves whole groups of 8 rows (so a row's XOR key stays its lane's) and
+/// its column bits within a panel are disjoint from those of every
+/// column a lane starts at. `groups`: the (row, column) offsets of the
+/// issuing groups; `ks`: the k-steps' offsets, along the columns when
+/// `k_along_col`, else along the rows.
+pub(super) fn swizzle_commutes(
+    p: &LoadPlan,
+    sw: &SwizzledLoads,
+    lanes: i64,
+    groups: &[(i64, i64)],
+    ks: &[i64],
+    k_along_col: bool,
+) -> bool {
+    let pc = sw.layout.panel_cols();
+    let count = i64::from(p.count).max(1);
+    let mut starts = std::collections::BTreeSet::new();
+    for lane in 0..lanes {
+        let j = ((lane / p.rows.max(1)) % count) as usize;
+        let Some(&(_, c)) = sw.origins.get(j) else {
+            return false;
+        };
+        for &(_, gc) in groups {
+            starts.insert((c + gc).rem_euclid(pc));
+        }
+    }
+    sw.shifts.iter().all(|&(dr, dc)| {
+        ks.iter().all(|&k| {
+            let (dr, dc) = if k_along_col {
+                (dr, dc + k)
+            } else {
+                (dr + k, dc)
+            };
+            let bits = dc.rem_euclid(pc);
+            dr % 8 == 0 && starts.iter().all(|&s| s & bits == 0)
+        })
+    })
+}
+
+impl Lower<'_> {
+    /// The stored index, relative to the operand's base, of the row lane
+    /// `lane` supplies to the first chunk of a swizzled plan, for the
+    /// issuing group at memory offset `(group_row, group_col)`.
+    pub(super) fn swizzled_lane(
+        &self,
+        p: &LoadPlan,
+        sw: &SwizzledLoads,
+        lane: &Expr,
+        (group_row, group_col): (Expr, Expr),
+    ) -> Result<Expr> {
+        let j = self.bin(BinaryOp::FloorDiv, lane.clone(), lit_i32(p.rows))?;
+        let j = self.bin(BinaryOp::FloorMod, j, lit_i32(i64::from(p.count)))?;
+        let pick = |s: &Self, of: &dyn Fn(&(i64, i64)) -> i64| -> Result<Expr> {
+            let Some((last, rest)) = sw.origins.split_last() else {
+                return Ok(lit_i32(0));
+            };
+            let mut e = lit_i32(of(last));
+            for (i, o) in rest.iter().enumerate().rev() {
+                let is = s.bin(BinaryOp::Eq, j.clone(), lit_i32(i as i64))?;
+                e = Expr::select(is, lit_i32(of(o)), e).map_err(|e| s.malformed(e.to_string()))?;
+            }
+            Ok(e)
+        };
+        let in_matrix = self.bin(BinaryOp::FloorMod, lane.clone(), lit_i32(p.rows))?;
+        let row = self.sum(vec![in_matrix, pick(self, &|o| o.0)?, group_row])?;
+        let col = self.sum(vec![pick(self, &|o| o.1)?, group_col])?;
+        self.swizzled_index(&sw.layout, &row, &col)
+    }
+
+    /// The matrix loads of one k-step of a swizzled plan: chunk `i` at
+    /// `base + ((lane_index ^ (col mod P)) + (col / P)·R·P + row·P)` for
+    /// its shift `(row, col)` plus the k-step's `kx` (module documentation,
+    /// "Swizzled operands").
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn swizzled_loads(
+        &self,
+        p: &LoadPlan,
+        sw: &SwizzledLoads,
+        lane_index: &Expr,
+        base: &Expr,
+        (kx, k_along_col): (&Expr, bool),
+        (arr, id): (RegId, SharedId),
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let pc = sw.layout.panel_cols();
+        let panel = sw.layout.rows * pc;
+        for (&(at, _), &(dr, dc)) in p.chunks.iter().zip(&sw.shifts) {
+            let (row, col) = if k_along_col {
+                (
+                    lit_i32(dr),
+                    self.bin(BinaryOp::Add, lit_i32(dc), kx.clone())?,
+                )
+            } else {
+                (
+                    self.bin(BinaryOp::Add, lit_i32(dr), kx.clone())?,
+                    lit_i32(dc),
+                )
+            };
+            let bits = self.bin(BinaryOp::FloorMod, col.clone(), lit_i32(pc))?;
+            let swizzled = self.bin(BinaryOp::BitXor, lane_index.clone(), bits)?;
+            let panels = self.bin(BinaryOp::FloorDiv, col, lit_i32(pc))?;
+            let panels = self.bin(BinaryOp::Mul, panels, lit_i32(panel))?;
+            let rows = self.bin(BinaryOp::Mul, row, lit_i32(pc))?;
+            let index = self.sum(vec![base.clone(), swizzled, panels, rows])?;
+            out.push(self.stmt(StmtKind::MatrixLoad {
+                load: p.name.clone(),
+                count: p.count,
+                trans: p.trans,
+                dst: FragRef {
+                    array: arr,
+                    offset: at as u32,
+                },
+                src: id,
+                index,
+            }));
+        }
+        Ok(())
+    }
+}
+
 /// Puts the matrix loads at the head of `stmts` (a k-step: its loads, then
 /// its `mma`s) in the order the `mma`s first read them, so that the first
 /// `mma` waits for two loads rather than for every load of the step. A
@@ -329,8 +533,7 @@ impl Lower<'_> {
 /// load's position in `x`; loads into different positions never overlap,
 /// so the order among them does not change what any `mma` reads. Anything
 /// of another shape is left as it is.
-pub(super) fn order_by_first_use(stmts: &mut [super::Stmt]) {
-    use super::StmtKind;
+pub(super) fn order_by_first_use(stmts: &mut [Stmt]) {
     let loads = stmts
         .iter()
         .take_while(|s| matches!(s.kind, StmtKind::MatrixLoad { .. }))
@@ -339,7 +542,7 @@ pub(super) fn order_by_first_use(stmts: &mut [super::Stmt]) {
     if loads < 2 || rest.iter().any(|s| !matches!(s.kind, StmtKind::Mma { .. })) {
         return;
     }
-    let at: Vec<(super::RegId, u32)> = head
+    let at: Vec<(RegId, u32)> = head
         .iter()
         .filter_map(|s| match &s.kind {
             StmtKind::MatrixLoad { dst, .. } => Some((dst.array, dst.offset)),
@@ -365,6 +568,6 @@ pub(super) fn order_by_first_use(stmts: &mut [super::Stmt]) {
     };
     let mut order: Vec<(usize, usize)> = (0..loads).map(|i| (first_use(i), i)).collect();
     order.sort();
-    let sorted: Vec<super::Stmt> = order.iter().map(|&(_, i)| head[i].clone()).collect();
+    let sorted: Vec<Stmt> = order.iter().map(|&(_, i)| head[i].clone()).collect();
     head.clone_from_slice(&sorted);
 }

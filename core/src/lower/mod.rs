@@ -394,6 +394,7 @@ fn lower_kernel(
         .collect();
     let mut pipelining = true;
     let mut padding = true;
+    let mut mma_swizzle = true;
     let mut async_mma = true;
     let mut stage_cap = None;
     let mut specialize = pins.specialized() != Some(false);
@@ -407,6 +408,7 @@ fn lower_kernel(
         attempt.excluded = excluded.clone();
         attempt.pipelining = pipelining;
         attempt.padding = padding;
+        attempt.mma_swizzle = mma_swizzle;
         attempt.async_allowed = async_mma;
         attempt.stage_cap = stage_cap;
         let err = match attempt.kernel(stmt, span, name.clone()) {
@@ -450,6 +452,15 @@ fn lower_kernel(
         // the whole kernel: without them, the register-fragment atoms.
         if async_mma && attempt.async_atom.is_some() && !pins.need_async_atom() {
             async_mma = false;
+            continue;
+        }
+        // Swizzled operands of register atoms need the matrix-load plans
+        // `ldmatrix.rs` finds for them: without them, padded rows.
+        if mma_swizzle
+            && !attempt.mma_swizzled.is_empty()
+            && attempt.mma_swizzled.iter().all(|b| free_buffer(&b))
+        {
+            mma_swizzle = false;
             continue;
         }
         // Padding and stages take shared memory: without them the kernel
@@ -661,6 +672,12 @@ struct Lower<'a> {
     padding: bool,
     /// Swizzled shared buffers (`swizzle.rs`).
     swizzled: HashMap<Handle<ir::Buffer>, swizzle::Swizzled>,
+    /// Whether the operands of register atoms may be swizzled (off in a
+    /// retry after an attempt with them failed).
+    mma_swizzle: bool,
+    /// Those of the swizzled buffers that are operands of register atoms
+    /// fed by matrix loads (`swizzle.rs`, "Operands of register atoms").
+    mma_swizzled: HashSet<Handle<ir::Buffer>>,
     /// The shared-operand atom every gemm of the kernel uses, if any
     /// (`swizzle.rs`).
     async_atom: Option<&'a crate::target::MatrixAtom>,
@@ -767,6 +784,8 @@ impl<'a> Lower<'a> {
             stage_base: HashMap::new(),
             pitch: HashMap::new(),
             padding: true,
+            mma_swizzle: true,
+            mma_swizzled: HashSet::new(),
             pipelining: true,
             stage_cap: None,
             over_capacity: false,
@@ -1049,6 +1068,9 @@ impl<'a> Lower<'a> {
         self.find_async_mma(body);
         self.find_resident(body);
         self.find_spread(body);
+        if self.mma_swizzle {
+            self.find_mma_swizzle(body);
+        }
         if self.padding {
             self.find_padding(body);
         }

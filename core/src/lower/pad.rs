@@ -23,6 +23,12 @@
 //! each row are unused; they are never read or written.
 //!
 //! # Which buffers
+//! Gemm operands that matrix loads read are swizzled instead where they
+//! can be (`swizzle.rs`, "Operands of register atoms"): padding keeps the
+//! loads free of conflicts, but not the 16-byte copies that fill the
+//! buffer. Padding is what such operands get when the swizzle does not
+//! apply, and what staged results get.
+//!
 //! Every access must go through a path that knows the pitch: the generic
 //! element address ([`super::Lower::address`]: scalar and vector loads and
 //! stores, async copies) and the atom path's operand strides
@@ -92,7 +98,7 @@ impl Lower<'_> {
 
     /// Collects the shared buffers a fragment is copied into (staging for
     /// a store to global memory, say).
-    fn staging(&self, block: &ir::Block, staged: &mut BTreeSet<usize>) {
+    pub(super) fn staging(&self, block: &ir::Block, staged: &mut BTreeSet<usize>) {
         for stmt in &block.stmts {
             match stmt {
                 ir::Stmt::Kernel { body, .. }

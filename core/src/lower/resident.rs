@@ -162,6 +162,7 @@ impl<'a> Lower<'a> {
             base_mult: 0,
             sr: nn,
             sc: 1,
+            swizzled: None,
         }
     }
 
@@ -299,6 +300,7 @@ impl<'a> Lower<'a> {
             base_mult: 0,
             sr,
             sc,
+            swizzled: None,
         };
         let row_lane = self.lane_address(&map, &unit(1, 0), &lane, plan.group)?;
         let col_lane = self.lane_address(&map, &unit(0, 1), &lane, plan.group)?;
@@ -627,6 +629,7 @@ impl<'a> Lower<'a> {
             base_mult: 0,
             sr,
             sc: 1,
+            swizzled: None,
         };
         // What the warp's and the group's place add to every address.
         let mut steps: Vec<i64> = map.lane[k..]

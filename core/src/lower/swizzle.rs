@@ -47,6 +47,19 @@
 //! has `sbo = 8·W` (the next 8 rows) and starts at `(row0, k0)`; an
 //! MN-major one (rows K, columns M or N) has `lbo = R·W` (the next panel)
 //! and `sbo = 8·W` (the next 8 rows of K).
+//!
+//! # Operands of register atoms
+//! The same layout serves atoms that take their operands from registers
+//! loaded by warp-wide matrix loads (`mma.sync` fed by `ldmatrix`): on a
+//! target with matrix loads whose kernel does not take a shared-operand
+//! atom, every A or B buffer of a gemm with a layout above, that only
+//! whole-buffer gemms and copies touch and no fragment is staged into, is
+//! swizzled ([`Lower::find_mma_swizzle`]). A matrix load's eight rows and
+//! a 16-byte copy's two rows per quarter warp then fall in different bank
+//! groups, which no padded pitch achieves for both (`pad.rs`). The loads
+//! take an XOR form (`ldmatrix.rs`, "Swizzled operands"); a gemm whose
+//! fragments cannot be loaded that way, or that gets no atoms, makes the
+//! attempt fail, and the kernel is lowered again with padded rows.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -208,6 +221,59 @@ impl<'a> Lower<'a> {
         }
         self.swizzled = layouts;
         self.async_atom = Some(atom);
+    }
+
+    /// Swizzles the shared operands of register atoms (module
+    /// documentation, "Operands of register atoms"): on a target with
+    /// matrix loads whose kernel does not take a shared-operand atom,
+    /// every A or B buffer of a gemm that only whole-buffer gemms and
+    /// copies touch, that no fragment is staged into, and whose shape has
+    /// a layout.
+    pub(super) fn find_mma_swizzle(&mut self, body: &ir::Block) {
+        if self.async_atom.is_some() || self.target.matrix_loads.is_empty() {
+            return;
+        }
+        let mut gemms = Vec::new();
+        collect_gemms(self.f, body, &mut gemms);
+        let mut operands = BTreeSet::new();
+        let mut copied = BTreeSet::new();
+        let mut other = BTreeSet::new();
+        self.pad_uses(body, &mut operands, &mut copied, &mut other);
+        let mut staged = BTreeSet::new();
+        self.staging(body, &mut staged);
+        // Buffers some gemm reads only in part keep linear rows.
+        for g in gemms.iter().filter(|g| !g.whole) {
+            other.insert(g.a.index());
+            other.insert(g.b.index());
+        }
+        for g in &gemms {
+            for buf in [g.a, g.b] {
+                let b = &self.f.buffers[buf];
+                if b.scope != Scope::Shared
+                    || other.contains(&buf.index())
+                    || staged.contains(&buf.index())
+                    || self.swizzled.contains_key(&buf)
+                    || g.a == g.b
+                {
+                    continue;
+                }
+                let Some(shape) = self.f.const_shape(buf).filter(|s| s.len() == 2) else {
+                    continue;
+                };
+                let Some(layout) = Swizzled::new(shape[0], shape[1], b.dtype.bytes() as i64) else {
+                    continue;
+                };
+                // A buffer pinned to another layout keeps it.
+                match self.pins.layouts.get(&buf) {
+                    None => {}
+                    Some(ir::BufferLayout::Swizzled { row_bytes })
+                        if i64::try_from(*row_bytes).is_ok_and(|w| w == layout.width) => {}
+                    Some(_) => continue,
+                }
+                self.swizzled.insert(buf, layout);
+                self.mma_swizzled.insert(buf);
+            }
+        }
     }
 
     /// The warpgroup split of an `m × n × k` gemm with these element

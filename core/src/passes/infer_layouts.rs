@@ -21,6 +21,9 @@
 //! 2. **Shared layouts.** On a target with a shared-operand atom (sm_90a's
 //!    `wgmma`), a kernel whose gemms all qualify gets its operands in the
 //!    descriptor's XOR-swizzled panels (`swizzled(128)`: 128-byte rows).
+//!    On a target with matrix loads (`ldmatrix`), gemm operands get the
+//!    same swizzle in rows of 32, 64 or 128 bytes, which keeps both the
+//!    matrix loads and the copies into them free of bank conflicts.
 //!    Otherwise gemm operands and staged results get rows padded by an odd
 //!    number of 16-byte units (`padded(P)`), so that the atoms' fragment
 //!    loads and the results' stores meet no bank conflicts; other buffers
@@ -55,7 +58,8 @@ impl Pass for InferLayouts {
     fn description(&self) -> &'static str {
         "Chooses where every on-chip buffer lives when lowered to threads: registers in a \
          matrix atom's fragment layout, per row of one, or spread over the threads; or \
-         shared memory swizzled for a shared-operand atom, padded against bank conflicts, \
+         shared memory swizzled for a shared-operand atom or matrix loads, padded against \
+         bank conflicts, \
          or dense. Writes the choice as the buffer's `layout`; layouts already present are \
          kept as pins."
     }
