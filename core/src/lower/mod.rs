@@ -133,6 +133,7 @@
 
 mod choices;
 mod copy;
+mod epilogue;
 mod gemm;
 mod hoist;
 mod infer;
@@ -399,8 +400,16 @@ fn lower_kernel(
     let mut stage_cap = None;
     let mut specialize = pins.specialized() != Some(false);
     let mut reuse = false;
+    // Gemm results staged through shared memory (`epilogue.rs`): the
+    // kernel as rewritten, used while `staging` holds.
+    let staged = epilogue::stage_epilogues(func, stmt, target);
+    let mut staging = staged.is_some();
     loop {
-        let mut attempt = Lower::new(func, target);
+        let (f, kernel_stmt) = match &staged {
+            Some((f, s)) if staging => (f, s),
+            _ => (func, stmt),
+        };
+        let mut attempt = Lower::new(f, target);
         attempt.pins = pins.clone();
         attempt.reuse = reuse;
         attempt.specialize = specialize;
@@ -411,7 +420,7 @@ fn lower_kernel(
         attempt.mma_swizzle = mma_swizzle;
         attempt.async_allowed = async_mma;
         attempt.stage_cap = stage_cap;
-        let err = match attempt.kernel(stmt, span, name.clone()) {
+        let err = match attempt.kernel(kernel_stmt, span, name.clone()) {
             Ok(mut kernel) => {
                 if finish {
                     hoist::run(&mut kernel);
@@ -432,6 +441,11 @@ fn lower_kernel(
         // memory of buffers they are never live with.
         if attempt.over_capacity && !reuse {
             reuse = true;
+            continue;
+        }
+        // Then, and for any other failure, without the staged epilogue.
+        if staging {
+            staging = false;
             continue;
         }
         // Stages that do not fit the shared memory: fewer of them first,
