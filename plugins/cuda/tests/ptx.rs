@@ -260,9 +260,10 @@ fn header(text: &str, key: &str) -> Option<String> {
 }
 
 /// On sm_90a the GEMM goes through wgmma with shared-memory descriptors;
-/// every barrier is preceded by the proxy fence that makes generic-proxy
-/// writes (cp.async, stores) visible to wgmma's reads; a 4-stage pipeline
-/// keeps one wgmma group in flight. sm_80 keeps mma.sync.
+/// every block-wide barrier is preceded by the proxy fence that makes
+/// generic-proxy writes (cp.async, stores) visible to wgmma's reads; a
+/// 4-stage pipeline keeps one wgmma group in flight; the result leaves
+/// through stmatrix and shared memory. sm_80 keeps mma.sync.
 #[test]
 fn sm90a_gemm_issues_wgmma_through_descriptors() {
     let call =
@@ -287,11 +288,17 @@ fn sm90a_gemm_issues_wgmma_through_descriptors() {
         lines.contains(&"wgmma.wait_group.sync.aligned 0;"),
         "{call}"
     );
+    // (The consumers' named barrier before the staged result is copied out
+    // orders generic writes and reads only: no fence.)
     for (i, l) in lines.iter().enumerate() {
-        if l.starts_with("bar.sync") {
+        if l.starts_with("bar.sync 0") {
             assert_eq!(lines[i - 1], "fence.proxy.async.shared::cta;", "{call}");
         }
     }
+    assert!(
+        m.text.contains("stmatrix.sync.aligned"),
+        "{call}: staged result"
+    );
     // The tiles arrive by bulk copies: A in one 128 × 64 box, B in four
     // 64 × 64 panels, issued in the loop of the producer warp that the
     // kernel gains (256 consumers + 128); the maps are parameters after the
