@@ -1023,29 +1023,26 @@ impl<'a> Lower<'a> {
             }
             None => None,
         };
-        // One operand's matrix loads for the k-step at `kx`.
+        // One operand's matrix loads for the k-step at `kx`: `addr` is the
+        // lane's address register, `k_step` the operand's memory distance
+        // per unit of k (linear rows), `k_col` whether k runs along its
+        // memory columns (swizzled rows).
         let matrix_loads = |s: &mut Self,
-                            p: &super::ldmatrix::LoadPlan,
+                            (p, op): (&super::ldmatrix::LoadPlan, &AtomOperand),
                             addr: &Expr,
-                            k_off: Expr,
+                            kx: &Expr,
+                            (k_step, k_col): (i64, bool),
                             arr: RegId,
-                            id: SharedId,
                             out: &mut Vec<Stmt>|
          -> Result<()> {
+            if let Some(sw) = &p.swizzled {
+                return s.swizzled_loads(p, sw, addr, &op.base, (kx, k_col), (arr, op.id), out);
+            }
+            let k_off = s.scaled(kx, k_step)?;
             let base = s.sum(vec![addr.clone(), k_off])?;
             for &(at, shift) in &p.chunks {
                 let index = s.bin(BinaryOp::Add, base.clone(), lit_i32(shift))?;
-                out.push(s.stmt(StmtKind::MatrixLoad {
-                    load: p.name.clone(),
-                    count: p.count,
-                    trans: p.trans,
-                    dst: FragRef {
-                        array: arr,
-                        offset: at as u32,
-                    },
-                    src: id,
-                    index,
-                }));
+                out.push(s.matrix_load(p, at, (arr, op.id), index));
             }
             Ok(())
         };
@@ -1099,21 +1096,10 @@ impl<'a> Lower<'a> {
                 (Some(_), None, _, _) => {
                     return Err(s.malformed("register A fragments in a k loop not unrolled"));
                 }
-                (None, _, Some(p), Some(addr)) => match &p.swizzled {
-                    Some(sw) => s.swizzled_loads(
-                        p,
-                        sw,
-                        addr,
-                        &pa.base,
-                        (&kx, a_k_col),
-                        (fa.arr, pa.id),
-                        kb,
-                    )?,
-                    None => {
-                        let k_off = s.scaled(&kx, pa.addr(0, 1))?;
-                        matrix_loads(s, p, addr, k_off, fa.arr, pa.id, kb)?;
-                    }
-                },
+                (None, _, Some(p), Some(addr)) => {
+                    let k = (pa.addr(0, 1), a_k_col);
+                    matrix_loads(s, (p, pa), addr, &kx, k, fa.arr, kb)?;
+                }
                 _ => {
                     for i in 0..fm {
                         s.frag_moves(&fa, false, i * ma.slots, &ka, pa.addr(i * m, 0), kb)?;
@@ -1121,21 +1107,10 @@ impl<'a> Lower<'a> {
                 }
             }
             match (&ldb, &b_ld) {
-                (Some(p), Some(addr)) => match &p.swizzled {
-                    Some(sw) => s.swizzled_loads(
-                        p,
-                        sw,
-                        addr,
-                        &pb.base,
-                        (&kx, b_k_col),
-                        (fb.arr, pb.id),
-                        kb,
-                    )?,
-                    None => {
-                        let k_off = s.scaled(&kx, pb.addr(1, 0))?;
-                        matrix_loads(s, p, addr, k_off, fb.arr, pb.id, kb)?;
-                    }
-                },
+                (Some(p), Some(addr)) => {
+                    let k = (pb.addr(1, 0), b_k_col);
+                    matrix_loads(s, (p, pb), addr, &kx, k, fb.arr, kb)?;
+                }
                 _ => {
                     for j in 0..fn_ {
                         s.frag_moves(&fb, false, j * mb.slots, &kbx, pb.addr(0, j * n), kb)?;

@@ -510,19 +510,31 @@ impl Lower<'_> {
             let panels = self.bin(BinaryOp::Mul, panels, lit_i32(panel))?;
             let rows = self.bin(BinaryOp::Mul, row, lit_i32(pc))?;
             let index = self.sum(vec![base.clone(), swizzled, panels, rows])?;
-            out.push(self.stmt(StmtKind::MatrixLoad {
-                load: p.name.clone(),
-                count: p.count,
-                trans: p.trans,
-                dst: FragRef {
-                    array: arr,
-                    offset: at as u32,
-                },
-                src: id,
-                index,
-            }));
+            out.push(self.matrix_load(p, at, (arr, id), index));
         }
         Ok(())
+    }
+
+    /// The matrix load of `p` that fills `arr` from position `at`, reading
+    /// shared buffer `id` at `index`.
+    pub(super) fn matrix_load(
+        &self,
+        p: &LoadPlan,
+        at: i64,
+        (arr, id): (RegId, SharedId),
+        index: Expr,
+    ) -> Stmt {
+        self.stmt(StmtKind::MatrixLoad {
+            load: p.name.clone(),
+            count: p.count,
+            trans: p.trans,
+            dst: FragRef {
+                array: arr,
+                offset: at as u32,
+            },
+            src: id,
+            index,
+        })
     }
 }
 

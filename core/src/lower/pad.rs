@@ -57,15 +57,36 @@ use crate::ir::Handle;
 /// The unit rows are padded in, bytes.
 const UNIT_BYTES: i64 = 16;
 
+/// How the statements of a kernel use its buffers, by buffer index.
+#[derive(Default)]
+pub(super) struct SharedUses {
+    /// A or B operands of some `gemm`.
+    pub(super) operands: BTreeSet<usize>,
+    /// Sources or destinations of some `copy`.
+    pub(super) copied: BTreeSet<usize>,
+    /// Touched in any other way.
+    pub(super) other: BTreeSet<usize>,
+    /// Destinations of a copy from a fragment (a staged result).
+    pub(super) staged: BTreeSet<usize>,
+}
+
 impl Lower<'_> {
+    /// How `body` uses the kernel's buffers.
+    pub(super) fn shared_uses(&self, body: &ir::Block) -> SharedUses {
+        let mut uses = SharedUses::default();
+        self.pad_uses(body, &mut uses.operands, &mut uses.copied, &mut uses.other);
+        self.staging(body, &mut uses.staged);
+        uses
+    }
+
     /// Picks the buffers to pad (module documentation) and their pitches.
     pub(super) fn find_padding(&mut self, body: &ir::Block) {
-        let mut operands = BTreeSet::new();
-        let mut copied = BTreeSet::new();
-        let mut other = BTreeSet::new();
-        self.pad_uses(body, &mut operands, &mut copied, &mut other);
-        let mut staged = BTreeSet::new();
-        self.staging(body, &mut staged);
+        let SharedUses {
+            operands,
+            other,
+            staged,
+            ..
+        } = self.shared_uses(body);
         let mut pitches = HashMap::new();
         for (b, buffer) in self.f.buffers.iter() {
             let i = b.index();
@@ -98,7 +119,7 @@ impl Lower<'_> {
 
     /// Collects the shared buffers a fragment is copied into (staging for
     /// a store to global memory, say).
-    pub(super) fn staging(&self, block: &ir::Block, staged: &mut BTreeSet<usize>) {
+    fn staging(&self, block: &ir::Block, staged: &mut BTreeSet<usize>) {
         for stmt in &block.stmts {
             match stmt {
                 ir::Stmt::Kernel { body, .. }

@@ -235,12 +235,9 @@ impl<'a> Lower<'a> {
         }
         let mut gemms = Vec::new();
         collect_gemms(self.f, body, &mut gemms);
-        let mut operands = BTreeSet::new();
-        let mut copied = BTreeSet::new();
-        let mut other = BTreeSet::new();
-        self.pad_uses(body, &mut operands, &mut copied, &mut other);
-        let mut staged = BTreeSet::new();
-        self.staging(body, &mut staged);
+        let super::pad::SharedUses {
+            mut other, staged, ..
+        } = self.shared_uses(body);
         // Buffers some gemm reads only in part keep linear rows.
         for g in gemms.iter().filter(|g| !g.whole) {
             other.insert(g.a.index());
