@@ -499,6 +499,13 @@ pub struct CompileArgs {
     #[arg(long)]
     pub verify: bool,
 
+    /// Allow approximate math in a plugin backend's code, as the kernel's
+    /// `pass_configs={"tl.enable_fast_math": True}` does (and `tilec run`
+    /// or `bench --fast-math`): approximate transcendentals and division,
+    /// multiply-adds fused.
+    #[arg(long)]
+    pub fast_math: bool,
+
     /// Let a plugin backend fuse `f32` multiplies into the adds that
     /// consume them (`fast`: one rounding where the reference has two, as
     /// nvcc and clang do by default for GPU code; `--fast-math` and

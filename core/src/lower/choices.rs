@@ -77,8 +77,9 @@ impl Pins {
         pins
     }
 
-    /// Whether some buffer is pinned to a swizzled layout (so the kernel
-    /// must take the shared-operand atom).
+    /// Whether some buffer is pinned to a swizzled layout (so a kernel that
+    /// takes the shared-operand atom keeps it: the register atoms' swizzle,
+    /// `swizzle.rs`, is for matrix-load targets without one).
     pub(super) fn need_async_atom(&self) -> bool {
         self.layouts
             .values()

@@ -589,7 +589,7 @@ fn plugin_options(
     }
     let mut options = CompileOptions {
         emit: args.emit.clone().unwrap_or_default(),
-        fast_math: fast_math(module),
+        fast_math: args.fast_math || fast_math(module),
         extra,
     };
     set_fp_contract(&mut options, args.fp_contract);
@@ -956,6 +956,18 @@ mod tests {
             crate::cli::Command::Compile(args) => args,
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn fast_math_comes_from_the_flag_or_the_pass_config() {
+        let mut module = Module::default();
+        module.functions.push(Function::new("main"));
+        let lower = tilec_core::lower::LowerOptions::default();
+        let options = |extra: &[&str]| plugin_options(&module, &compile_args(extra), &lower, None);
+        assert!(!options(&[]).fast_math);
+        let fast = options(&["--fast-math"]);
+        assert!(fast.fast_math);
+        assert_eq!(fast.fp_contract(), Ok(true));
     }
 
     #[test]
