@@ -366,12 +366,16 @@ fn lower_function(
 /// when it fails while some loop is pipelined (its stages may not fit the
 /// shared memory), again without pipelining; when it fails while the
 /// gemms go through a shared-operand atom (`swizzle.rs`), again without
-/// it. When an attempt meets a use of a register buffer that the
-/// register path cannot take (or fails for any other reason while some
-/// buffer is in registers), the kernel is lowered again with that buffer
-/// (or every such buffer) in shared memory, so that everything the
-/// through-memory lowering accepts still lowers. Each retry removes
-/// pipelining or at least one buffer, so this ends.
+/// it; when it fails while gemm operands of register atoms are swizzled
+/// (`swizzle.rs`), again with padded rows. When an attempt meets a use of
+/// a register buffer that the register path cannot take (or fails for
+/// any other reason while some buffer is in registers), the kernel is
+/// lowered again with that buffer (or every such buffer) in shared
+/// memory, so that everything the through-memory lowering accepts still
+/// lowers. A kernel whose gemm results are staged through shared memory
+/// (`epilogue.rs`) gives the staging up when it does not fit after
+/// reuse, and when nothing else is left to give up. Each retry removes a
+/// knob or at least one buffer, so this ends.
 fn lower_kernel(
     func: &ir::Function,
     target: &TargetDescription,
@@ -443,8 +447,8 @@ fn lower_kernel(
             reuse = true;
             continue;
         }
-        // Then, and for any other failure, without the staged epilogue.
-        if staging {
+        // Then without the staged epilogue (its buffer only adds memory).
+        if attempt.over_capacity && staging {
             staging = false;
             continue;
         }
@@ -494,6 +498,11 @@ fn lower_kernel(
                 excluded.extend(attempt.resident.keys().filter(free_buffer));
                 excluded.extend(attempt.spread.keys().filter(free_buffer));
                 if excluded.len() == before {
+                    // Nothing else to give up: last, the staged epilogue.
+                    if staging {
+                        staging = false;
+                        continue;
+                    }
                     return Err(err);
                 }
             }
