@@ -334,35 +334,26 @@ impl<'a> Lower<'a> {
         if dims.len() != r.starts.len() {
             return Ok(None);
         }
-        if self.mma_swizzled.contains(&r.region.buffer) {
-            // A swizzled operand (`swizzle.rs`, "Operands of register
-            // atoms"): a whole 2-D buffer, addressed from its start (or
-            // its stage's).
-            let whole = dims.len() == 2
-                && r.starts
-                    .iter()
-                    .zip(&dims)
-                    .enumerate()
-                    .all(|(d, (s, &n))| s.range == Some((0, 0)) && r.ext[d] == n);
-            let layout = self.swizzled.get(&r.region.buffer).copied();
-            let (true, Some(layout)) = (whole, layout) else {
-                return Err(self.unsupported("a gemm on part of a swizzled operand buffer"));
-            };
-            let (base, base_mult) = match self.stage_offset(r.region.buffer) {
-                Some((offset, size)) => (offset, size),
-                None => (lit_i32(0), 0),
-            };
-            let (sr, sc) = if swap { (1, dims[1]) } else { (dims[1], 1) };
-            return Ok(Some(AtomOperand {
-                id,
-                dtype: self.f.buffers[r.region.buffer].dtype,
-                base,
-                base_mult,
-                sr,
-                sc,
-                swizzled: Some(layout),
-            }));
-        }
+        // A swizzled operand (`swizzle.rs`, "Operands of register atoms")
+        // is a whole 2-D buffer without padding: the computation below
+        // gives its start (or its stage's) and logical row-major strides,
+        // and the loads address it through the layout.
+        let swizzled = match self.mma_swizzled.contains(&r.region.buffer) {
+            false => None,
+            true => {
+                let whole = dims.len() == 2
+                    && r.starts
+                        .iter()
+                        .zip(&dims)
+                        .enumerate()
+                        .all(|(d, (s, &n))| s.range == Some((0, 0)) && r.ext[d] == n);
+                let layout = self.swizzled.get(&r.region.buffer).copied();
+                let (true, Some(layout)) = (whole, layout) else {
+                    return Err(self.unsupported("a gemm on part of a swizzled operand buffer"));
+                };
+                Some(layout)
+            }
+        };
         // Strides of the memory layout: a padded buffer's rows are its
         // pitch apart (`pad.rs`).
         let phys = self.physical_shape(r.region.buffer, &dims);
@@ -395,7 +386,7 @@ impl<'a> Lower<'a> {
             base_mult,
             sr,
             sc,
-            swizzled: None,
+            swizzled,
         }))
     }
 
