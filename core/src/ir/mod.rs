@@ -41,6 +41,7 @@
 
 mod arena;
 mod dtype;
+pub mod lists;
 pub mod verify;
 
 pub use arena::{Arena, Handle};

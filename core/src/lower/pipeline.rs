@@ -104,20 +104,25 @@
 //! `T.Pipelined(n, num_stages = s, order = [...], stage = [...])` gives
 //! every statement of the body a stage `σ` (iteration `i` runs it for the
 //! data of iteration `i + D − σ`, `D` the largest stage) and an issue
-//! order. The lowering takes lists of this form: every stage is 0 or `D ≥
-//! 1`; the statements of stage 0 are producers as above (each must
-//! qualify; a later one under the rule for later copies), those of stage
-//! `D` the consumers; `D + 1 ≤ s` (and within a stage cap of a retry).
-//! The producers then run `D` iterations ahead, which is the scheme
-//! above with `D + 1` stages (never a gemm group left in flight). An
-//! `order` list that ranks every producer before every consumer issues
-//! the per-thread async copies before the consumers, one that ranks them
-//! all after, after them, whatever the lookahead rule would pick; the
-//! other forms issue copies where their barriers allow. Other lists
-//! (negative stages, a third stage, an order interleaving producers and
-//! consumers, `order` without `stage`, or a `D` the `s` stages cannot
-//! buffer) leave the loop serial; `tilec verify` checks the schedule such
-//! lists ask for.
+//! order. The lowering follows lists of this form (`ir::lists`,
+//! `ListForm::Staged`): every stage is 0 or `D ≥ 1`; the statements of
+//! stage 0 are producers as above (each must qualify, a later one under
+//! the rule for later copies, else the loop is planned as without lists),
+//! those of stage `D` the consumers; `D + 1 ≤ s` (and within a stage cap
+//! of a retry, else the lists are dropped). The producers then run `D` iterations ahead, which
+//! is the scheme above with `D + 1` stages (never a gemm group left in
+//! flight). An `order` list that ranks every producer before every
+//! consumer issues the per-thread async copies before the consumers, one
+//! that ranks them all after, after them, whatever the lookahead rule
+//! would pick; one that ranks them among the consumers leaves it to the
+//! rule (every copy of an iteration completes at the same wait, so only
+//! the issue point differs). Every other form — producers at a negative
+//! stage with one consumer stage (`ListForm::Producers`, the loop without
+//! lists), or lists the lowering does not follow (`ListForm::Default`:
+//! consumers at several stages, consumers reordered, a `D` the `s` stages
+//! cannot buffer, `order` without `stage`) — is planned as if the loop had
+//! no lists; the front end warns about the latter, and `tilec verify`
+//! checks the schedule such lists ask for.
 //!
 //! A loop that does not qualify is lowered as a serial loop, as before.
 
@@ -174,58 +179,15 @@ pub(super) struct PipePlan {
     pub(super) late: Option<bool>,
 }
 
-/// What a loop's explicit `order` and `stage` lists ask for, in the form
-/// the lowering takes (module documentation, "Order and stage lists").
+/// Staged lists (`ir::lists::ListForm::Staged`) as the plan reads them.
 struct Listed {
     /// The stage of every statement of the body (0 or `depth`).
     stage: Vec<i64>,
     /// The largest stage: how many iterations ahead the producers run.
     depth: i64,
-    /// Whether every producer is ordered after every consumer (`Some(true)`),
-    /// before (`Some(false)`), or no order was given (`None`).
+    /// Producers ranked after (`Some(true)`) or before (`Some(false)`)
+    /// the consumers.
     late: Option<bool>,
-}
-
-impl Listed {
-    /// The lists of a loop of `len` statements, or `None` when they ask
-    /// for a schedule the lowering does not take.
-    fn new(
-        order: Option<&[i64]>,
-        stage: Option<&[i64]>,
-        num_stages: u32,
-        len: usize,
-    ) -> Option<Self> {
-        let stage: Vec<i64> = match stage {
-            Some(s) if s.len() == len => s.to_vec(),
-            Some(_) => return None,
-            // Order only: the default staging (producers found as without
-            // lists, `num_stages − 1` ahead) is not known here.
-            None => return None,
-        };
-        let depth = stage.iter().copied().max()?;
-        if depth < 1 || stage.iter().any(|&s| s != 0 && s != depth) || num_stages < 2 {
-            return None;
-        }
-        let late = match order {
-            None => None,
-            Some(o) if o.len() != len => return None,
-            Some(o) => {
-                let rank = |want: i64| o.iter().zip(&stage).filter(move |(_, s)| **s == want);
-                let first_consumer = rank(depth).map(|(r, _)| *r).min()?;
-                let last_consumer = rank(depth).map(|(r, _)| *r).max()?;
-                let first_producer = rank(0).map(|(r, _)| *r).min()?;
-                let last_producer = rank(0).map(|(r, _)| *r).max()?;
-                if last_producer < first_consumer {
-                    Some(false)
-                } else if first_producer > last_consumer {
-                    Some(true)
-                } else {
-                    return None;
-                }
-            }
-        };
-        Some(Listed { stage, depth, late })
-    }
 }
 
 impl Lower<'_> {
@@ -260,7 +222,12 @@ impl Lower<'_> {
             if pinned.is_none() && !self.pipelining {
                 continue;
             }
-            if let Some((mut plan, staged)) = self.pipeline_plan(body, stmt, &sizes, pinned) {
+            // Lists whose producers do not qualify leave the loop as
+            // without lists (module documentation).
+            let plan = self
+                .pipeline_plan(body, stmt, &sizes, pinned, true)
+                .or_else(|| self.pipeline_plan(body, stmt, &sizes, pinned, false));
+            if let Some((mut plan, staged)) = plan {
                 if let Some(loads) = &mut plan.tma {
                     for load in loads.iter_mut() {
                         load.map = Some(self.tensor_map(load));
@@ -278,12 +245,14 @@ impl Lower<'_> {
         }
     }
 
+    /// The plan of one loop, following its lists when `lists` is set.
     fn pipeline_plan(
         &self,
         kernel_body: &ir::Block,
         stmt: &ir::Stmt,
         sizes: &[u32],
         pinned: Option<ir::PipelineSchedule>,
+        lists: bool,
     ) -> Option<(PipePlan, Vec<Handle<ir::Buffer>>)> {
         let f = self.f;
         let ir::Stmt::For {
@@ -300,24 +269,25 @@ impl Lower<'_> {
         else {
             return None;
         };
-        // Explicit lists (module documentation, "Order and stage lists").
-        let listed = match (order, stage) {
-            (None, None) => None,
-            _ => Some(Listed::new(
-                order.as_deref(),
-                stage.as_deref(),
-                *num_stages,
-                body.stmts.len(),
-            )?),
-        };
-        let default_stages = match &listed {
-            Some(l) => {
-                let need = l.depth + 1;
-                if need > i64::from(*num_stages) || self.stage_cap.is_some_and(|c| need > c) {
-                    return None;
-                }
-                need
+        // Explicit lists (module documentation, "Order and stage lists"):
+        // the staged form is taken as asked; the others run as without
+        // lists (`ir::lists`).
+        let listed = match ir::lists::list_form(
+            order.as_deref(),
+            stage.as_deref(),
+            *num_stages,
+            &ir::lists::copies_into_shared(body, f),
+        ) {
+            Some(ir::lists::ListForm::Staged { stage, depth, late }) if lists => {
+                Some(Listed { stage, depth, late })
             }
+            _ => None,
+        };
+        // A retry that caps the stages below the lists' depth runs the
+        // loop as without lists.
+        let listed = listed.filter(|l| self.stage_cap.is_none_or(|c| l.depth < c));
+        let default_stages = match &listed {
+            Some(l) => l.depth + 1,
             None => i64::from(*num_stages).min(self.stage_cap.unwrap_or(i64::MAX)),
         };
         let stages = match pinned {

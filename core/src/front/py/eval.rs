@@ -665,9 +665,64 @@ impl<'a> Evaluator<'a> {
             stager.parallel_depth -= 1;
         }
         let body = stager.pop_block();
-        if let LoopSpecKind::Serial(ir::LoopKind::Pipelined {
-            order: Some(list), ..
-        }) = &spec.kind
+        let mut warning = None;
+        // Diagnostics about the lists point at `T.Pipelined(...)`.
+        let lists_span = span_of(&*s.iter);
+        let mut kind = match &spec.kind {
+            LoopSpecKind::Serial(k) => Some(k.clone()),
+            LoopSpecKind::Parallel => None,
+        };
+        if let Some(ir::LoopKind::Pipelined {
+            num_stages,
+            order,
+            stage,
+            ..
+        }) = &mut kind
+        {
+            if let Some(groups) = &spec.group
+                && (order.is_some() || stage.is_some())
+            {
+                let (o, st) =
+                    ir::lists::expand_groups(groups, order.as_deref(), stage.as_deref(), body.len())
+                        .map_err(|m| {
+                            Box::new(
+                                Diagnostic::error(codes::BAD_TILELANG_ARGUMENT, m, lists_span)
+                                    .with_label(format!("a loop body of {} statements", body.len()))
+                                    .with_note(
+                                        "`group` lists, for each entry of `order` and `stage`, the statements of the loop body it stands for (counted from 0; tile operations, loops and stores each count once); every statement must be in exactly one group",
+                                    ),
+                            )
+                        })?;
+                *order = o;
+                *stage = st;
+            }
+            let len_ok = [order.as_ref(), stage.as_ref()]
+                .iter()
+                .all(|l| l.is_none_or(|l| l.len() == body.len()));
+            if len_ok
+                && let Some(ir::lists::ListForm::Default { reason }) = ir::lists::list_form(
+                    order.as_deref(),
+                    stage.as_deref(),
+                    *num_stages,
+                    &ir::lists::copies_into_shared(&body, &stager.func),
+                )
+            {
+                warning = Some(
+                    Diagnostic::warning(
+                        codes::IGNORED,
+                        format!(
+                            "the `order`/`stage` lists of this loop are not followed ({reason}); it is pipelined as without them"
+                        ),
+                        lists_span,
+                    )
+                    .with_note(
+                        "lists are followed when the copies into shared memory have stage 0 (or a negative stage) and everything else one stage; the results are the same either way (docs/tilelang-support.md)",
+                    ),
+                );
+            }
+        }
+        if let Some(ir::LoopKind::Pipelined { order, stage, .. }) = &kind
+            && let Some(list) = order.as_ref().or(stage.as_ref())
             && list.len() != body.len()
         {
             return Err(Box::new(
@@ -690,15 +745,16 @@ impl<'a> Evaluator<'a> {
                 extents: spec.ranges.iter().map(|r| r.1).collect(),
                 body,
             },
-            LoopSpecKind::Serial(kind) => Stmt::For {
+            LoopSpecKind::Serial(k) => Stmt::For {
                 var: vars[0],
                 start: spec.ranges[0].0,
                 extent: spec.ranges[0].1,
-                kind: kind.clone(),
+                kind: kind.unwrap_or_else(|| k.clone()),
                 body,
             },
         };
         stager.emit(stmt, span);
+        self.diags.extend(warning);
         self.check_no_escape(flow?, span)?;
         Ok(Flow::Normal)
     }

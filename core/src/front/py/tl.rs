@@ -1341,6 +1341,24 @@ pub(crate) fn call<'a>(
             }
             let order = int_list(a.get(3), "`order`", span)?;
             let stage = int_list(a.get(4), "`stage`", span)?;
+            let group = match a.get(6) {
+                None | Some(Value::None) => None,
+                Some(g) => {
+                    let bad = || {
+                        err(
+                            codes::BAD_TILELANG_ARGUMENT,
+                            "`group` must be a list of lists of statement indices",
+                            span,
+                        )
+                    };
+                    let seq = g.as_sequence().ok_or_else(bad)?;
+                    let groups = seq
+                        .iter()
+                        .map(|members| int_list(Some(members), "each entry of `group`", span))
+                        .collect::<EResult<Vec<_>>>()?;
+                    Some(groups.into_iter().map(Option::unwrap_or_default).collect())
+                }
+            };
             if let (Some(o), Some(st)) = (&order, &stage)
                 && o.len() != st.len()
             {
@@ -1357,6 +1375,7 @@ pub(crate) fn call<'a>(
                     stage,
                     schedule: None,
                 }),
+                group,
                 ranges: vec![(s, e)],
             })))
         }
@@ -1385,6 +1404,7 @@ pub(crate) fn call<'a>(
             };
             Ok(Value::Loop(Rc::new(LoopSpec {
                 kind: LoopSpecKind::Serial(kind),
+                group: None,
                 ranges: vec![(s, e)],
             })))
         }
@@ -1430,6 +1450,7 @@ pub(crate) fn call<'a>(
             }
             Ok(Value::Loop(Rc::new(LoopSpec {
                 kind: LoopSpecKind::Parallel,
+                group: None,
                 ranges,
             })))
         }

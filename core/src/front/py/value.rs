@@ -132,6 +132,9 @@ pub(crate) struct LaunchSpec {
 #[derive(Debug, Clone)]
 pub(crate) struct LoopSpec {
     pub kind: LoopSpecKind,
+    /// `T.Pipelined(group=...)`: the statements each entry of `order` and
+    /// `stage` stands for, expanded once the body is staged.
+    pub group: Option<Vec<Vec<i64>>>,
     /// One (start, extent) per loop variable; only `Parallel` has several.
     pub ranges: Vec<(Handle<ir::Expr>, Handle<ir::Expr>)>,
 }

@@ -1,0 +1,342 @@
+//! What a `T.Pipelined` loop's `order` and `stage` lists ask for, in the
+//! forms the lowering takes.
+//!
+//! Every statement of the body gets a stage `σ` (iteration `i` runs it for
+//! the data of iteration `i + D − σ`, `D` the largest stage) and an issue
+//! rank. The lowering (`lower/pipeline.rs`, "Order and stage lists") runs
+//! three forms as asked:
+//!
+//! - [`ListForm::Staged`]: stages 0 (the producers: copies into shared
+//!   memory) and one `D ≥ 1` (everything else), `D + 1 ≤ num_stages`; the
+//!   producers run `D` iterations ahead in `D + 1` buffers, issued before
+//!   or after the consumers as the ranks say (or where the lookahead rule
+//!   puts them when every producer is ranked among the consumers: the
+//!   copies are asynchronous and all of them complete at the same wait).
+//! - [`ListForm::Producers`]: negative stages on the producers, as
+//!   TileLang's warp-specialized pipelines mark the copies the producer
+//!   warps issue, and one stage for everything else, ranked in program
+//!   order: the loop is pipelined as without lists, `num_stages` deep.
+//! - No lists at all.
+//!
+//! Anything else ([`ListForm::Default`]: consumers at several stages —
+//! FA3-style rotation of the loop —, consumers ranked out of program order,
+//! a depth the buffers cannot hold, fewer than two stages) runs with the
+//! schedule the loop gets without lists; the front end says so in a
+//! warning, and `tilec verify` still checks the schedule the lists ask
+//! for. The results are the same either way: a pipeline changes when
+//! work is issued, not what it computes.
+
+/// The form of a loop's lists (module documentation).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ListForm {
+    /// Stages 0 and `depth`; `late`: every producer ranked after every
+    /// consumer (`Some(true)`), before (`Some(false)`), or neither or no
+    /// `order` (`None`).
+    Staged {
+        stage: Vec<i64>,
+        depth: i64,
+        late: Option<bool>,
+    },
+    /// Negative stages mark the producers; the rest share one stage.
+    Producers { producer: Vec<bool> },
+    /// Run as without lists, for `reason`.
+    Default { reason: String },
+}
+
+/// Classifies the lists of a loop with `num_stages` buffers whose body's
+/// top-level statements are, in order, a copy from a global buffer into a
+/// shared one (`true`) or something else (`None` when the loop has no
+/// lists).
+pub fn list_form(
+    order: Option<&[i64]>,
+    stage: Option<&[i64]>,
+    num_stages: u32,
+    copies: &[bool],
+) -> Option<ListForm> {
+    let len = copies.len();
+    if order.is_none() && stage.is_none() {
+        return None;
+    }
+    let default = |reason: &str| {
+        Some(ListForm::Default {
+            reason: reason.to_string(),
+        })
+    };
+    let Some(stage) = stage else {
+        return default("an `order` list without a `stage` list");
+    };
+    if stage.len() != len || order.is_some_and(|o| o.len() != len) {
+        return default("lists whose length is not the body's statement count");
+    }
+    if num_stages < 2 {
+        return default("fewer than two stages");
+    }
+    let consumer_stages: Vec<i64> = stage.iter().copied().filter(|&s| s >= 0).collect();
+    let Some(&top) = consumer_stages.iter().max() else {
+        return default("no statement with a stage of 0 or more");
+    };
+    let producers_copy =
+        |producer: &dyn Fn(i64) -> bool| stage.iter().zip(copies).all(|(&s, &c)| !producer(s) || c);
+    if stage.iter().any(|&s| s < 0) {
+        if !producers_copy(&|s| s < 0) {
+            return default("a statement other than a copy into shared memory at a negative stage");
+        }
+        if consumer_stages.iter().any(|&s| s != top) {
+            return default("consumers at several stages: a rotated loop");
+        }
+        if let Some(o) = order {
+            let ranks: Vec<i64> = o
+                .iter()
+                .zip(stage)
+                .filter(|(_, s)| **s >= 0)
+                .map(|(r, _)| *r)
+                .collect();
+            if ranks.windows(2).any(|w| w[0] > w[1]) {
+                return default("an `order` that reorders the consumers");
+            }
+        }
+        return Some(ListForm::Producers {
+            producer: stage.iter().map(|&s| s < 0).collect(),
+        });
+    }
+    let depth = top;
+    if depth < 1 {
+        return default("no statement of a stage above 0");
+    }
+    if stage.iter().any(|&s| s != 0 && s != depth) {
+        return default("consumers at several stages: a rotated loop");
+    }
+    if !producers_copy(&|s| s == 0) {
+        return default("a statement other than a copy into shared memory at stage 0");
+    }
+    if depth + 1 > i64::from(num_stages) {
+        return default("a depth that `num_stages` cannot buffer");
+    }
+    let late = order.and_then(|o| {
+        let ranks = |want: i64| {
+            o.iter()
+                .zip(stage)
+                .filter(move |(_, s)| **s == want)
+                .map(|(r, _)| *r)
+        };
+        let (first_c, last_c) = (ranks(depth).min()?, ranks(depth).max()?);
+        let (first_p, last_p) = (ranks(0).min()?, ranks(0).max()?);
+        if last_p < first_c {
+            Some(false)
+        } else if first_p > last_c {
+            Some(true)
+        } else {
+            None
+        }
+    });
+    Some(ListForm::Staged {
+        stage: stage.to_vec(),
+        depth,
+        late,
+    })
+}
+
+/// Per-statement `order` and `stage` lists (each absent when not given).
+pub type StatementLists = (Option<Vec<i64>>, Option<Vec<i64>>);
+
+/// Per-statement lists from TileLang's `group` form: `order[g]` and
+/// `stage[g]` for every statement of group `g`, the ranks made distinct
+/// by program order within a rank. `groups` must partition `0 .. len`;
+/// the error says how it does not.
+pub fn expand_groups(
+    groups: &[Vec<i64>],
+    order: Option<&[i64]>,
+    stage: Option<&[i64]>,
+    len: usize,
+) -> Result<StatementLists, String> {
+    for (which, list) in [("order", order), ("stage", stage)] {
+        if let Some(l) = list
+            && l.len() != groups.len()
+        {
+            return Err(format!(
+                "`{which}` has {} entries, but `group` has {} (one entry per group is expected)",
+                l.len(),
+                groups.len()
+            ));
+        }
+    }
+    let mut group_of = vec![None; len];
+    for (g, members) in groups.iter().enumerate() {
+        for &m in members {
+            let slot = usize::try_from(m).ok().and_then(|i| group_of.get_mut(i));
+            match slot {
+                None => {
+                    return Err(format!(
+                        "group {g} names statement {m}, but the loop body has {len} statements (0 to {})",
+                        len.saturating_sub(1)
+                    ));
+                }
+                Some(Some(other)) => {
+                    return Err(format!(
+                        "statement {m} is in group {other} and in group {g}"
+                    ));
+                }
+                Some(slot) => *slot = Some(g),
+            }
+        }
+    }
+    let group_of: Vec<usize> = match group_of.iter().position(Option::is_none) {
+        Some(k) => return Err(format!("statement {k} of the loop body is in no group")),
+        None => group_of.into_iter().flatten().collect(),
+    };
+    let stage = stage.map(|s| group_of.iter().map(|&g| s[g]).collect());
+    let order = order.map(|o| {
+        let mut by_rank: Vec<usize> = (0..len).collect();
+        by_rank.sort_by_key(|&k| (o[group_of[k]], k));
+        let mut rank = vec![0i64; len];
+        for (r, &k) in by_rank.iter().enumerate() {
+            rank[k] = r as i64;
+        }
+        rank
+    });
+    Ok((order, stage))
+}
+
+/// For each top-level statement of `body`: whether it is a copy from a
+/// global buffer into a shared one (what [`list_form`] reads).
+pub fn copies_into_shared(body: &super::Block, f: &super::Function) -> Vec<bool> {
+    body.stmts
+        .iter()
+        .map(|s| match s {
+            super::Stmt::Copy { src, dst } => {
+                f.buffers[src.buffer].scope == super::Scope::Global
+                    && f.buffers[dst.buffer].scope == super::Scope::Shared
+            }
+            _ => false,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn default_reason(f: Option<ListForm>) -> String {
+        match f {
+            Some(ListForm::Default { reason }) => reason,
+            other => panic!("expected the default schedule, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn staged_lists_keep_their_order() {
+        assert_eq!(
+            list_form(Some(&[0, 1, 2]), Some(&[0, 0, 2]), 3, &[true, true, false]),
+            Some(ListForm::Staged {
+                stage: vec![0, 0, 2],
+                depth: 2,
+                late: Some(false)
+            })
+        );
+        assert_eq!(
+            list_form(Some(&[2, 1, 0]), Some(&[0, 0, 1]), 2, &[true, true, false]),
+            Some(ListForm::Staged {
+                stage: vec![0, 0, 1],
+                depth: 1,
+                late: Some(true)
+            })
+        );
+        assert_eq!(
+            list_form(Some(&[0, 2, 1]), Some(&[0, 0, 1]), 2, &[true, true, false]),
+            Some(ListForm::Staged {
+                stage: vec![0, 0, 1],
+                depth: 1,
+                late: None
+            })
+        );
+        assert_eq!(list_form(None, None, 3, &[true, true, false]), None);
+        assert!(
+            default_reason(list_form(None, Some(&[0, 0, 1]), 2, &[true, false, false]))
+                .contains("other than a copy")
+        );
+    }
+
+    #[test]
+    fn negative_stages_mark_producers() {
+        assert_eq!(
+            list_form(
+                Some(&[-1, 0, 1, -1, 2]),
+                Some(&[-1, 0, 0, -1, 0]),
+                2,
+                &[true, false, false, true, false]
+            ),
+            Some(ListForm::Producers {
+                producer: vec![true, false, false, true, false]
+            })
+        );
+        assert!(
+            default_reason(list_form(
+                Some(&[-1, 0, 3, 1, -1, 2]),
+                Some(&[-1, 0, 0, 1, -1, 1]),
+                2,
+                &[true, false, false, false, true, false]
+            ))
+            .contains("several stages")
+        );
+        assert!(
+            default_reason(list_form(
+                Some(&[-1, 1, 0]),
+                Some(&[-1, 0, 0]),
+                2,
+                &[true, false, false]
+            ))
+            .contains("reorders")
+        );
+        assert!(
+            default_reason(list_form(
+                None,
+                Some(&[-1, -1, 0]),
+                2,
+                &[true, false, false]
+            ))
+            .contains("negative stage")
+        );
+    }
+
+    #[test]
+    fn other_lists_take_the_default_schedule() {
+        let c3 = &[true, true, false];
+        assert!(default_reason(list_form(None, Some(&[0, 0, 2]), 2, c3)).contains("cannot buffer"));
+        assert!(default_reason(list_form(None, Some(&[0, 1, 2]), 3, c3)).contains("several"));
+        assert!(
+            default_reason(list_form(Some(&[0, 1]), None, 3, &[true, false])).contains("without")
+        );
+        assert!(
+            default_reason(list_form(None, Some(&[0, 1]), 1, &[true, false]))
+                .contains("two stages")
+        );
+        assert!(
+            default_reason(list_form(None, Some(&[0, 0]), 2, &[true, true])).contains("above 0")
+        );
+    }
+
+    #[test]
+    fn groups_expand_to_statements() {
+        let groups = vec![vec![0], vec![1, 2], vec![3], vec![4]];
+        let (order, stage) = expand_groups(&groups, Some(&[-1, 0, 2, 1]), Some(&[-1, 0, 1, 1]), 5)
+            .expect("a partition of the statements");
+        assert_eq!(stage, Some(vec![-1, 0, 0, 1, 1]));
+        // Ranks: group 0 (-1) first, then group 1 (0: statements 1, 2),
+        // group 3 (1: statement 4), group 2 (2: statement 3).
+        assert_eq!(order, Some(vec![0, 1, 2, 4, 3]));
+    }
+
+    #[test]
+    fn bad_groups_are_refused() {
+        let e = |g: Vec<Vec<i64>>, n| {
+            expand_groups(&g, Some(&[0, 1]), Some(&[0, 1]), n).expect_err("not a partition")
+        };
+        assert!(e(vec![vec![0], vec![1, 2]], 2).contains("names statement 2"));
+        assert!(e(vec![vec![0, 1], vec![1]], 2).contains("in group 0 and in group 1"));
+        assert!(
+            e(vec![vec![0], vec![2]], 3).contains("statement 1 of the loop body is in no group")
+        );
+        assert!(e(vec![vec![0, 1]], 2).contains("`order` has 2 entries, but `group` has 1"));
+        assert!(e(vec![vec![-1], vec![0]], 1).contains("names statement -1"));
+    }
+}
