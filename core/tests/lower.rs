@@ -1194,3 +1194,62 @@ fn an_epilogue_buffer_reuses_the_stages_of_the_loop_before_it() {
     )
     .expect("matches the reference");
 }
+
+/// TileLang's warp-specialized attention lists (`group`s of statements,
+/// copies at stage −1, the consumers at stages 0 and 1 in a rotated order)
+/// are not followed: the loop lowers exactly as without lists. Lists of the followed form (copies at stage −1, every other
+/// statement at one stage, program order) give that same kernel too.
+#[test]
+fn attention_with_rotating_group_lists_lowers_as_without_them() {
+    let source = std::fs::read_to_string(examples_dir().join("flash_attention.py"))
+        .unwrap_or_else(|e| panic!("flash_attention.py: {e}"));
+    let plain = "T.Pipelined(key_blocks(bx), num_stages=num_stages)";
+    assert!(source.contains(plain), "the example's loop changed");
+    let groups = "group=[[0], [1, 2], [3, 4, 5, 6, 7, 8, 9, 10, 11], [12], [13], [14]]";
+    let rotated = source.replace(
+        plain,
+        &format!(
+            "T.Pipelined(key_blocks(bx), num_stages=num_stages, order=[-1, 0, 3, 1, -1, 2], stage=[-1, 0, 0, 1, -1, 1], {groups})"
+        ),
+    );
+    let producers = source.replace(
+        plain,
+        &format!(
+            "T.Pipelined(key_blocks(bx), num_stages=num_stages, order=[-1, 0, 1, 2, -1, 3], stage=[-1, 0, 0, 0, -1, 0], {groups})"
+        ),
+    );
+    let call = "flash_attention(1, 2, 256, 64, block_M=64, block_N=64, num_stages=2, threads=128)";
+    let build = |src: &str| {
+        let out = py::compile(
+            src,
+            &py::Options {
+                kernel: Some(call.to_string()),
+                defines: BTreeMap::new(),
+            },
+        );
+        let warnings: Vec<String> = out.diagnostics.iter().map(|d| d.message.clone()).collect();
+        let module = out
+            .module
+            .unwrap_or_else(|| panic!("{:?}", out.diagnostics));
+        (module, warnings)
+    };
+    let (base, none) = build(&source);
+    let (rot, warned) = build(&rotated);
+    let (prod, quiet) = build(&producers);
+    assert!(none.is_empty() && quiet.is_empty(), "{none:?} {quiet:?}");
+    assert!(
+        warned.len() == 1 && warned[0].contains("consumers at several stages"),
+        "{warned:?}"
+    );
+    // (Apple GPUs' 32 KiB of threadgroup memory do not hold these tiles.)
+    for name in ["sm_80", "sm_90a", "gfx942"] {
+        let target = target::builtin(name).unwrap_or_else(|e| panic!("{e}"));
+        let lower = |m: &Module| {
+            thread::print_module(&lower::to_thread(m, &target).unwrap_or_else(|e| panic!("{e}")))
+        };
+        let want = lower(&base);
+        assert!(want.contains("for %k"), "{want}");
+        assert_eq!(lower(&rot), want, "rotated lists on {name}");
+        assert_eq!(lower(&prod), want, "producer lists on {name}");
+    }
+}
