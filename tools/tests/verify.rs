@@ -251,6 +251,19 @@ fn layout_pipeline_and_register_obligations_are_listed() {
         .filter(|o| o["status"] == "refuted")
         .collect();
     assert_eq!(refuted.len(), 2, "{refuted:?}");
+    // The lists are not followed (too deep for two stages): the schedule
+    // tilec runs instead, one iteration ahead in two buffers, is proved
+    // as well, and is free of the race.
+    let reuse: Vec<&serde_json::Value> = obligations
+        .iter()
+        .filter(|o| o["kind"] == "pipeline-reuse")
+        .collect();
+    assert_eq!(reuse.len(), 4, "{reuse:?}");
+    assert_eq!(
+        reuse.iter().filter(|o| o["status"] == "proved").count(),
+        2,
+        "{reuse:?}"
+    );
     for o in &refuted {
         assert_eq!(o["kind"], "pipeline-reuse");
         assert_eq!(o["line"], 31);

@@ -1245,6 +1245,21 @@ impl<'f> Generator<'f> {
                     self.cache.clear();
                     let lists = order.as_deref().zip(stage.as_deref());
                     self.pipeline(*var, &s, &n, *num_stages, lists, body, span);
+                    // Lists the lowering does not follow: what tilec runs
+                    // is the schedule without them, proved as well.
+                    let followed = matches!(
+                        crate::ir::lists::list_form(
+                            order.as_deref(),
+                            stage.as_deref(),
+                            *num_stages,
+                            &crate::ir::lists::copies_into_shared(body, self.f),
+                        ),
+                        None | Some(crate::ir::lists::ListForm::Staged { .. })
+                    );
+                    if lists.is_some() && !followed {
+                        self.cache.clear();
+                        self.pipeline(*var, &s, &n, *num_stages, None, body, span);
+                    }
                 }
                 self.hypotheses.truncate(h);
                 self.scope.truncate(sc);

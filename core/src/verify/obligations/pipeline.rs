@@ -14,6 +14,9 @@
 //! `T.Pipelined(num_stages = s)`, `s >= 2`, so `D = s − 1`. With the lists
 //! (TileLang's `order` and `stage`, one entry per statement of the body),
 //! the stages are the list's; statements of a negative stage take no part.
+//! Lists of a form the lowering does not follow (`ir::lists`) leave the
+//! loop with the schedule it has without them: both are proved, the
+//! lists' (what TileLang would run) and that one (what tilec runs).
 //!
 //! With asynchronous copies, each staged buffer has `V = s` versions, data
 //! iteration `x` in version `(x − a) mod V`. Iteration `i` waits until at
