@@ -711,7 +711,7 @@ impl<'a> Evaluator<'a> {
                     Diagnostic::warning(
                         codes::IGNORED,
                         format!(
-                            "the `order`/`stage` lists of this loop are not followed ({reason}); it is pipelined as without them"
+                            "the `order`/`stage` lists of this loop are not followed ({reason}); it is scheduled as without them"
                         ),
                         lists_span,
                     )
