@@ -269,15 +269,24 @@ fn first_outside_bound(
 fn compile(file: &str, call: &str) -> Module {
     let source = std::fs::read_to_string(examples_dir().join(file))
         .unwrap_or_else(|e| panic!("{file}: {e}"));
+    compile_source(&source, call).0
+}
+
+/// The module `call` builds from `source`, with the messages of its
+/// diagnostics (warnings; errors panic).
+fn compile_source(source: &str, call: &str) -> (Module, Vec<String>) {
     let out = py::compile(
-        &source,
+        source,
         &py::Options {
             kernel: Some(call.to_string()),
             defines: BTreeMap::new(),
         },
     );
-    out.module
-        .unwrap_or_else(|| panic!("{call}: {:?}", out.diagnostics))
+    let messages = out.diagnostics.iter().map(|d| d.message.clone()).collect();
+    let module = out
+        .module
+        .unwrap_or_else(|| panic!("{call}: {:?}", out.diagnostics));
+    (module, messages)
 }
 
 /// Runs the lowered kernels of `func` (one module holding only it) under
@@ -1219,23 +1228,9 @@ fn attention_with_rotating_group_lists_lowers_as_without_them() {
         ),
     );
     let call = "flash_attention(1, 2, 256, 64, block_M=64, block_N=64, num_stages=2, threads=128)";
-    let build = |src: &str| {
-        let out = py::compile(
-            src,
-            &py::Options {
-                kernel: Some(call.to_string()),
-                defines: BTreeMap::new(),
-            },
-        );
-        let warnings: Vec<String> = out.diagnostics.iter().map(|d| d.message.clone()).collect();
-        let module = out
-            .module
-            .unwrap_or_else(|| panic!("{:?}", out.diagnostics));
-        (module, warnings)
-    };
-    let (base, none) = build(&source);
-    let (rot, warned) = build(&rotated);
-    let (prod, quiet) = build(&producers);
+    let (base, none) = compile_source(&source, call);
+    let (rot, warned) = compile_source(&rotated, call);
+    let (prod, quiet) = compile_source(&producers, call);
     assert!(none.is_empty() && quiet.is_empty(), "{none:?} {quiet:?}");
     assert!(
         warned.len() == 1 && warned[0].contains("consumers at several stages"),

@@ -29,25 +29,44 @@
 /// The form of a loop's lists (module documentation).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ListForm {
-    /// Stages 0 and `depth`; `late`: every producer ranked after every
-    /// consumer (`Some(true)`), before (`Some(false)`), or neither or no
-    /// `order` (`None`).
-    Staged {
-        stage: Vec<i64>,
-        depth: i64,
-        late: Option<bool>,
-    },
+    /// Stages 0 and `depth`, followed as asked.
+    Staged(Staged),
     /// Negative stages mark the producers; the rest share one stage.
     Producers { producer: Vec<bool> },
     /// Run as without lists, for `reason`.
     Default { reason: String },
 }
 
-/// Classifies the lists of a loop with `num_stages` buffers whose body's
-/// top-level statements are, in order, a copy from a global buffer into a
-/// shared one (`true`) or something else (`None` when the loop has no
-/// lists).
+/// Lists of the staged form.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Staged {
+    /// The stage of every statement of the body (0 or `depth`).
+    pub stage: Vec<i64>,
+    /// The largest stage: how many iterations ahead the producers run.
+    pub depth: i64,
+    /// Every producer ranked after every consumer (`Some(true)`), before
+    /// (`Some(false)`), or neither or no `order` (`None`).
+    pub late: Option<bool>,
+}
+
+/// The form of the lists of a `T.Pipelined` loop of `f` with `num_stages`
+/// buffers over `body` (`None` when the loop has no lists).
 pub fn list_form(
+    order: Option<&[i64]>,
+    stage: Option<&[i64]>,
+    num_stages: u32,
+    body: &super::Block,
+    f: &super::Function,
+) -> Option<ListForm> {
+    if order.is_none() && stage.is_none() {
+        return None;
+    }
+    form_of_lists(order, stage, num_stages, &copies_into_shared(body, f))
+}
+
+/// [`list_form`] of a body whose top-level statements are, in order, a
+/// copy from a global buffer into a shared one (`true`) or something else.
+fn form_of_lists(
     order: Option<&[i64]>,
     stage: Option<&[i64]>,
     num_stages: u32,
@@ -129,11 +148,11 @@ pub fn list_form(
             None
         }
     });
-    Some(ListForm::Staged {
+    Some(ListForm::Staged(Staged {
         stage: stage.to_vec(),
         depth,
         late,
-    })
+    }))
 }
 
 /// Per-statement `order` and `stage` lists (each absent when not given).
@@ -199,7 +218,7 @@ pub fn expand_groups(
 
 /// For each top-level statement of `body`: whether it is a copy from a
 /// global buffer into a shared one (what [`list_form`] reads).
-pub fn copies_into_shared(body: &super::Block, f: &super::Function) -> Vec<bool> {
+fn copies_into_shared(body: &super::Block, f: &super::Function) -> Vec<bool> {
     body.stmts
         .iter()
         .map(|s| match s {
@@ -226,40 +245,45 @@ mod tests {
     #[test]
     fn staged_lists_keep_their_order() {
         assert_eq!(
-            list_form(Some(&[0, 1, 2]), Some(&[0, 0, 2]), 3, &[true, true, false]),
-            Some(ListForm::Staged {
+            form_of_lists(Some(&[0, 1, 2]), Some(&[0, 0, 2]), 3, &[true, true, false]),
+            Some(ListForm::Staged(Staged {
                 stage: vec![0, 0, 2],
                 depth: 2,
                 late: Some(false)
-            })
+            }))
         );
         assert_eq!(
-            list_form(Some(&[2, 1, 0]), Some(&[0, 0, 1]), 2, &[true, true, false]),
-            Some(ListForm::Staged {
+            form_of_lists(Some(&[2, 1, 0]), Some(&[0, 0, 1]), 2, &[true, true, false]),
+            Some(ListForm::Staged(Staged {
                 stage: vec![0, 0, 1],
                 depth: 1,
                 late: Some(true)
-            })
+            }))
         );
         assert_eq!(
-            list_form(Some(&[0, 2, 1]), Some(&[0, 0, 1]), 2, &[true, true, false]),
-            Some(ListForm::Staged {
+            form_of_lists(Some(&[0, 2, 1]), Some(&[0, 0, 1]), 2, &[true, true, false]),
+            Some(ListForm::Staged(Staged {
                 stage: vec![0, 0, 1],
                 depth: 1,
                 late: None
-            })
+            }))
         );
-        assert_eq!(list_form(None, None, 3, &[true, true, false]), None);
+        assert_eq!(form_of_lists(None, None, 3, &[true, true, false]), None);
         assert!(
-            default_reason(list_form(None, Some(&[0, 0, 1]), 2, &[true, false, false]))
-                .contains("other than a copy")
+            default_reason(form_of_lists(
+                None,
+                Some(&[0, 0, 1]),
+                2,
+                &[true, false, false]
+            ))
+            .contains("other than a copy")
         );
     }
 
     #[test]
     fn negative_stages_mark_producers() {
         assert_eq!(
-            list_form(
+            form_of_lists(
                 Some(&[-1, 0, 1, -1, 2]),
                 Some(&[-1, 0, 0, -1, 0]),
                 2,
@@ -270,7 +294,7 @@ mod tests {
             })
         );
         assert!(
-            default_reason(list_form(
+            default_reason(form_of_lists(
                 Some(&[-1, 0, 3, 1, -1, 2]),
                 Some(&[-1, 0, 0, 1, -1, 1]),
                 2,
@@ -279,7 +303,7 @@ mod tests {
             .contains("several stages")
         );
         assert!(
-            default_reason(list_form(
+            default_reason(form_of_lists(
                 Some(&[-1, 1, 0]),
                 Some(&[-1, 0, 0]),
                 2,
@@ -288,7 +312,7 @@ mod tests {
             .contains("reorders")
         );
         assert!(
-            default_reason(list_form(
+            default_reason(form_of_lists(
                 None,
                 Some(&[-1, -1, 0]),
                 2,
@@ -301,17 +325,21 @@ mod tests {
     #[test]
     fn other_lists_take_the_default_schedule() {
         let c3 = &[true, true, false];
-        assert!(default_reason(list_form(None, Some(&[0, 0, 2]), 2, c3)).contains("cannot buffer"));
-        assert!(default_reason(list_form(None, Some(&[0, 1, 2]), 3, c3)).contains("several"));
         assert!(
-            default_reason(list_form(Some(&[0, 1]), None, 3, &[true, false])).contains("without")
+            default_reason(form_of_lists(None, Some(&[0, 0, 2]), 2, c3)).contains("cannot buffer")
+        );
+        assert!(default_reason(form_of_lists(None, Some(&[0, 1, 2]), 3, c3)).contains("several"));
+        assert!(
+            default_reason(form_of_lists(Some(&[0, 1]), None, 3, &[true, false]))
+                .contains("without")
         );
         assert!(
-            default_reason(list_form(None, Some(&[0, 1]), 1, &[true, false]))
+            default_reason(form_of_lists(None, Some(&[0, 1]), 1, &[true, false]))
                 .contains("two stages")
         );
         assert!(
-            default_reason(list_form(None, Some(&[0, 0]), 2, &[true, true])).contains("above 0")
+            default_reason(form_of_lists(None, Some(&[0, 0]), 2, &[true, true]))
+                .contains("above 0")
         );
     }
 

@@ -109,9 +109,9 @@
 //! stage 0 are producers as above (each must qualify, a later one under
 //! the rule for later copies, else the loop is planned as without lists),
 //! those of stage `D` the consumers; `D + 1 ≤ s` (and within a stage cap
-//! of a retry, else the lists are dropped). The producers then run `D` iterations ahead, which
-//! is the scheme above with `D + 1` stages (never a gemm group left in
-//! flight). An `order` list that ranks every producer before every
+//! of a retry, else the lists are dropped). The producers then run `D`
+//! iterations ahead, which is the scheme above with `D + 1` stages (never
+//! a gemm group left in flight). An `order` list that ranks every producer before every
 //! consumer issues the per-thread async copies before the consumers, one
 //! that ranks them all after, after them, whatever the lookahead rule
 //! would pick; one that ranks them among the consumers leaves it to the
@@ -179,17 +179,6 @@ pub(super) struct PipePlan {
     pub(super) late: Option<bool>,
 }
 
-/// Staged lists (`ir::lists::ListForm::Staged`) as the plan reads them.
-struct Listed {
-    /// The stage of every statement of the body (0 or `depth`).
-    stage: Vec<i64>,
-    /// The largest stage: how many iterations ahead the producers run.
-    depth: i64,
-    /// Producers ranked after (`Some(true)`) or before (`Some(false)`)
-    /// the consumers.
-    late: Option<bool>,
-}
-
 impl Lower<'_> {
     /// The async copy chunk sizes (bytes) of the target's per-thread
     /// global → shared copies with commit groups.
@@ -224,9 +213,20 @@ impl Lower<'_> {
             }
             // Lists whose producers do not qualify leave the loop as
             // without lists (module documentation).
+            let has_lists = matches!(
+                stmt,
+                ir::Stmt::For {
+                    kind: LoopKind::Pipelined { order, stage, .. },
+                    ..
+                } if order.is_some() || stage.is_some()
+            );
             let plan = self
                 .pipeline_plan(body, stmt, &sizes, pinned, true)
-                .or_else(|| self.pipeline_plan(body, stmt, &sizes, pinned, false));
+                .or_else(|| {
+                    has_lists
+                        .then(|| self.pipeline_plan(body, stmt, &sizes, pinned, false))
+                        .flatten()
+                });
             if let Some((mut plan, staged)) = plan {
                 if let Some(loads) = &mut plan.tma {
                     for load in loads.iter_mut() {
@@ -272,17 +272,11 @@ impl Lower<'_> {
         // Explicit lists (module documentation, "Order and stage lists"):
         // the staged form is taken as asked; the others run as without
         // lists (`ir::lists`).
-        let listed = match ir::lists::list_form(
-            order.as_deref(),
-            stage.as_deref(),
-            *num_stages,
-            &ir::lists::copies_into_shared(body, f),
-        ) {
-            Some(ir::lists::ListForm::Staged { stage, depth, late }) if lists => {
-                Some(Listed { stage, depth, late })
-            }
-            _ => None,
-        };
+        let listed =
+            match ir::lists::list_form(order.as_deref(), stage.as_deref(), *num_stages, body, f) {
+                Some(ir::lists::ListForm::Staged(staged)) if lists => Some(staged),
+                _ => None,
+            };
         // A retry that caps the stages below the lists' depth runs the
         // loop as without lists.
         let listed = listed.filter(|l| self.stage_cap.is_none_or(|c| l.depth < c));

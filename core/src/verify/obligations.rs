@@ -1252,9 +1252,10 @@ impl<'f> Generator<'f> {
                             order.as_deref(),
                             stage.as_deref(),
                             *num_stages,
-                            &crate::ir::lists::copies_into_shared(body, self.f),
+                            body,
+                            self.f,
                         ),
-                        None | Some(crate::ir::lists::ListForm::Staged { .. })
+                        None | Some(crate::ir::lists::ListForm::Staged(_))
                     );
                     if lists.is_some() && !followed {
                         self.cache.clear();

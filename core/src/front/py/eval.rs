@@ -704,7 +704,8 @@ impl<'a> Evaluator<'a> {
                     order.as_deref(),
                     stage.as_deref(),
                     *num_stages,
-                    &ir::lists::copies_into_shared(&body, &stager.func),
+                    &body,
+                    &stager.func,
                 )
             {
                 warning = Some(
