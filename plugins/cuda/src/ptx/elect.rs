@@ -98,7 +98,7 @@ impl Emitter<'_> {
     /// Emits `if cond { then_body }` through `elect.sync` when the module
     /// docs allow it; answers whether it did.
     pub(super) fn elect_if(&mut self, cond: &Expr, then_body: &[Stmt]) -> Result<bool> {
-        if self.target.capability < 90 || self.target.warp != 32 {
+        if self.target.version < (8, 0) || self.target.warp != 32 {
             return Ok(false);
         }
         let Some(c) = thread_number(cond).filter(|&c| (0..i64::from(self.k.threads)).contains(&c))

@@ -600,6 +600,12 @@ impl<'a> Emitter<'a> {
             } => self.async_mma(atom, *n, *d, (a, b), accumulate),
             StmtKind::MbarrierInit { bar, index, count } => self.mbarrier_init(*bar, index, count),
             StmtKind::MbarrierArrive { bar, index, tx } => {
+                if self.plan.async_mma && self.plan.fenced.contains(&self.current) {
+                    // An arrival releases the thread's shared writes to the
+                    // waiting threads, whose wgmmas read through the async
+                    // proxy (module documentation of `plan.rs`).
+                    self.emit("fence.proxy.async.shared::cta");
+                }
                 self.mbarrier_arrive(*bar, index, tx.as_ref())
             }
             StmtKind::MbarrierWait { bar, index, parity } => {

@@ -203,7 +203,12 @@ pub fn emit_module(
     target: &TargetDescription,
     options: &PtxOptions,
 ) -> Result<PtxModule, PtxError> {
-    let ptx_target = target::PtxTarget::new(target)?;
+    let mut ptx_target = target::PtxTarget::new(target)?;
+    // `mbarrier.test_wait.parity`, the parity wait before sm_90, needs
+    // PTX ISA 7.1.
+    if ptx_target.version < (7, 1) && module.kernels.iter().any(|k| waits_on_mbarrier(&k.body)) {
+        ptx_target.version = (7, 1);
+    }
     let mut entries = Vec::with_capacity(module.kernels.len());
     let mut kernels = Vec::with_capacity(module.kernels.len());
     let mut routines = BTreeSet::new();
@@ -236,6 +241,20 @@ pub fn emit_module(
         text.push('\n');
     }
     Ok(PtxModule { text, kernels })
+}
+
+/// Whether `body` waits on a phased barrier.
+fn waits_on_mbarrier(body: &[thread::Stmt]) -> bool {
+    body.iter().any(|s| match &s.kind {
+        thread::StmtKind::MbarrierWait { .. } => true,
+        thread::StmtKind::For { body, .. } => waits_on_mbarrier(body),
+        thread::StmtKind::If {
+            then_body,
+            else_body,
+            ..
+        } => waits_on_mbarrier(then_body) || else_body.as_deref().is_some_and(waits_on_mbarrier),
+        _ => false,
+    })
 }
 
 fn header(out: &mut String, t: &target::PtxTarget, options: &PtxOptions) {

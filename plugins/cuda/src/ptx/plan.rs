@@ -379,10 +379,10 @@ pub fn stmt_key(s: &Stmt) -> usize {
     s as *const Stmt as usize
 }
 
-/// Adds to `out` the block and numbered barriers of `body` that a
-/// generic-proxy write to shared memory (a store, an `stmatrix`, a
-/// `cp.async`, an `mbarrier` initialisation) may reach with no barrier in between that
-/// is itself in `out` (fenced); `dirty` says whether such a write may
+/// Adds to `out` the block and numbered barriers and the phased-barrier
+/// arrivals of `body` that a generic-proxy write to shared memory (a
+/// store, an `stmatrix`, a `cp.async`, an `mbarrier` initialisation) may
+/// reach with no barrier in between that is itself in `out` (fenced); `dirty` says whether such a write may
 /// precede `body`. Returns whether one may follow it. Loops iterate to a
 /// fixed point; branches join.
 fn dirty_barriers(body: &[Stmt], mut dirty: bool, out: &mut HashSet<usize>) -> bool {
@@ -395,7 +395,9 @@ fn dirty_barriers(body: &[Stmt], mut dirty: bool, out: &mut HashSet<usize>) -> b
             | StmtKind::MatrixStore { .. }
             | StmtKind::AsyncCopy { .. }
             | StmtKind::MbarrierInit { .. } => dirty = true,
-            StmtKind::Barrier | StmtKind::NamedBarrier { .. } if dirty => {
+            StmtKind::Barrier | StmtKind::NamedBarrier { .. } | StmtKind::MbarrierArrive { .. }
+                if dirty =>
+            {
                 out.insert(stmt_key(s));
                 dirty = false;
             }

@@ -126,8 +126,16 @@ impl Emitter<'_> {
     ) -> Result<()> {
         let addr = self.shared_operand(bar, index)?;
         let count = self.b32_operand(count)?;
+        if self.target.capability < 90 {
+            // Before sm_90 there is no cluster and no init fence: the block
+            // barrier that follows every initialisation publishes it.
+            self.emit(format!("mbarrier.init.shared.b64 {addr}, {count}"));
+            return Ok(());
+        }
         self.emit(format!("mbarrier.init.shared::cta.b64 {addr}, {count}"));
-        self.emit("fence.mbarrier_init.release.cluster");
+        if self.target.version >= (8, 0) {
+            self.emit("fence.mbarrier_init.release.cluster");
+        }
         Ok(())
     }
 
@@ -145,6 +153,9 @@ impl Emitter<'_> {
                 self.emit(format!(
                     "mbarrier.arrive.expect_tx.shared::cta.b64 {state}, {addr}, {tx}"
                 ));
+            }
+            None if self.target.capability < 90 => {
+                self.emit(format!("mbarrier.arrive.shared.b64 {state}, {addr}"));
             }
             None => self.emit(format!("mbarrier.arrive.shared::cta.b64 {state}, {addr}")),
         }
@@ -168,10 +179,18 @@ impl Emitter<'_> {
         let top = self.body.fresh_label("wait");
         self.body.label(&top);
         let done = self.tmp(Class::Pred);
-        self.emit(format!(
-            "mbarrier.try_wait.parity.shared::cta.b64 {done}, {addr}, {}",
-            parity.text
-        ));
+        if self.target.capability < 90 {
+            // No suspending wait before sm_90: poll.
+            self.emit(format!(
+                "mbarrier.test_wait.parity.shared.b64 {done}, {addr}, {}",
+                parity.text
+            ));
+        } else {
+            self.emit(format!(
+                "mbarrier.try_wait.parity.shared::cta.b64 {done}, {addr}, {}",
+                parity.text
+            ));
+        }
         self.body
             .inst_if(Some(&format!("!{done}")), format!("bra {top}"));
         Ok(())
