@@ -312,6 +312,37 @@ fn sanity(
             );
             close(&out, &want, 1e-4)
         }
+        "gemm_ws" => {
+            let (m, n, k) = (arg_int(call, "M"), arg_int(call, "N"), arg_int(call, "K"));
+            let mut want = matmul_f64(
+                &values(&inputs[0]),
+                &values(&inputs[1]),
+                (m, n, k),
+                false,
+                false,
+            );
+            if arg_bool(call, "row_max") {
+                // Each block subtracts the maximum of its row of the
+                // 64-column tile, the columns past N counting as zeros.
+                let block_n = 64;
+                for i in 0..m {
+                    for t in (0..n).step_by(block_n) {
+                        let cols = t..(t + block_n).min(n);
+                        let mut peak = want[i * n + t];
+                        for j in cols.clone() {
+                            peak = peak.max(want[i * n + j]);
+                        }
+                        if t + block_n > n {
+                            peak = peak.max(0.0);
+                        }
+                        for j in cols {
+                            want[i * n + j] -= peak;
+                        }
+                    }
+                }
+            }
+            close(&out, &want, 1e-4)
+        }
         "gemm_splitk" => {
             let dims = (arg_int(call, "M"), arg_int(call, "N"), arg_int(call, "K"));
             let product = matmul_f64(&values(&inputs[0]), &values(&inputs[1]), dims, false, false);

@@ -870,6 +870,8 @@ const FILE_CLASSES: &[(&str, u64)] = &[
     ("gemm_prefetch_two.sm_80", 200),
     ("gemm_mfma32.gfx942", 48),
     ("gemm_per_tile.sm_80", 32),
+    ("roles_gemm.sm_80", 80),
+    ("roles_loader_first.sm_90a", 80),
     ("gemm_resident.sm_80", 64),
     ("gemm_resident_clear.gfx942", 32),
     ("gemm_resident_fallback.sm_80", 32),
@@ -1247,4 +1249,55 @@ fn attention_with_rotating_group_lists_lowers_as_without_them() {
         assert_eq!(lower(&rot), want, "rotated lists on {name}");
         assert_eq!(lower(&prod), want, "producer lists on {name}");
     }
+}
+
+/// `examples/gemm_ws.py` (roles handing stages over through phased
+/// barriers) runs on the NVIDIA targets, issuing atoms from the
+/// multiplier's threads only, and is refused where the target has no
+/// phased barriers; roles of unequal sizes and a fragment shared by two
+/// roles are refused naming what is wrong.
+#[test]
+fn explicit_roles_lower_where_phased_barriers_exist() {
+    let call = "matmul_ws(M=72, N=40, K=80, block_M=64, block_N=32, block_K=16)";
+    let module = compile("gemm_ws.py", call);
+    for t in ["sm_80", "sm_90a"] {
+        let stats = check_example(&module, call, t, Class::Accumulation { len: 80 })
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("{call} unsupported on {t}"));
+        assert!(stats.mma > 0, "{t}: no matrix atoms");
+    }
+    for t in ["gfx942", "apple"] {
+        let target = target::builtin(t).unwrap_or_else(|e| panic!("{e}"));
+        match lower::to_thread(&module, &target) {
+            Err(e @ LowerError::Unsupported { .. }) => {
+                assert!(e.to_string().contains("no phased barriers"), "{t}: {e}");
+            }
+            other => panic!("{t}: expected a refusal, got {other:?}"),
+        }
+    }
+    let source = std::fs::read_to_string(examples_dir().join("gemm_ws.py")).expect("example");
+    let sm_80 = target::builtin("sm_80").unwrap_or_else(|e| panic!("{e}"));
+    let refusal = |source: &str| match lower::to_thread(&compile_source(source, call).0, &sm_80) {
+        Err(e @ LowerError::Unsupported { .. }) => e.to_string(),
+        other => panic!("expected a refusal, got {other:?}"),
+    };
+    // A loader of two warp groups beside a one-group multiplier.
+    let wide = source
+        .replace("threads=256", "threads=384")
+        .replace("with T.ws(1):", "with T.ws(1, 2):");
+    assert!(
+        refusal(&wide).contains("roles of different sizes"),
+        "{}",
+        refusal(&wide)
+    );
+    // The loader clears the multiplier's accumulator.
+    let shared = source.replace(
+        "            with T.ws(0):\n                T.clear(C_local)",
+        "            with T.ws(1):\n                T.clear(C_local)",
+    );
+    assert!(
+        refusal(&shared).contains("`C_local`"),
+        "{}",
+        refusal(&shared)
+    );
 }

@@ -99,6 +99,14 @@ pub enum InterpError {
     },
     #[error("buffer `{buffer}` is used before its `alloc` ran")]
     Unallocated { buffer: String, span: Span },
+    /// Every unfinished role waits on a barrier phase that nothing can
+    /// complete; `waits` says who waits where (the first is `span`).
+    #[error("deadlock: {detail}")]
+    Deadlock {
+        detail: String,
+        waits: Vec<(String, Span)>,
+        span: Span,
+    },
     #[error("malformed IR (a compiler bug, or IR that skipped the verifier): {detail}")]
     Malformed { detail: String, span: Span },
 }
@@ -117,6 +125,7 @@ impl InterpError {
             | InterpError::StepLimit { span, .. }
             | InterpError::TileShape { span, .. }
             | InterpError::Unallocated { span, .. }
+            | InterpError::Deadlock { span, .. }
             | InterpError::Malformed { span, .. } => *span,
             _ => return None,
         };
@@ -134,6 +143,7 @@ impl InterpError {
             | InterpError::StepLimit { span, .. }
             | InterpError::TileShape { span, .. }
             | InterpError::Unallocated { span, .. }
+            | InterpError::Deadlock { span, .. }
             | InterpError::Malformed { span, .. } => Some(span),
             _ => None,
         }

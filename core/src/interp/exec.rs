@@ -26,13 +26,14 @@ pub(crate) fn exec_block(env: &mut Env, block: &CBlock) -> Eval<()> {
     Ok(())
 }
 
-fn exec(env: &mut Env, op: &Op) -> Eval<()> {
+pub(crate) fn exec(env: &mut Env, op: &Op) -> Eval<()> {
     env.tick(1)?;
     match op {
         Op::Kernel {
             grid,
             block_vars,
             body,
+            roles,
         } => {
             let mut dims = Vec::with_capacity(grid.len());
             for g in grid {
@@ -51,7 +52,10 @@ fn exec(env: &mut Env, op: &Op) -> Eval<()> {
                     env.ints[var.index] = var.dtype.wrap_i64(rest % d);
                     rest /= d;
                 }
-                exec_block(env, body)?;
+                match roles {
+                    Some(plan) => super::roles::exec_block(env, body, plan)?,
+                    None => exec_block(env, body)?,
+                }
             }
             Ok(())
         }
@@ -136,6 +140,24 @@ fn exec(env: &mut Env, op: &Op) -> Eval<()> {
         } => tile_ops::cumsum(env, *src, *dst, *dim, *reverse),
         Op::AtomicAdd { dst, value } => tile_ops::atomic_add(env, dst, value),
         Op::Barrier => Ok(()),
+        Op::AllocBarrier { buffer, counts } => super::roles::alloc_barrier(env, *buffer, counts),
+        Op::BarrierArrive { buffer, index } => super::roles::arrive(env, *buffer, index),
+        Op::BarrierWait {
+            buffer,
+            index,
+            parity,
+        } => {
+            if super::roles::wait_passes(env, *buffer, index, parity)? {
+                Ok(())
+            } else {
+                Err(super::roles::deadlock(format!(
+                    "a wait on barrier `{}` that nothing else can complete",
+                    env.buffer_name(*buffer)
+                )))
+            }
+        }
+        // Reached only in a kernel without a role plan, which has no roles.
+        Op::Role { .. } => Err(malformed("a role outside a kernel's role region")),
         Op::Assume { cond } => {
             if cond(env)? == 0 {
                 return Err(Box::new(InterpError::AssumeFailed {

@@ -49,7 +49,7 @@ impl Code {
 }
 
 /// The storage of one allocated buffer.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Slot {
     pub(crate) dtype: DType,
     pub(crate) scope: Scope,
@@ -91,6 +91,9 @@ pub(crate) struct Env {
     /// Scalar steps taken so far and the most allowed.
     pub(crate) steps: u64,
     pub(crate) step_limit: u64,
+    /// How many threads run the current code: what one `arrive` adds to a
+    /// barrier ([`super::roles`]).
+    pub(crate) arrivals: u32,
 }
 
 impl Env {
@@ -102,6 +105,7 @@ impl Env {
             buffer_names: func.buffers.iter().map(|(_, b)| b.name.clone()).collect(),
             steps: 0,
             step_limit,
+            arrivals: 1,
         }
     }
 

@@ -130,6 +130,7 @@ mod error;
 mod exec;
 mod expr;
 mod program;
+mod roles;
 mod scalar;
 mod symbols;
 mod tensor;

@@ -7,8 +7,9 @@
 //! reported before any memory is touched. Compile errors carry the span of
 //! the statement that holds the offending expression.
 
-use super::error::{Eval, malformed};
+use super::error::{Eval, InterpError, malformed};
 use super::expr::{Code, Compiler, IntFn};
+use super::roles::RolePlan;
 use crate::ir::{
     AtomicValue, Block, Buffer, DType, Handle, ReduceKind, Region, Scope, Span, Stmt, Var,
 };
@@ -56,6 +57,8 @@ pub(crate) enum Op {
         grid: Vec<IntFn>,
         block_vars: Vec<Binding>,
         body: CBlock,
+        /// How the block runs its roles, when it has some.
+        roles: Option<RolePlan>,
     },
     Alloc {
         buffer: usize,
@@ -121,6 +124,23 @@ pub(crate) enum Op {
     Assume {
         cond: IntFn,
     },
+    AllocBarrier {
+        buffer: usize,
+        counts: Vec<u32>,
+    },
+    Role {
+        groups: Vec<u32>,
+        body: CBlock,
+    },
+    BarrierArrive {
+        buffer: usize,
+        index: IntFn,
+    },
+    BarrierWait {
+        buffer: usize,
+        index: IntFn,
+        parity: IntFn,
+    },
 }
 
 impl Compiler<'_> {
@@ -185,6 +205,7 @@ impl Compiler<'_> {
                 grid,
                 block_vars,
                 thread_var,
+                threads,
                 body,
                 ..
             } => {
@@ -203,6 +224,7 @@ impl Compiler<'_> {
                         .map(|&v| self.binding(v))
                         .collect::<Eval<_>>()?,
                     body: self.block(body)?,
+                    roles: role_plan(body, *threads)?,
                 }
             }
             Stmt::Alloc { buffer, init } => {
@@ -347,6 +369,110 @@ impl Compiler<'_> {
             Stmt::Assume { cond } => Op::Assume {
                 cond: self.condition(*cond)?,
             },
+            Stmt::AllocBarrier { buffer, counts } => {
+                self.buffer(*buffer)?;
+                Op::AllocBarrier {
+                    buffer: buffer.index(),
+                    counts: counts.clone(),
+                }
+            }
+            Stmt::Role { groups, body } => Op::Role {
+                groups: groups.clone(),
+                body: self.block(body)?,
+            },
+            Stmt::BarrierArrive { barrier, index } => Op::BarrierArrive {
+                buffer: self.whole_buffer(*barrier)?,
+                index: self.int(*index)?,
+            },
+            Stmt::BarrierWait {
+                barrier,
+                index,
+                parity,
+            } => Op::BarrierWait {
+                buffer: self.whole_buffer(*barrier)?,
+                index: self.int(*index)?,
+                parity: self.int(*parity)?,
+            },
         })
+    }
+}
+
+/// Whether a statement holds a role.
+fn has_role(stmt: &Stmt) -> bool {
+    let mut found = false;
+    Block {
+        stmts: vec![stmt.clone()],
+        spans: vec![Span::UNKNOWN],
+    }
+    .walk(&mut |s, _| found |= matches!(s, Stmt::Role { .. }));
+    found
+}
+
+/// The role plan of a kernel body ([`super::roles`]): `None` without
+/// roles. Between the first and the last top-level statement holding a
+/// role, every statement outside roles must be control flow, a `let`, an
+/// `assume` or a barrier operation, which each process can run for
+/// itself.
+fn role_plan(body: &Block, threads: u32) -> Eval<Option<RolePlan>> {
+    let holds: Vec<bool> = body.stmts.iter().map(has_role).collect();
+    let (Some(first), Some(last)) = (
+        holds.iter().position(|&h| h),
+        holds.iter().rposition(|&h| h),
+    ) else {
+        return Ok(None);
+    };
+    let mut roles: Vec<Vec<u32>> = Vec::new();
+    for (stmt, span) in body.iter().skip(first).take(last + 1 - first) {
+        region_stmt(stmt, span, &mut roles)?;
+    }
+    Ok(Some(RolePlan::new(first, last, threads, roles)))
+}
+
+fn region_stmt(stmt: &Stmt, span: Span, roles: &mut Vec<Vec<u32>>) -> Eval<()> {
+    match stmt {
+        Stmt::Role { groups, .. } => {
+            if !roles.contains(groups) {
+                roles.push(groups.clone());
+            }
+            Ok(())
+        }
+        Stmt::For { body, .. } => body
+            .iter()
+            .try_for_each(|(s, sp)| region_stmt(s, sp, roles)),
+        Stmt::If {
+            then, otherwise, ..
+        } => then
+            .iter()
+            .chain(otherwise.iter())
+            .try_for_each(|(s, sp)| region_stmt(s, sp, roles)),
+        Stmt::Let { .. }
+        | Stmt::Assume { .. }
+        | Stmt::BarrierArrive { .. }
+        | Stmt::BarrierWait { .. } => Ok(()),
+        other => Err(Box::new(InterpError::Unsupported {
+            what: format!(
+                "a `{}` outside `T.ws` between the kernel's first and last `T.ws`: \
+                 every warp group would run it (move it into the `T.ws` of the warp \
+                 group that should, or before or after the roles)",
+                stmt_word(other)
+            ),
+            span,
+        })),
+    }
+}
+
+fn stmt_word(stmt: &Stmt) -> &'static str {
+    match stmt {
+        Stmt::Alloc { .. } | Stmt::AllocBarrier { .. } => "allocation",
+        Stmt::Store { .. } => "store",
+        Stmt::Copy { .. } => "copy",
+        Stmt::Gemm { .. } => "gemm",
+        Stmt::Fill { .. } => "fill",
+        Stmt::Reduce { .. } => "reduction",
+        Stmt::Cumsum { .. } => "cumsum",
+        Stmt::AtomicAdd { .. } => "atomic_add",
+        Stmt::Parallel { .. } => "`T.Parallel` nest",
+        Stmt::Barrier => "barrier",
+        _ => "statement",
     }
 }

@@ -150,6 +150,11 @@ pub enum Scope {
     Fragment,
     Local,
     Var,
+    /// Phased barriers (`T.alloc_barrier`): a 1-D array of barrier
+    /// objects, one copy per thread block, touched only by
+    /// [`Stmt::AllocBarrier`], [`Stmt::BarrierArrive`] and
+    /// [`Stmt::BarrierWait`].
+    Barrier,
 }
 
 impl Scope {
@@ -160,6 +165,7 @@ impl Scope {
             Scope::Fragment => "fragment",
             Scope::Local => "local",
             Scope::Var => "var",
+            Scope::Barrier => "barrier",
         }
     }
 
@@ -170,6 +176,7 @@ impl Scope {
             "fragment" => Scope::Fragment,
             "local" => Scope::Local,
             "var" => Scope::Var,
+            "barrier" => Scope::Barrier,
             _ => return None,
         })
     }
@@ -727,6 +734,36 @@ pub enum Stmt {
     Barrier,
     /// A fact the compiler may assume (`T.assume`).
     Assume { cond: Handle<Expr> },
+    /// Declares a `barrier`-scope buffer of `counts.len()` phased barriers
+    /// (`T.alloc_barrier`), barrier `i` completing a phase each time
+    /// `counts[i]` threads have arrived. Every barrier starts in phase 0
+    /// with no arrivals. Only in a kernel body, outside roles.
+    AllocBarrier {
+        buffer: Handle<Buffer>,
+        counts: Vec<u32>,
+    },
+    /// A role (`T.ws(g, ...)`): `body` runs on the threads of the warp
+    /// groups `groups` only (warp group `g` is threads `128·g .. 128·g +
+    /// 127`; sorted, distinct), and tile operations in it are carried out
+    /// by those threads together. The other threads skip it without
+    /// waiting. Different roles run concurrently and order their shared
+    /// accesses only through barriers (`docs/ir.md`, "Roles").
+    Role { groups: Vec<u32>, body: Block },
+    /// Every thread that runs it arrives once at barrier `index` of
+    /// `barrier` (a release of its earlier memory accesses).
+    BarrierArrive {
+        barrier: Handle<Buffer>,
+        index: Handle<Expr>,
+    },
+    /// Waits until the phase of barrier `index` whose parity is `parity`
+    /// (an integer, taken modulo 2) has completed: returns at once while
+    /// the barrier's current phase has the other parity. An acquire of
+    /// the accesses the phase's arrivals released.
+    BarrierWait {
+        barrier: Handle<Buffer>,
+        index: Handle<Expr>,
+        parity: Handle<Expr>,
+    },
 }
 
 /// A sequence of statements with the source span of each.
@@ -772,7 +809,8 @@ impl Block {
             match stmt {
                 Stmt::Kernel { body, .. }
                 | Stmt::For { body, .. }
-                | Stmt::Parallel { body, .. } => body.walk(visit),
+                | Stmt::Parallel { body, .. }
+                | Stmt::Role { body, .. } => body.walk(visit),
                 Stmt::If {
                     then, otherwise, ..
                 } => {
@@ -792,7 +830,8 @@ impl Block {
             match stmt {
                 Stmt::Kernel { body, .. }
                 | Stmt::For { body, .. }
-                | Stmt::Parallel { body, .. } => body.walk_mut(visit),
+                | Stmt::Parallel { body, .. }
+                | Stmt::Role { body, .. } => body.walk_mut(visit),
                 Stmt::If {
                     then, otherwise, ..
                 } => {

@@ -127,6 +127,10 @@ pub enum VerifyError {
         reason: String,
         span: Span,
     },
+    #[error("malformed role: {reason}")]
+    BadRole { reason: String, span: Span },
+    #[error("malformed barrier use: {reason}")]
+    BadBarrier { reason: String, span: Span },
     #[error("malformed pipeline schedule: {reason}")]
     BadSchedule { reason: String, span: Span },
     #[error("the function has {buffers} buffers but {spans} buffer spans")]
@@ -387,6 +391,8 @@ impl VerifyError {
             | E::BadPlacement { span, .. }
             | E::BadLayout { span, .. }
             | E::BadSchedule { span, .. }
+            | E::BadRole { span, .. }
+            | E::BadBarrier { span, .. }
             | E::RedeclaredBuffer { span, .. }
             | E::NestedKernel { span }
             | E::OutsideKernel { span, .. }
@@ -495,6 +501,10 @@ fn stmt_name(s: &Stmt) -> &'static str {
         Stmt::AtomicAdd { .. } => "atomic_add",
         Stmt::Barrier => "barrier",
         Stmt::Assume { .. } => "assume",
+        Stmt::AllocBarrier { .. } => "alloc_barrier",
+        Stmt::Role { .. } => "role",
+        Stmt::BarrierArrive { .. } => "arrive",
+        Stmt::BarrierWait { .. } => "wait",
     }
 }
 
@@ -520,6 +530,12 @@ struct Checker<'a> {
     undo: Vec<HandleRef>,
     in_kernel: bool,
     parallel_depth: u32,
+    /// The enclosing kernel's thread count (0 outside kernels).
+    kernel_threads: u32,
+    /// The warp groups of the enclosing role, if any.
+    role: Option<Vec<u32>>,
+    /// The warp-group sets of the roles met so far in the kernel.
+    kernel_roles: Vec<Vec<u32>>,
     reported_vars: HashSet<Handle<Var>>,
     reported_buffers: HashSet<Handle<Buffer>>,
 }
@@ -537,6 +553,9 @@ impl<'a> Checker<'a> {
             undo: Vec::new(),
             in_kernel: false,
             parallel_depth: 0,
+            kernel_threads: 0,
+            role: None,
+            kernel_roles: Vec::new(),
             reported_vars: HashSet::new(),
             reported_buffers: HashSet::new(),
         }
@@ -927,6 +946,7 @@ impl<'a> Checker<'a> {
                 Expr::Load { buffer, indices } => {
                     if self.f.buffers.contains(*buffer) {
                         self.use_buffer(*buffer, span);
+                        self.data_buffer(*buffer, span);
                         self.fragment_rule(*buffer, indices, span);
                     }
                     stack.extend(indices.iter().copied());
@@ -1091,7 +1111,10 @@ impl<'a> Checker<'a> {
                 }
                 self.bind_var(*thread_var, VarKind::ThreadIdx, span);
                 let was_in_kernel = std::mem::replace(&mut self.in_kernel, true);
+                self.kernel_threads = *threads;
+                self.kernel_roles.clear();
                 self.body(body);
+                self.kernel_threads = 0;
                 self.in_kernel = was_in_kernel;
                 self.close_scope(mark);
             }
@@ -1101,6 +1124,14 @@ impl<'a> Checker<'a> {
                 }
                 if let Some(b) = self.f.buffers.try_get(*buffer) {
                     let name = b.name.clone();
+                    if b.scope == Scope::Barrier {
+                        self.error(VerifyError::BadBarrier {
+                            reason: format!(
+                                "barrier buffer `%{name}` declared by `alloc`, not `alloc_barrier`"
+                            ),
+                            span,
+                        });
+                    }
                     if b.scope == Scope::Global && self.in_kernel {
                         self.error(VerifyError::GlobalAllocInKernel {
                             buffer: *buffer,
@@ -1239,6 +1270,7 @@ impl<'a> Checker<'a> {
                 indices,
                 value,
             } => {
+                self.data_buffer(*buffer, span);
                 if let Some(b) = self.use_buffer(*buffer, span) {
                     if b.shape.len() != indices.len() {
                         self.error(VerifyError::IndexCount {
@@ -1291,17 +1323,163 @@ impl<'a> Checker<'a> {
                     }
                 }
             }
-            Stmt::Barrier => {}
+            Stmt::Barrier => {
+                if self.role.is_some() {
+                    self.error(VerifyError::BadRole {
+                        reason:
+                            "a block-wide `barrier` inside a role (the other roles never reach it)"
+                                .into(),
+                        span,
+                    });
+                }
+            }
             Stmt::Assume { cond } => {
                 self.use_expr(*cond, span);
                 self.bool_expr(*cond, "assume condition", span);
             }
+            Stmt::AllocBarrier { buffer, counts } => self.alloc_barrier(*buffer, counts, span),
+            Stmt::Role { groups, body } => {
+                self.role_groups(groups, span);
+                if self.parallel_depth > 0 || self.role.is_some() {
+                    self.error(VerifyError::BadRole {
+                        reason: "a role inside a `parallel` nest or another role".into(),
+                        span,
+                    });
+                }
+                let outer = self.role.replace(groups.clone());
+                self.body(body);
+                self.role = outer;
+            }
+            Stmt::BarrierArrive { barrier, index } => self.barrier_use(*barrier, *index, span),
+            Stmt::BarrierWait {
+                barrier,
+                index,
+                parity,
+            } => {
+                self.barrier_use(*barrier, *index, span);
+                self.use_expr(*parity, span);
+                self.int_expr(*parity, "barrier parity", span);
+            }
+        }
+    }
+
+    /// `alloc_barrier`: a 1-D `u64` barrier buffer of one element per
+    /// count, every count positive, in a kernel outside roles and
+    /// `parallel` nests.
+    fn alloc_barrier(&mut self, buffer: Handle<Buffer>, counts: &[u32], span: Span) {
+        if let Some(b) = self.f.buffers.try_get(buffer) {
+            let name = &b.name;
+            let extent = match b.shape.as_slice() {
+                [e] => self.const_int(*e),
+                _ => None,
+            };
+            let problem = if b.scope != Scope::Barrier {
+                Some(format!(
+                    "`alloc_barrier` of `%{name}`, a {} buffer",
+                    b.scope.name()
+                ))
+            } else if b.dtype != DType::U64 {
+                Some(format!(
+                    "barrier buffer `%{name}` of type {} (must be u64)",
+                    b.dtype
+                ))
+            } else if extent != Some(counts.len() as i64) || counts.is_empty() {
+                Some(format!(
+                    "barrier buffer `%{name}` must have one dimension of {} barriers, one per count",
+                    counts.len()
+                ))
+            } else if counts.contains(&0) {
+                Some(format!(
+                    "barrier buffer `%{name}` with an arrival count of 0"
+                ))
+            } else if !self.in_kernel || self.role.is_some() || self.parallel_depth > 0 {
+                Some(format!(
+                    "barrier buffer `%{name}` allocated outside a kernel body, or inside a role or `parallel` nest"
+                ))
+            } else {
+                None
+            };
+            if let Some(reason) = problem {
+                self.error(VerifyError::BadBarrier { reason, span });
+            }
+        }
+        self.declare_buffer(buffer, span);
+    }
+
+    /// A role's warp groups: sorted, distinct, inside the kernel's threads,
+    /// and equal to or disjoint from every other role's in the kernel.
+    fn role_groups(&mut self, groups: &[u32], span: Span) {
+        let reason = if !self.in_kernel {
+            Some("a role outside a kernel".to_string())
+        } else if groups.is_empty() || groups.windows(2).any(|w| w[0] >= w[1]) {
+            Some("role warp groups must be sorted and distinct, at least one".to_string())
+        } else if let Some(&g) = groups
+            .iter()
+            .find(|&&g| u64::from(g) * 128 >= u64::from(self.kernel_threads))
+        {
+            Some(format!(
+                "warp group {g} (threads {} ..) is outside the kernel's {} threads",
+                u64::from(g) * 128,
+                self.kernel_threads
+            ))
+        } else {
+            self.kernel_roles
+                .iter()
+                .find(|r| r.as_slice() != groups && r.iter().any(|g| groups.contains(g)))
+                .map(|other| {
+                    format!(
+                        "roles of warp groups {groups:?} and {other:?} overlap without being equal"
+                    )
+                })
+        };
+        if let Some(reason) = reason {
+            self.error(VerifyError::BadRole { reason, span });
+        } else if !self.kernel_roles.iter().any(|r| r.as_slice() == groups) {
+            self.kernel_roles.push(groups.to_vec());
+        }
+    }
+
+    /// `arrive`/`wait`: a barrier buffer and an integer index, outside
+    /// `parallel` nests.
+    fn barrier_use(&mut self, barrier: Handle<Buffer>, index: Handle<Expr>, span: Span) {
+        if let Some(b) = self.use_buffer(barrier, span)
+            && b.scope != Scope::Barrier
+        {
+            self.error(VerifyError::BadBarrier {
+                reason: format!(
+                    "`%{}` is a {} buffer, not a barrier",
+                    b.name,
+                    b.scope.name()
+                ),
+                span,
+            });
+        }
+        if self.parallel_depth > 0 {
+            self.error(VerifyError::BadBarrier {
+                reason: "a barrier arrival or wait inside a `parallel` nest".into(),
+                span,
+            });
+        }
+        self.use_expr(index, span);
+        self.int_expr(index, "barrier index", span);
+    }
+
+    /// Barrier buffers hold no data: no loads, stores or tile-op regions.
+    fn data_buffer(&mut self, b: Handle<Buffer>, span: Span) {
+        if let Some(buf) = self.f.buffers.try_get(b)
+            && buf.scope == Scope::Barrier
+        {
+            self.error(VerifyError::BadBarrier {
+                reason: format!("barrier buffer `%{}` read or written as data", buf.name),
+                span,
+            });
         }
     }
 
     /// Checks a region; returns its extents (constant ones as `Some`) when
     /// the buffer handle is valid.
     fn region(&mut self, r: &Region, span: Span) -> Option<Vec<Option<i64>>> {
+        self.data_buffer(r.buffer, span);
         let buffer = self.use_buffer(r.buffer, span);
         for range in &r.ranges {
             self.use_expr(range.start, span);

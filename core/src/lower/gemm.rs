@@ -780,7 +780,7 @@ impl<'a> Lower<'a> {
     pub(super) fn group_coords(&self, plan: &AtomPlan<'_>) -> Result<(Expr, Expr, Expr, Expr)> {
         let (gm, gn) = (plan.gm, plan.gn);
         let simt = self.target.simt_width().map(i64::from);
-        let tid = Expr::special(Special::ThreadIdx);
+        let tid = self.tid();
         let lane = if simt == Some(plan.group) {
             Expr::special(Special::LaneId)
         } else if self.threads == plan.group {
@@ -791,7 +791,7 @@ impl<'a> Lower<'a> {
         let grp = if plan.groups == 1 {
             lit_i32(0)
         } else if simt == Some(plan.group) {
-            Expr::special(Special::WarpId)
+            self.warp_id()
         } else {
             self.bin(BinaryOp::FloorDiv, tid, lit_i32(plan.group))?
         };

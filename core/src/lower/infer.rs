@@ -741,7 +741,9 @@ impl<'a> Lower<'a> {
                 }
                 scan.bad.extend(touched.into_iter().filter(|&b| frag(b)));
             }
-            ir::Stmt::Barrier | ir::Stmt::Assume { .. } => {}
+            ir::Stmt::Role { body, .. } => self.infer_block(body, ctx, scan),
+            ir::Stmt::BarrierArrive { .. } | ir::Stmt::BarrierWait { .. } => {}
+            ir::Stmt::AllocBarrier { .. } | ir::Stmt::Barrier | ir::Stmt::Assume { .. } => {}
         }
     }
 }

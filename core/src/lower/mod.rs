@@ -144,6 +144,7 @@ mod prefetch;
 mod raster;
 mod reduce;
 mod resident;
+mod roles;
 mod spread;
 mod swizzle;
 mod tma;
@@ -586,7 +587,9 @@ fn visit_nest_buffers(
                     stack.push(then);
                     stack.push(otherwise);
                 }
-                ir::Stmt::For { body, .. } | ir::Stmt::Parallel { body, .. } => {
+                ir::Stmt::For { body, .. }
+                | ir::Stmt::Parallel { body, .. }
+                | ir::Stmt::Role { body, .. } => {
                     stack.push(body);
                 }
                 ir::Stmt::AtomicAdd {
@@ -668,8 +671,8 @@ struct Lower<'a> {
     /// The buffer the current attempt gave up keeping in registers.
     demoted: Option<Handle<ir::Buffer>>,
     /// Cross-warp scratch arrays of cooperative reductions, one per
-    /// accumulator type (`reduce.rs`).
-    scratch: Vec<(DType, SharedId)>,
+    /// accumulator type and role (`reduce.rs`; roles run concurrently).
+    scratch: Vec<(DType, i64, SharedId)>,
     /// Element-wise fragment buffers spread over registers (`spread.rs`).
     spread: HashMap<Handle<ir::Buffer>, spread::SpreadBuf>,
     /// Inside a spread nest: the array slot of the current element.
@@ -737,6 +740,14 @@ struct Lower<'a> {
     intervals: std::collections::BTreeMap<usize, (usize, usize)>,
     /// Buffers placed in another buffer's shared memory, with that host.
     hosted: HashMap<Handle<ir::Buffer>, Handle<ir::Buffer>>,
+    /// The kernel's roles (`roles.rs`), if it has some.
+    roles: Option<roles::Roles>,
+    /// The role being lowered.
+    role: Option<roles::RoleCx>,
+    /// Phased-barrier buffers and their shared arrays (`roles.rs`).
+    barrier_bufs: HashMap<Handle<ir::Buffer>, SharedId>,
+    /// Barrier initialisations no block barrier has published yet.
+    unpublished: bool,
 }
 
 fn lit_i32(v: i64) -> Expr {
@@ -819,6 +830,10 @@ impl<'a> Lower<'a> {
             pins: Pins::default(),
             reuse: false,
             intervals: std::collections::BTreeMap::new(),
+            roles: None,
+            role: None,
+            unpublished: false,
+            barrier_bufs: HashMap::new(),
             hosted: HashMap::new(),
             swizzled: HashMap::new(),
             async_atom: None,
@@ -874,7 +889,12 @@ impl<'a> Lower<'a> {
     }
 
     fn barrier(&mut self, out: &mut Vec<Stmt>) {
-        let kind = if self.ws.is_some() {
+        if self.role.is_none() {
+            self.unpublished = false;
+        }
+        let kind = if let Some(kind) = self.role_barrier() {
+            kind
+        } else if self.ws.is_some() {
             self.consumer_barrier()
         } else {
             StmtKind::Barrier
@@ -1085,6 +1105,13 @@ impl<'a> Lower<'a> {
             },
         );
         self.ranges.insert(*thread_var, (0, self.threads - 1));
+        self.roles = self.plan_roles(self.threads, body)?;
+        if let Some(roles) = &self.roles {
+            // Analyses place fragments and split gemms for a role's threads.
+            self.threads = roles.size;
+            self.specialize = false;
+            self.pipelining = false;
+        }
         if self.reuse {
             self.intervals = crate::passes::plan_shared_memory::live_intervals(self.f, body);
         }
@@ -1104,7 +1131,10 @@ impl<'a> Lower<'a> {
         }
         self.check_pins()?;
         let mut out = head;
-        self.uniform_block(body, &mut out)?;
+        if let Some(roles) = &self.roles {
+            self.threads = roles.block;
+        }
+        self.role_kernel_body(body, &mut out)?;
         self.span = span;
         let mut block_threads = *threads;
         if let Some(ws) = self.ws.take() {
@@ -1716,7 +1746,13 @@ impl<'a> Lower<'a> {
                 self.read(dst.buffer, acc);
                 self.write(dst.buffer, acc);
             }
-            ir::Stmt::Barrier | ir::Stmt::Assume { .. } => {}
+            ir::Stmt::Role { body, .. } => self.block_accesses(body, acc),
+            ir::Stmt::BarrierArrive { index, .. } => self.expr_reads(*index, acc),
+            ir::Stmt::BarrierWait { index, parity, .. } => {
+                self.expr_reads(*index, acc);
+                self.expr_reads(*parity, acc);
+            }
+            ir::Stmt::Barrier | ir::Stmt::Assume { .. } | ir::Stmt::AllocBarrier { .. } => {}
         }
     }
 
@@ -1881,7 +1917,7 @@ impl<'a> Lower<'a> {
                     s.store(*buffer, &idx, reg_expr(v.reg(), dtype), &mut body)
                 })?;
                 out.push(self.stmt(StmtKind::If {
-                    cond: self.bin(BinaryOp::Eq, Expr::special(Special::ThreadIdx), lit_i32(0))?,
+                    cond: self.bin(BinaryOp::Eq, self.tid(), lit_i32(0))?,
                     then_body: body,
                     else_body: None,
                 }));
@@ -1892,6 +1928,16 @@ impl<'a> Lower<'a> {
                 Ok(())
             }
             ir::Stmt::Assume { .. } => Ok(()),
+            ir::Stmt::Role { groups, body } => self.role_stmt(groups, body, out),
+            ir::Stmt::AllocBarrier { buffer, counts } => self.alloc_barrier(*buffer, counts, out),
+            ir::Stmt::BarrierArrive { barrier, index } => {
+                self.barrier_arrive(*barrier, *index, out)
+            }
+            ir::Stmt::BarrierWait {
+                barrier,
+                index,
+                parity,
+            } => self.barrier_wait(*barrier, *index, *parity, out),
             _ => {
                 let mut acc = Pending::default();
                 self.stmt_accesses(stmt, &mut acc);
@@ -2119,7 +2165,7 @@ impl<'a> Lower<'a> {
         };
         out.push(self.stmt(StmtKind::For {
             var: p,
-            start: Expr::special(Special::ThreadIdx),
+            start: self.tid(),
             count: lit_i32(ceil_div(count, t)),
             step: lit_i32(t),
             unroll: Unroll::None,
@@ -2145,7 +2191,7 @@ impl<'a> Lower<'a> {
         if count <= 0 || count % t != 0 || count / t > MAX_UNROLLED_CYCLES {
             return self.cyclic(count, out, body);
         }
-        let tid = Expr::special(Special::ThreadIdx);
+        let tid = self.tid();
         for j in 0..count / t {
             let p = self.bin(BinaryOp::Add, tid.clone(), lit_i32(j * t))?;
             body(self, p, out)?;
@@ -2662,7 +2708,11 @@ impl<'a> Lower<'a> {
                 Err(self.unsupported("a multi-element `atomic_add` inside `parallel`"))
             }
             ir::Stmt::Assume { .. } => Ok(()),
-            ir::Stmt::Barrier => Err(self.unsupported("a barrier inside `parallel`")),
+            ir::Stmt::Barrier
+            | ir::Stmt::BarrierArrive { .. }
+            | ir::Stmt::BarrierWait { .. }
+            | ir::Stmt::AllocBarrier { .. } => Err(self.unsupported("a barrier inside `parallel`")),
+            ir::Stmt::Role { .. } => Err(self.unsupported("`T.ws` inside `parallel`")),
             ir::Stmt::Alloc { .. } => Err(self.unsupported("an allocation inside `parallel`")),
             ir::Stmt::Kernel { .. } => Err(self.unsupported("a kernel inside `parallel`")),
             ir::Stmt::Copy { .. }

@@ -124,7 +124,8 @@ impl Lower<'_> {
             match stmt {
                 ir::Stmt::Kernel { body, .. }
                 | ir::Stmt::Parallel { body, .. }
-                | ir::Stmt::For { body, .. } => self.staging(body, staged),
+                | ir::Stmt::For { body, .. }
+                | ir::Stmt::Role { body, .. } => self.staging(body, staged),
                 ir::Stmt::If {
                     then, otherwise, ..
                 } => {
@@ -166,7 +167,9 @@ impl Lower<'_> {
         };
         for stmt in &block.stmts {
             match stmt {
-                ir::Stmt::Kernel { body, .. } | ir::Stmt::Parallel { body, .. } => {
+                ir::Stmt::Kernel { body, .. }
+                | ir::Stmt::Parallel { body, .. }
+                | ir::Stmt::Role { body, .. } => {
                     self.pad_uses(body, operands, copied, other);
                 }
                 ir::Stmt::For {

@@ -903,7 +903,7 @@ impl Lower<'_> {
         let p = self.bin(
             BinaryOp::Add,
             self.bin(BinaryOp::Mul, re.clone(), lit_i32(t))?,
-            Expr::special(super::Special::ThreadIdx),
+            self.tid(),
         )?;
         let mut body = Vec::new();
         each(self, re, p.clone(), &mut body)?;
@@ -1008,6 +1008,7 @@ fn collect_pipelined<'b>(block: &'b ir::Block, out: &mut Vec<(Handle<ir::Var>, &
                 }
                 collect_pipelined(body, out);
             }
+            ir::Stmt::Role { body, .. } => collect_pipelined(body, out),
             ir::Stmt::If {
                 then, otherwise, ..
             } => {
@@ -1038,7 +1039,13 @@ fn consumers_only_read(block: &ir::Block, staged: &HashSet<Handle<ir::Buffer>>) 
         ir::Stmt::If {
             then, otherwise, ..
         } => consumers_only_read(then, staged) && consumers_only_read(otherwise, staged),
-        ir::Stmt::Let { .. } | ir::Stmt::Barrier | ir::Stmt::Assume { .. } => true,
+        ir::Stmt::Role { body, .. } => consumers_only_read(body, staged),
+        ir::Stmt::Let { .. }
+        | ir::Stmt::Barrier
+        | ir::Stmt::Assume { .. }
+        | ir::Stmt::AllocBarrier { .. }
+        | ir::Stmt::BarrierArrive { .. }
+        | ir::Stmt::BarrierWait { .. } => true,
     })
 }
 
@@ -1137,7 +1144,10 @@ fn buffers_outside(
                 }
             }
             ir::Stmt::Assume { cond } => exprs.push(*cond),
-            ir::Stmt::Barrier => {}
+            ir::Stmt::Role { body, .. } => buffers_outside(body, skip, out, f),
+            ir::Stmt::BarrierArrive { index, .. } => exprs.push(*index),
+            ir::Stmt::BarrierWait { index, parity, .. } => exprs.extend([*index, *parity]),
+            ir::Stmt::Barrier | ir::Stmt::AllocBarrier { .. } => {}
         }
         for e in exprs {
             super::for_each_load(f, e, |b| {
@@ -1197,7 +1207,7 @@ fn bound_vars(block: &ir::Block, out: &mut HashSet<Handle<ir::Var>>) {
                 bound_vars(then, out);
                 bound_vars(otherwise, out);
             }
-            ir::Stmt::Kernel { body, .. } => bound_vars(body, out),
+            ir::Stmt::Kernel { body, .. } | ir::Stmt::Role { body, .. } => bound_vars(body, out),
             _ => {}
         }
     }

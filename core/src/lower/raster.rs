@@ -35,7 +35,8 @@ fn has_gemm(block: &ir::Block) -> bool {
         ir::Stmt::Gemm { .. } => true,
         ir::Stmt::Kernel { body, .. }
         | ir::Stmt::Parallel { body, .. }
-        | ir::Stmt::For { body, .. } => has_gemm(body),
+        | ir::Stmt::For { body, .. }
+        | ir::Stmt::Role { body, .. } => has_gemm(body),
         ir::Stmt::If {
             then, otherwise, ..
         } => has_gemm(then) || has_gemm(otherwise),

@@ -45,8 +45,8 @@
 
 use super::{
     BinaryOp, DType, Expr, Handle, Literal, Lower, MemRef, ReduceKind, RegRef, RegisterKind,
-    Result, SharedBuffer, SharedId, Special, Stmt, StmtKind, UnaryOp, Unroll, ir, lit_i32,
-    non_unit, reg_expr,
+    Result, SharedBuffer, SharedId, Stmt, StmtKind, UnaryOp, Unroll, ir, lit_i32, non_unit,
+    reg_expr,
 };
 use crate::thread::ShuffleKind;
 
@@ -474,9 +474,15 @@ impl Lower<'_> {
         Ok(())
     }
 
-    /// The cross-warp scratch array for accumulators of type `acc`.
+    /// The cross-warp scratch array for accumulators of type `acc` (one
+    /// per role: roles reduce concurrently).
     fn reduce_scratch(&mut self, acc: DType, entries: i64) -> SharedId {
-        if let Some(&(_, id)) = self.scratch.iter().find(|(t, _)| *t == acc) {
+        let role = self.role.map_or(0, |r| r.barrier);
+        if let Some(&(_, _, id)) = self
+            .scratch
+            .iter()
+            .find(|(t, r, _)| *t == acc && *r == role)
+        {
             if let Some(b) = self.shared.get_mut(id.0 as usize) {
                 b.len = b.len.max(entries as u64);
             }
@@ -490,7 +496,7 @@ impl Lower<'_> {
             len: entries as u64,
             align: super::SHARED_ALIGN,
         });
-        self.scratch.push((acc, id));
+        self.scratch.push((acc, role, id));
         id
     }
 
@@ -506,7 +512,7 @@ impl Lower<'_> {
     ) -> Result<()> {
         let t = self.threads;
         let p = lines.outputs();
-        let tid = Expr::special(Special::ThreadIdx);
+        let tid = self.tid();
         let name = self.fresh("o");
         let o = self.add_reg(name, DType::I32, RegisterKind::Scalar);
         let oe = self.bin(BinaryOp::FloorDiv, tid.clone(), lit_i32(g))?;
@@ -621,7 +627,7 @@ impl Lower<'_> {
         let rows_per_thread = layout.k / plan.r;
         let seg = plan.g.min(w);
         let warps = t / w;
-        let tid = Expr::special(Special::ThreadIdx);
+        let tid = self.tid();
         let scratch = (plan.g > w).then(|| self.reduce_scratch(fold.acc, rows_per_thread * warps));
         let acc = self.temp("acc", fold.acc);
         let cname = self.fresh("c");

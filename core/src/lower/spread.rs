@@ -62,7 +62,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use super::{
     BinaryOp, DType, Expr, ExprKind, Handle, Index, Lower, RegId, RegRef, RegisterKind, Result,
-    Special, Stmt, StmtKind, Unroll, gcd, ir, lit_i32, non_unit, reg_expr,
+    Stmt, StmtKind, Unroll, gcd, ir, lit_i32, non_unit, reg_expr,
 };
 use crate::ir::{Region, Scope};
 
@@ -468,6 +468,10 @@ impl Lower<'_> {
                     }
                 }
             }
+            ir::Stmt::Role { body, .. } => self.spread_scan_block(body, nest, scan),
+            ir::Stmt::AllocBarrier { .. }
+            | ir::Stmt::BarrierArrive { .. }
+            | ir::Stmt::BarrierWait { .. } => {}
             ir::Stmt::Barrier | ir::Stmt::Assume { .. } => {}
         }
     }
@@ -511,7 +515,7 @@ impl Lower<'_> {
         let vec = self.bin(
             BinaryOp::Add,
             self.bin(BinaryOp::Mul, ke.clone(), lit_i32(t))?,
-            Expr::special(Special::ThreadIdx),
+            self.tid(),
         )?;
         let e = self.bin(
             BinaryOp::Add,
@@ -656,7 +660,7 @@ impl Lower<'_> {
         let vecn = self.bin(
             BinaryOp::Add,
             self.bin(BinaryOp::Mul, ke.clone(), lit_i32(t))?,
-            Expr::special(Special::ThreadIdx),
+            self.tid(),
         )?;
         let base_slot = self.bin(BinaryOp::Mul, ke, lit_i32(v))?;
         let mut body = Vec::new();

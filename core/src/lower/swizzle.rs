@@ -363,7 +363,8 @@ fn collect_gemms(f: &ir::Function, block: &ir::Block, out: &mut Vec<GemmUse>) {
         match stmt {
             ir::Stmt::Kernel { body, .. }
             | ir::Stmt::Parallel { body, .. }
-            | ir::Stmt::For { body, .. } => collect_gemms(f, body, out),
+            | ir::Stmt::For { body, .. }
+            | ir::Stmt::Role { body, .. } => collect_gemms(f, body, out),
             ir::Stmt::If {
                 then, otherwise, ..
             } => {

@@ -558,7 +558,13 @@ fn stmt_exprs_mut(stmt: &mut Stmt, visit: &mut dyn FnMut(&mut Handle<Expr>)) {
             }
         }
         Stmt::Assume { cond } => visit(cond),
-        Stmt::Reduce { .. } | Stmt::Cumsum { .. } | Stmt::Barrier => {}
+        Stmt::Reduce { .. } | Stmt::Cumsum { .. } | Stmt::Barrier | Stmt::AllocBarrier { .. } => {}
+        Stmt::Role { body, .. } => for_each_expr_mut(body, visit),
+        Stmt::BarrierArrive { index, .. } => visit(index),
+        Stmt::BarrierWait { index, parity, .. } => {
+            visit(index);
+            visit(parity);
+        }
     }
 }
 

@@ -16,7 +16,9 @@
 //!    the kernel that encloses it: the loop runs its body again, so a
 //!    buffer used anywhere in it is live from the loop's first statement to
 //!    its last. (Parallel loops are not loops in this sense: their
-//!    iterations are one step of the block.) A buffer's live interval is
+//!    iterations are one step of the block.) In a kernel with roles
+//!    (`T.ws`), which run concurrently, every buffer is live throughout
+//!    the kernel. A buffer's live interval is
 //!    the hull of its lifted uses; two buffers *interfere* when their
 //!    intervals intersect. This is conservative — it never lets two
 //!    buffers that can be live at once share bytes — and simple enough to
@@ -211,6 +213,7 @@ fn plan_kernel(
         lowering: false,
     };
     walk.block(body);
+    walk.concurrent_roles(0, body);
     let mut items = Vec::new();
     for (&index, &(first, last)) in &walk.intervals {
         let buffer = Handle::from_index(index);
@@ -307,10 +310,28 @@ pub(crate) fn live_intervals(f: &Function, body: &Block) -> BTreeMap<usize, (usi
         lowering: true,
     };
     walk.block(body);
+    walk.concurrent_roles(0, body);
     walk.intervals
 }
 
 impl Walk<'_> {
+    /// Roles run concurrently: program order says nothing about when
+    /// their buffers are live, so every buffer of a kernel body with roles
+    /// (walked from position `start`) is live throughout it (module
+    /// documentation).
+    fn concurrent_roles(&mut self, start: usize, body: &Block) {
+        let mut roles = false;
+        body.walk(&mut |s, _| roles |= matches!(s, Stmt::Role { .. }));
+        if roles {
+            let end = self.position;
+            for interval in self.intervals.values_mut() {
+                if interval.0 >= start {
+                    *interval = (start, end);
+                }
+            }
+        }
+    }
+
     fn block(&mut self, block: &Block) {
         for (i, stmt) in block.stmts.iter().enumerate() {
             let span = block.spans.get(i).copied().unwrap_or_default();
@@ -367,6 +388,8 @@ impl Walk<'_> {
         self.position += 1;
         match stmt {
             Stmt::Kernel { body, .. } => self.block(body),
+            Stmt::Role { body, .. } => self.block(body),
+            Stmt::AllocBarrier { .. } | Stmt::BarrierArrive { .. } | Stmt::BarrierWait { .. } => {}
             Stmt::Alloc { buffer, init } => {
                 if self
                     .f

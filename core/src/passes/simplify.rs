@@ -1032,7 +1032,27 @@ impl<'f> Simplifier<'f> {
                 // The fact holds for the rest of the enclosing block.
                 return self.assume(cond, true);
             }
-            stmt @ (Stmt::Reduce { .. } | Stmt::Cumsum { .. } | Stmt::Barrier) => stmt,
+            stmt @ (Stmt::Reduce { .. }
+            | Stmt::Cumsum { .. }
+            | Stmt::Barrier
+            | Stmt::AllocBarrier { .. }) => stmt,
+            Stmt::Role { groups, body } => Stmt::Role {
+                groups,
+                body: self.block(body)?,
+            },
+            Stmt::BarrierArrive { barrier, index } => Stmt::BarrierArrive {
+                barrier,
+                index: self.simp(index)?,
+            },
+            Stmt::BarrierWait {
+                barrier,
+                index,
+                parity,
+            } => Stmt::BarrierWait {
+                barrier,
+                index: self.simp(index)?,
+                parity: self.simp(parity)?,
+            },
         };
         out.push(stmt, span);
         Ok(())

@@ -674,6 +674,7 @@ impl Parser {
             "for" => self.for_loop(start),
             "parallel" => self.parallel(start),
             "if" => self.if_stmt(start),
+            "role" => self.role(start),
             _ => {
                 let stmt = self.simple_stmt(&keyword)?;
                 Ok((stmt, span(start, self.prev_end())))
@@ -804,6 +805,32 @@ impl Parser {
                 self.bump();
                 let cond = self.expr()?;
                 Stmt::Assume { cond }
+            }
+            "alloc_barrier" => {
+                self.bump();
+                let (tok, name, buffer, decl_span) = self.buffer_decl()?;
+                self.expect_keyword("counts")?;
+                self.expect_punct("(")?;
+                let counts = self.list(")", |p| p.u32_literal())?;
+                let b = self.f.add_buffer(buffer, decl_span);
+                self.define(&tok, &name, Entity::Buffer(b))?;
+                Stmt::AllocBarrier { buffer: b, counts }
+            }
+            "arrive" => {
+                self.bump();
+                let (barrier, index) = self.barrier_element()?;
+                Stmt::BarrierArrive { barrier, index }
+            }
+            "wait" => {
+                self.bump();
+                let (barrier, index) = self.barrier_element()?;
+                self.expect_keyword("parity")?;
+                let parity = self.expr()?;
+                Stmt::BarrierWait {
+                    barrier,
+                    index,
+                    parity,
+                }
             }
             other => {
                 return Err(self.err_here(format!("unknown statement `{other}`")));
@@ -1012,6 +1039,26 @@ impl Parser {
                 ));
             }
         })
+    }
+
+    /// `role groups(g, ...) { ... }`.
+    fn role(&mut self, start: usize) -> PResult<(Stmt, Span)> {
+        self.bump();
+        self.expect_keyword("groups")?;
+        self.expect_punct("(")?;
+        let groups = self.list(")", |p| p.u32_literal())?;
+        let s = span(start, self.prev_end());
+        let body = self.block()?;
+        Ok((Stmt::Role { groups, body }, s))
+    }
+
+    /// `%bar[index]` of `arrive` and `wait`.
+    fn barrier_element(&mut self) -> PResult<(Handle<Buffer>, Handle<Expr>)> {
+        let barrier = self.buffer_ref()?;
+        self.expect_punct("[")?;
+        let index = self.expr()?;
+        self.expect_punct("]")?;
+        Ok((barrier, index))
     }
 
     fn parallel(&mut self, start: usize) -> PResult<(Stmt, Span)> {

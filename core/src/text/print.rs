@@ -413,6 +413,48 @@ impl Printer<'_> {
                 self.out.push_str("assume ");
                 self.expr(*cond, 0);
             }
+            Stmt::AllocBarrier { buffer, counts } => {
+                self.out.push_str("alloc_barrier ");
+                self.buffer_decl(*buffer);
+                self.out.push_str(" counts(");
+                for (i, c) in counts.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push_str(", ");
+                    }
+                    let _ = write!(self.out, "{c}");
+                }
+                self.out.push(')');
+            }
+            Stmt::Role { groups, body } => {
+                self.out.push_str("role groups(");
+                for (i, g) in groups.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push_str(", ");
+                    }
+                    let _ = write!(self.out, "{g}");
+                }
+                self.out.push_str(") ");
+                self.block(body);
+            }
+            Stmt::BarrierArrive { barrier, index } => {
+                self.out.push_str("arrive ");
+                self.buffer_name(*barrier);
+                self.out.push('[');
+                self.expr(*index, 0);
+                self.out.push(']');
+            }
+            Stmt::BarrierWait {
+                barrier,
+                index,
+                parity,
+            } => {
+                self.out.push_str("wait ");
+                self.buffer_name(*barrier);
+                self.out.push('[');
+                self.expr(*index, 0);
+                self.out.push_str("] parity ");
+                self.expr(*parity, 0);
+            }
         }
     }
 

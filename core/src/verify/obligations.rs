@@ -1396,7 +1396,13 @@ impl<'f> Generator<'f> {
                 let c = self.formula(*cond);
                 self.hypotheses.push(c);
             }
-            Stmt::Reduce { .. } | Stmt::Cumsum { .. } | Stmt::Barrier => {}
+            Stmt::Role { body, .. } => self.block(body)?,
+            Stmt::BarrierArrive { index, .. } => self.stmt_loads(&[*index], span),
+            Stmt::BarrierWait { index, parity, .. } => self.stmt_loads(&[*index, *parity], span),
+            Stmt::Reduce { .. }
+            | Stmt::Cumsum { .. }
+            | Stmt::Barrier
+            | Stmt::AllocBarrier { .. } => {}
         }
         Ok(())
     }

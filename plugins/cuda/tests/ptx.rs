@@ -66,6 +66,10 @@ const EXAMPLES: &[(&str, &str)] = &[
         "flash_attention_gqa.py",
         "flash_attention_gqa(batch=1, heads=2, kv_heads=1, seq_len=32, dim=16, block_M=16, block_N=16)",
     ),
+    (
+        "gemm_ws.py",
+        "matmul_ws(M=72, N=40, K=80, block_M=64, block_N=32, block_K=16)",
+    ),
 ];
 
 fn repo() -> PathBuf {

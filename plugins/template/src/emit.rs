@@ -177,9 +177,10 @@ fn first_use(
 /// The blocks a statement contains.
 fn nested_blocks(stmt: &Stmt) -> Vec<&Block> {
     match stmt {
-        Stmt::Kernel { body, .. } | Stmt::For { body, .. } | Stmt::Parallel { body, .. } => {
-            vec![body]
-        }
+        Stmt::Kernel { body, .. }
+        | Stmt::For { body, .. }
+        | Stmt::Parallel { body, .. }
+        | Stmt::Role { body, .. } => vec![body],
         Stmt::If {
             then, otherwise, ..
         } => vec![then, otherwise],
@@ -249,6 +250,10 @@ fn own_dtypes(f: &Function, stmt: &Stmt) -> Vec<DType> {
                 AtomicValue::Region(r) => region(r, &mut exprs, &mut buffers),
             }
         }
+        // Barrier objects hold no values of their (u64) type.
+        Stmt::Role { .. } | Stmt::AllocBarrier { .. } => {}
+        Stmt::BarrierArrive { index, .. } => exprs.push(*index),
+        Stmt::BarrierWait { index, parity, .. } => exprs.extend([*index, *parity]),
         Stmt::Barrier => {}
     }
     let mut dtypes: Vec<DType> = buffers.iter().map(|&b| f.buffers[b].dtype).collect();

@@ -361,6 +361,19 @@ fn execute(
                 message: "while running this statement".to_string(),
             }));
         }
+        if let interp::InterpError::Deadlock { waits, .. } = &e {
+            for (i, (who, span)) in waits.iter().enumerate() {
+                let label = Label {
+                    span: *span,
+                    message: format!("{who} wait here"),
+                };
+                if i == 0 {
+                    report.primary = Some(Box::new(label));
+                } else {
+                    report.secondary.push(label);
+                }
+            }
+        }
         return Err(Failure::fail(report));
     }
     out.time_ms = Some(elapsed.as_secs_f64() * 1e3);

@@ -43,6 +43,7 @@ pub fn expected(
         "gemm" => gemm::matmul(&params, args),
         "gemm_bias_relu" => gemm::matmul_bias_relu(&params, args),
         "gemm_splitk" => gemm::matmul_splitk(&params, args),
+        "gemm_ws" => gemm::matmul(&params, args),
         "gemv" => gemm::gemv(&params, args),
         "softmax" => reduce::softmax(&params, args),
         "row_reduce" => reduce::row_reduce(&params, args),

@@ -787,6 +787,65 @@ impl<'a> Evaluator<'a> {
         }
     }
 
+    /// `with T.ws(g, ...):` — a role of the kernel being staged.
+    fn exec_role(
+        &mut self,
+        groups: &[u32],
+        s: &'a ast::StmtWith,
+        scope: &Rc<Scope<'a>>,
+    ) -> EResult<Flow<'a>> {
+        let span = span_of(s);
+        let st = self.kernel_stager("`T.ws`", span)?;
+        let Some(k) = st.kernel.as_mut() else {
+            return Err(err(codes::PLACEMENT, "`T.ws` outside `T.Kernel`", span));
+        };
+        if k.in_role {
+            return Err(Box::new(
+                Diagnostic::error(codes::PLACEMENT, "`T.ws` inside another `T.ws`", span)
+                    .with_label("nested role")
+                    .with_note(
+                        "roles do not nest: name every warp group of a role in one `T.ws(...)`",
+                    ),
+            ));
+        }
+        let threads = k.threads;
+        if let Some(&g) = groups
+            .iter()
+            .find(|&&g| u64::from(g) * 128 >= u64::from(threads))
+        {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::BAD_TILELANG_ARGUMENT,
+                    format!(
+                        "warp group {g} (threads {} to {}) is outside the kernel's {threads} threads",
+                        u64::from(g) * 128,
+                        u64::from(g) * 128 + 127
+                    ),
+                    span,
+                )
+                .with_label("this `T.ws`")
+                .with_note("`T.ws(g)` runs its body on threads 128·g to 128·g + 127"),
+            ));
+        }
+        k.in_role = true;
+        st.push_block();
+        let flow = self.exec_block(&s.body, scope);
+        let st = self.kernel_stager("`T.ws`", span)?;
+        let body = st.pop_block();
+        if let Some(k) = st.kernel.as_mut() {
+            k.in_role = false;
+        }
+        let flow = flow?;
+        st.emit(
+            Stmt::Role {
+                groups: groups.to_vec(),
+                body,
+            },
+            span,
+        );
+        Ok(flow)
+    }
+
     fn exec_with(&mut self, s: &'a ast::StmtWith, scope: &Rc<Scope<'a>>) -> EResult<Flow<'a>> {
         let span = span_of(s);
         let [item] = s.items.as_slice() else {
@@ -796,6 +855,9 @@ impl<'a> Evaluator<'a> {
             ));
         };
         let ctx = self.eval(&item.context_expr, scope)?;
+        if let Value::Role(groups) = &ctx {
+            return self.exec_role(groups, s, scope);
+        }
         let Value::Launch(launch) = ctx else {
             return Err(Box::new(
                 Diagnostic::error(
@@ -885,6 +947,8 @@ impl<'a> Evaluator<'a> {
         stager.kernel = Some(KernelCx {
             thread_var,
             order: None,
+            threads: launch.threads,
+            in_role: false,
         });
         stager.push_block();
         for v in block_vars.iter().chain([&thread_var]) {

@@ -36,6 +36,10 @@ pub(crate) struct KernelCx {
     pub thread_var: Handle<Var>,
     /// The block order `T.use_swizzle` asked for.
     pub order: Option<ir::BlockOrder>,
+    /// The kernel's thread count.
+    pub threads: u32,
+    /// Whether a `T.ws` body is being staged.
+    pub in_role: bool,
 }
 
 #[derive(Debug)]

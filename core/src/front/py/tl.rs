@@ -88,6 +88,12 @@ const FUNCTIONS: &[&str] = &[
     "no_set_max_nreg",
     "disable_warp_group_reg_alloc",
     "print",
+    "ws",
+    "alloc_barrier",
+    "barrier_arrive",
+    "mbarrier_arrive",
+    "barrier_wait",
+    "mbarrier_wait_parity",
 ];
 
 /// Names under `T.` that exist in TileLang but that tilec does not support
@@ -97,13 +103,10 @@ const KNOWN_UNSUPPORTED: &[&str] = &[
     "Layout",
     "Fragment",
     "alloc_global",
-    "alloc_barrier",
     "tma_copy",
-    "mbarrier_wait_parity",
-    "mbarrier_arrive",
-    "barrier_arrive",
-    "barrier_wait",
-    "ws",
+    "create_list_of_mbarrier",
+    "get_mbarrier",
+    "mbarrier_expect_tx",
     "set_max_nreg",
     "wgmma_gemm",
     "wait_wgmma",
@@ -537,6 +540,45 @@ fn check_same_extents(
         ));
     }
     Ok(())
+}
+
+/// The barrier an `arrive` or `wait` names: a barrier buffer (its first
+/// barrier) or one element of one.
+fn barrier_element<'a>(
+    ev: &mut Evaluator<'a>,
+    v: &Value<'a>,
+    name: &str,
+    span: Span,
+) -> EResult<(Handle<ir::Buffer>, Handle<ir::Expr>)> {
+    let is_barrier = |ev: &mut Evaluator<'a>, b: Handle<ir::Buffer>| {
+        ev.stager(name, span)
+            .is_ok_and(|st| st.func.buffers[b].scope == Scope::Barrier)
+    };
+    match v {
+        Value::Buffer(b) if is_barrier(ev, *b) => {
+            let st = ev.stager(name, span)?;
+            Ok((*b, st.int(0)))
+        }
+        Value::Access(acc) if is_barrier(ev, acc.buffer) => match acc.items.as_slice() {
+            [IndexItem::Point(i)] => Ok((acc.buffer, *i)),
+            _ => Err(err(
+                codes::BAD_TILELANG_ARGUMENT,
+                format!("`T.{name}` takes one barrier: index the barrier array with one integer"),
+                span,
+            )),
+        },
+        other => Err(Box::new(
+            Diagnostic::error(
+                codes::BAD_TILELANG_ARGUMENT,
+                format!("`T.{name}` needs a barrier from `T.alloc_barrier`, got {}", other.a_type_name()),
+                span,
+            )
+            .with_label("not a barrier")
+            .with_note(
+                "barriers named by number (`T.create_list_of_mbarrier`, `T.get_mbarrier`) are not supported; use `T.alloc_barrier`",
+            ),
+        )),
+    }
 }
 
 fn need_kernel<'a>(ev: &mut Evaluator<'a>, what: &str, span: Span) -> EResult<()> {
@@ -1508,6 +1550,111 @@ pub(crate) fn call<'a>(
             Ok(Value::None)
         }
         "print" => Ok(Value::None),
+        "ws" => {
+            if !kwargs.is_empty() {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    "`T.ws` takes warp-group indices only",
+                    span,
+                ));
+            }
+            let mut groups = Vec::with_capacity(args.len());
+            for v in &args {
+                match v.as_int() {
+                    Some(g) if (0..1 << 20).contains(&g) => groups.push(g as u32),
+                    _ => {
+                        return Err(Box::new(
+                            Diagnostic::error(
+                                codes::NOT_CONSTANT,
+                                "the warp groups of `T.ws` must be compile-time integers from 0",
+                                span,
+                            )
+                            .with_label(format!("got {}", v.a_type_name())),
+                        ));
+                    }
+                }
+            }
+            if groups.is_empty() {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    "`T.ws` needs at least one warp group",
+                    span,
+                ));
+            }
+            groups.sort_unstable();
+            groups.dedup();
+            Ok(Value::Role(groups.into()))
+        }
+        "alloc_barrier" => {
+            let a = Args::new("alloc_barrier", &["arrive_count"], args, kwargs, span)?;
+            let v = a.req(0, "the arrival count of each barrier")?;
+            let counts: Vec<i64> = match v.as_int() {
+                Some(n) => vec![n],
+                None => int_list(Some(v), "`arrive_count`", span)?.unwrap_or_default(),
+            };
+            if counts.is_empty() || counts.iter().any(|&c| !(1..=1 << 20).contains(&c)) {
+                return Err(Box::new(
+                    Diagnostic::error(
+                        codes::BAD_TILELANG_ARGUMENT,
+                        "`T.alloc_barrier` needs arrival counts from 1 to 2^20 (threads per phase)",
+                        span,
+                    )
+                    .with_label(format!("got {counts:?}")),
+                ));
+            }
+            let st = ev.kernel_stager("`T.alloc_barrier`", span)?;
+            if st.kernel.as_ref().is_some_and(|k| k.in_role) {
+                return Err(Box::new(
+                    Diagnostic::error(codes::PLACEMENT, "`T.alloc_barrier` inside `T.ws`", span)
+                        .with_label("allocated inside a role")
+                        .with_note("barriers are shared by the roles: allocate them in the kernel body, outside `T.ws`"),
+                ));
+            }
+            let n = st.int(counts.len() as i64);
+            let b = st.add_buffer("mbar", DType::U64, vec![n], Scope::Barrier, span);
+            st.unnamed.insert(b);
+            st.emit(
+                Stmt::AllocBarrier {
+                    buffer: b,
+                    counts: counts.iter().map(|&c| c as u32).collect(),
+                },
+                span,
+            );
+            Ok(Value::Buffer(b))
+        }
+        "barrier_arrive" | "mbarrier_arrive" => {
+            let (fname, params): (&'static str, &[&str]) = if name == "barrier_arrive" {
+                ("barrier_arrive", &["barrier_id"])
+            } else {
+                ("mbarrier_arrive", &["mbarrier"])
+            };
+            let a = Args::new(fname, params, args, kwargs, span)?;
+            let (barrier, index) = barrier_element(ev, a.req(0, "a barrier")?, name, span)?;
+            let st = ev.kernel_stager(&format!("`T.{name}`"), span)?;
+            st.emit(Stmt::BarrierArrive { barrier, index }, span);
+            Ok(Value::None)
+        }
+        "barrier_wait" | "mbarrier_wait_parity" => {
+            let (fname, params): (&'static str, &[&str]) = if name == "barrier_wait" {
+                ("barrier_wait", &["barrier_id", "parity"])
+            } else {
+                ("mbarrier_wait_parity", &["mbarrier", "parity"])
+            };
+            let a = Args::new(fname, params, args, kwargs, span)?;
+            let (barrier, index) = barrier_element(ev, a.req(0, "a barrier")?, name, span)?;
+            let parity = a.req(1, "the parity of the phase to wait for")?.clone();
+            let parity = ev.index_expr_of(&parity, span)?;
+            let st = ev.kernel_stager(&format!("`T.{name}`"), span)?;
+            st.emit(
+                Stmt::BarrierWait {
+                    barrier,
+                    index,
+                    parity,
+                },
+                span,
+            );
+            Ok(Value::None)
+        }
         "sync_threads" => {
             let st = ev.kernel_stager("`T.sync_threads`", span)?;
             st.emit(Stmt::Barrier, span);

@@ -187,6 +187,8 @@ pub(crate) enum Value<'a> {
     Autotune(Rc<AutotuneValue<'a>>),
     Macro(Rc<Closure<'a>>),
     Launch(Rc<LaunchSpec>),
+    /// `T.ws(...)`: the warp groups (sorted, distinct) a `with` body runs on.
+    Role(Rc<[u32]>),
     Loop(Rc<LoopSpec>),
     TensorType(Rc<TensorType<'a>>),
     /// A symbolic size made by `T.dynamic` / `T.symbolic` / an unbound
@@ -239,6 +241,7 @@ impl<'a> Value<'a> {
             Value::Autotune(_) => "autotuned kernel",
             Value::Macro(_) => "macro",
             Value::Launch(_) => "T.Kernel",
+            Value::Role(_) => "T.ws",
             Value::Loop(_) => "loop range",
             Value::TensorType(_) => "T.Tensor type",
             Value::Symbol(..) => "symbolic size",

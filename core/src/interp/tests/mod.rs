@@ -6,6 +6,7 @@
 //! interpreter itself.
 
 mod perf;
+mod roles;
 mod run;
 mod scalar_ops;
 mod tile_ops;

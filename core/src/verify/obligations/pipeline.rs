@@ -155,7 +155,10 @@ impl Generator<'_> {
                 crate::ir::AtomicValue::Scalar(v) => expr_reads(*v),
                 crate::ir::AtomicValue::Region(r) => region_reads(r),
             },
-            Stmt::Barrier => false,
+            Stmt::Role { body, .. } => block_reads(body),
+            Stmt::BarrierArrive { index, .. } => expr_reads(*index),
+            Stmt::BarrierWait { index, parity, .. } => expr_reads(*index) || expr_reads(*parity),
+            Stmt::Barrier | Stmt::AllocBarrier { .. } => false,
         }
     }
 

@@ -665,7 +665,11 @@ impl Kernel<'_> {
             | Stmt::Assume { .. }
             | Stmt::Barrier
             | Stmt::Let { .. }
-            | Stmt::Gemm { .. } => None,
+            | Stmt::Gemm { .. }
+            | Stmt::AllocBarrier { .. }
+            | Stmt::Role { .. }
+            | Stmt::BarrierArrive { .. }
+            | Stmt::BarrierWait { .. } => None,
             Stmt::For { body, .. } => (!has_tile_ops(body)).then_some(Side::Aiv),
             Stmt::If {
                 then, otherwise, ..
@@ -738,6 +742,13 @@ impl Kernel<'_> {
     fn stmt_inner(&mut self, stmt: &Stmt, span: Span) -> Result<(), Refusal> {
         match stmt {
             Stmt::Kernel { .. } => Err(Refusal::unsupported(span, "a kernel inside a kernel")),
+            Stmt::AllocBarrier { .. }
+            | Stmt::Role { .. }
+            | Stmt::BarrierArrive { .. }
+            | Stmt::BarrierWait { .. } => Err(Refusal::unsupported(
+                span,
+                "`T.ws` roles and phased barriers (NVIDIA warp-group constructs)",
+            )),
             Stmt::Alloc { buffer, init } => {
                 if self.place_of(*buffer) == Place::Scalar {
                     let b = &self.f.buffers[*buffer];

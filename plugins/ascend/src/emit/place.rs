@@ -206,7 +206,12 @@ fn collect(f: &Function, block: &Block, uses: &mut BTreeMap<usize, Uses>) {
                     loads(uses, *e);
                 }
             }
-            Stmt::Assume { .. } | Stmt::Barrier => {}
+            Stmt::Role { body, .. } => collect(f, body, uses),
+            Stmt::Assume { .. }
+            | Stmt::Barrier
+            | Stmt::AllocBarrier { .. }
+            | Stmt::BarrierArrive { .. }
+            | Stmt::BarrierWait { .. } => {}
         }
     }
 }
