@@ -1290,6 +1290,18 @@ fn explicit_roles_lower_where_phased_barriers_exist() {
         "{}",
         refusal(&wide)
     );
+    // A barrier inside a role synchronises the role's 128 threads on its
+    // own numbered barrier (the multiplier is the first role met: 1).
+    let synced = source.replace(
+        "                    T.barrier_arrive(consumed[s])",
+        "                    T.sync_threads()\n                    T.barrier_arrive(consumed[s])",
+    );
+    let (module, _) = compile_source(&synced, call);
+    check_example(&module, call, "sm_80", Class::Accumulation { len: 80 })
+        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("lowers");
+    let text = thread::print_module(&lower::to_thread(&module, &sm_80).expect("lowers"));
+    assert!(text.contains("bar_sync 1, 128"), "{text}");
     // The loader clears the multiplier's accumulator.
     let shared = source.replace(
         "            with T.ws(0):\n                T.clear(C_local)",

@@ -1323,16 +1323,8 @@ impl<'a> Checker<'a> {
                     }
                 }
             }
-            Stmt::Barrier => {
-                if self.role.is_some() {
-                    self.error(VerifyError::BadRole {
-                        reason:
-                            "a block-wide `barrier` inside a role (the other roles never reach it)"
-                                .into(),
-                        span,
-                    });
-                }
-            }
+            // Inside a role, a barrier synchronises the role's threads.
+            Stmt::Barrier => {}
             Stmt::Assume { cond } => {
                 self.use_expr(*cond, span);
                 self.bool_expr(*cond, "assume condition", span);

@@ -495,8 +495,15 @@ impl Lower<'_> {
         self.publish_inits(out);
         self.uniform_reads(&[index, parity], out);
         let index = super::to_i32(self.expr(index, out)?);
-        let parity = super::to_i32(self.expr(parity, out)?);
-        let parity = self.bin(BinaryOp::FloorMod, parity, lit_i32(2))?;
+        // `p % 2` already is 0 or 1.
+        let halved = matches!(
+            self.f.exprs[parity],
+            ir::Expr::Binary { op: BinaryOp::FloorMod, rhs, .. } if self.f.as_const_int(rhs) == Some(2)
+        );
+        let mut parity = super::to_i32(self.expr(parity, out)?);
+        if !halved {
+            parity = self.bin(BinaryOp::FloorMod, parity, lit_i32(2))?;
+        }
         out.push(self.stmt(StmtKind::MbarrierWait { bar, index, parity }));
         Ok(())
     }

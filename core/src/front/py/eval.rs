@@ -949,6 +949,7 @@ impl<'a> Evaluator<'a> {
             order: None,
             threads: launch.threads,
             in_role: false,
+            mbarriers: None,
         });
         stager.push_block();
         for v in block_vars.iter().chain([&thread_var]) {

@@ -40,6 +40,9 @@ pub(crate) struct KernelCx {
     pub threads: u32,
     /// Whether a `T.ws` body is being staged.
     pub in_role: bool,
+    /// The barriers of `T.create_list_of_mbarrier`, which `T.get_mbarrier`
+    /// and barrier numbers name.
+    pub mbarriers: Option<Handle<ir::Buffer>>,
 }
 
 #[derive(Debug)]

@@ -9,7 +9,9 @@
 
 use super::codes;
 use super::eval::{Evaluator, err};
-use super::value::{EResult, IndexItem, LaunchSpec, LoopSpec, LoopSpecKind, TensorType, Value};
+use super::value::{
+    Access, EResult, IndexItem, LaunchSpec, LoopSpec, LoopSpecKind, TensorType, Value,
+};
 use crate::front::Diagnostic;
 use crate::ir::{
     self, AtomicValue, BinaryOp, DType, GemmPolicy, Handle, Literal, LoopKind, Range, ReduceKind,
@@ -86,6 +88,8 @@ const FUNCTIONS: &[&str] = &[
     "get_thread_binding",
     "assume",
     "no_set_max_nreg",
+    "set_max_nreg",
+    "fence_proxy_async",
     "disable_warp_group_reg_alloc",
     "print",
     "ws",
@@ -94,6 +98,8 @@ const FUNCTIONS: &[&str] = &[
     "mbarrier_arrive",
     "barrier_wait",
     "mbarrier_wait_parity",
+    "create_list_of_mbarrier",
+    "get_mbarrier",
 ];
 
 /// Names under `T.` that exist in TileLang but that tilec does not support
@@ -104,13 +110,9 @@ const KNOWN_UNSUPPORTED: &[&str] = &[
     "Fragment",
     "alloc_global",
     "tma_copy",
-    "create_list_of_mbarrier",
-    "get_mbarrier",
     "mbarrier_expect_tx",
-    "set_max_nreg",
     "wgmma_gemm",
     "wait_wgmma",
-    "fence_proxy_async",
     "ClusterKernel",
     "Persistent",
     "annotate_safe_value",
@@ -567,18 +569,41 @@ fn barrier_element<'a>(
                 span,
             )),
         },
+        Value::Int(_) | Value::Expr(_) => numbered_barrier(ev, v, name, span),
         other => Err(Box::new(
             Diagnostic::error(
                 codes::BAD_TILELANG_ARGUMENT,
-                format!("`T.{name}` needs a barrier from `T.alloc_barrier`, got {}", other.a_type_name()),
+                format!(
+                    "`T.{name}` needs a barrier (from `T.alloc_barrier`) or a barrier number, got {}",
+                    other.a_type_name()
+                ),
                 span,
             )
-            .with_label("not a barrier")
-            .with_note(
-                "barriers named by number (`T.create_list_of_mbarrier`, `T.get_mbarrier`) are not supported; use `T.alloc_barrier`",
-            ),
+            .with_label("not a barrier"),
         )),
     }
+}
+
+/// Barrier number `v` of the kernel's `T.create_list_of_mbarrier`.
+fn numbered_barrier<'a>(
+    ev: &mut Evaluator<'a>,
+    v: &Value<'a>,
+    name: &str,
+    span: Span,
+) -> EResult<(Handle<ir::Buffer>, Handle<ir::Expr>)> {
+    let st = ev.kernel_stager(&format!("`T.{name}`"), span)?;
+    let Some(list) = st.kernel.as_ref().and_then(|k| k.mbarriers) else {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::BAD_TILELANG_ARGUMENT,
+                format!("`T.{name}` names a barrier by number, but the kernel has no `T.create_list_of_mbarrier`"),
+                span,
+            )
+            .with_label("barrier number without a barrier list"),
+        ));
+    };
+    let index = ev.index_expr_of(v, span)?;
+    Ok((list, index))
 }
 
 fn need_kernel<'a>(ev: &mut Evaluator<'a>, what: &str, span: Span) -> EResult<()> {
@@ -1544,7 +1569,13 @@ pub(crate) fn call<'a>(
             }
             Ok(Value::None)
         }
-        "annotate_layout" | "no_set_max_nreg" | "disable_warp_group_reg_alloc" => {
+        "annotate_layout"
+        | "no_set_max_nreg"
+        | "disable_warp_group_reg_alloc"
+        | "set_max_nreg"
+        | "fence_proxy_async" => {
+            // `set_max_nreg` and `fence_proxy_async` too: the compiler
+            // budgets registers per role and places proxy fences itself.
             // Scheduling hints: no effect on what the kernel computes.
             need_kernel(ev, &format!("`T.{name}`"), span)?;
             Ok(Value::None)
@@ -1585,12 +1616,34 @@ pub(crate) fn call<'a>(
             groups.dedup();
             Ok(Value::Role(groups.into()))
         }
-        "alloc_barrier" => {
-            let a = Args::new("alloc_barrier", &["arrive_count"], args, kwargs, span)?;
-            let v = a.req(0, "the arrival count of each barrier")?;
-            let counts: Vec<i64> = match v.as_int() {
-                Some(n) => vec![n],
-                None => int_list(Some(v), "`arrive_count`", span)?.unwrap_or_default(),
+        "alloc_barrier" | "create_list_of_mbarrier" => {
+            let counts: Vec<i64> = if name == "alloc_barrier" {
+                let a = Args::new("alloc_barrier", &["arrive_count"], args, kwargs, span)?;
+                let v = a.req(0, "the arrival count of each barrier")?;
+                match v.as_int() {
+                    Some(n) => vec![n],
+                    None => int_list(Some(v), "`arrive_count`", span)?.unwrap_or_default(),
+                }
+            } else {
+                // One list, or the counts as separate arguments.
+                if !kwargs.is_empty() {
+                    return Err(err(
+                        codes::BAD_ARGUMENTS,
+                        "`T.create_list_of_mbarrier` takes arrival counts only",
+                        span,
+                    ));
+                }
+                match args.as_slice() {
+                    [v] if v.as_int().is_none() => {
+                        int_list(Some(v), "the arrival counts", span)?.unwrap_or_default()
+                    }
+                    _ => int_list(
+                        Some(&Value::tuple(args.clone())),
+                        "the arrival counts",
+                        span,
+                    )?
+                    .unwrap_or_default(),
+                }
             };
             if counts.is_empty() || counts.iter().any(|&c| !(1..=1 << 20).contains(&c)) {
                 return Err(Box::new(
@@ -1602,12 +1655,27 @@ pub(crate) fn call<'a>(
                     .with_label(format!("got {counts:?}")),
                 ));
             }
-            let st = ev.kernel_stager("`T.alloc_barrier`", span)?;
+            let what = format!("`T.{name}`");
+            let st = ev.kernel_stager(&what, span)?;
             if st.kernel.as_ref().is_some_and(|k| k.in_role) {
                 return Err(Box::new(
-                    Diagnostic::error(codes::PLACEMENT, "`T.alloc_barrier` inside `T.ws`", span)
+                    Diagnostic::error(codes::PLACEMENT, format!("{what} inside `T.ws`"), span)
                         .with_label("allocated inside a role")
                         .with_note("barriers are shared by the roles: allocate them in the kernel body, outside `T.ws`"),
+                ));
+            }
+            let listed = name == "create_list_of_mbarrier";
+            if listed && st.kernel.as_ref().is_some_and(|k| k.mbarriers.is_some()) {
+                return Err(Box::new(
+                    Diagnostic::error(
+                        codes::PLACEMENT,
+                        "a second `T.create_list_of_mbarrier` in one kernel",
+                        span,
+                    )
+                    .with_label("the kernel already has its numbered barriers")
+                    .with_note(
+                        "list every barrier in one call, or use `T.alloc_barrier` for named arrays",
+                    ),
                 ));
             }
             let n = st.int(counts.len() as i64);
@@ -1620,7 +1688,23 @@ pub(crate) fn call<'a>(
                 },
                 span,
             );
+            if listed {
+                if let Some(k) = st.kernel.as_mut() {
+                    k.mbarriers = Some(b);
+                }
+                return Ok(Value::None);
+            }
             Ok(Value::Buffer(b))
+        }
+        "get_mbarrier" => {
+            let a = Args::new("get_mbarrier", &["id"], args, kwargs, span)?;
+            let id = a.req(0, "a barrier number")?.clone();
+            let (buffer, index) = numbered_barrier(ev, &id, "get_mbarrier", span)?;
+            Ok(Value::Access(Rc::new(Access {
+                buffer,
+                items: vec![IndexItem::Point(index)],
+                span,
+            })))
         }
         "barrier_arrive" | "mbarrier_arrive" => {
             let (fname, params): (&'static str, &[&str]) = if name == "barrier_arrive" {

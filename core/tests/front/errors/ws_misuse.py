@@ -18,3 +18,4 @@ def bad(A: T.Tensor((128,), "float32")):
         T.barrier_arrive(S)  # ERROR: T0309
         T.barrier_wait(bar[0:1], 0)  # ERROR: T0309
         late = T.alloc_barrier(0)  # ERROR: T0309
+
