@@ -748,6 +748,14 @@ struct Lower<'a> {
     barrier_bufs: HashMap<Handle<ir::Buffer>, SharedId>,
     /// Barrier initialisations no block barrier has published yet.
     unpublished: bool,
+    /// Copies (by statement address) a role hands over to a barrier
+    /// arrival as async copies, and those arrivals (`roles.rs`).
+    handoff_copies: HashSet<usize>,
+    handoff_arrives: HashSet<usize>,
+    /// Lowering a handed-over copy: async copies where possible.
+    copy_async: bool,
+    /// A handed-over copy could not go async: its arrival waits instead.
+    async_fallback: bool,
 }
 
 fn lit_i32(v: i64) -> Expr {
@@ -832,6 +840,10 @@ impl<'a> Lower<'a> {
             intervals: std::collections::BTreeMap::new(),
             roles: None,
             role: None,
+            handoff_copies: HashSet::new(),
+            handoff_arrives: HashSet::new(),
+            copy_async: false,
+            async_fallback: false,
             unpublished: false,
             barrier_bufs: HashMap::new(),
             hosted: HashMap::new(),
@@ -1931,7 +1943,10 @@ impl<'a> Lower<'a> {
             ir::Stmt::Role { groups, body } => self.role_stmt(groups, body, out),
             ir::Stmt::AllocBarrier { buffer, counts } => self.alloc_barrier(*buffer, counts, out),
             ir::Stmt::BarrierArrive { barrier, index } => {
-                self.barrier_arrive(*barrier, *index, out)
+                let handoff = self
+                    .handoff_arrives
+                    .contains(&(stmt as *const ir::Stmt as usize));
+                self.barrier_arrive(*barrier, *index, handoff, out)
             }
             ir::Stmt::BarrierWait {
                 barrier,
@@ -1942,7 +1957,12 @@ impl<'a> Lower<'a> {
                 let mut acc = Pending::default();
                 self.stmt_accesses(stmt, &mut acc);
                 self.sync_touch(&acc, out);
-                self.cooperative(stmt, out)
+                self.copy_async = self
+                    .handoff_copies
+                    .contains(&(stmt as *const ir::Stmt as usize));
+                let lowered = self.cooperative(stmt, out);
+                self.copy_async = false;
+                lowered
             }
         }
     }

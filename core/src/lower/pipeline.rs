@@ -182,7 +182,7 @@ pub(super) struct PipePlan {
 impl Lower<'_> {
     /// The async copy chunk sizes (bytes) of the target's per-thread
     /// global → shared copies with commit groups.
-    fn async_sizes(&self) -> Vec<u32> {
+    pub(super) fn async_sizes(&self) -> Vec<u32> {
         self.target
             .async_copies
             .iter()

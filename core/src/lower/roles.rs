@@ -30,11 +30,15 @@
 //! per thread that runs it (a role's threads, or the block's outside
 //! roles), as the reference interpreter counts. In kernels with roles,
 //! pipelined loops run serially (their schedules assume one set of
-//! threads issuing and consuming the copies), so there are no async or
-//! bulk tensor copies and no automatic producer warp; gemms whose
-//! operands are whole 2-D shared buffers still take the shared-operand
-//! atom (`wgmma`), whose reads the CUDA plugin orders after the loader's
-//! writes with a proxy fence before each arrival that may publish them.
+//! threads issuing and consuming the copies), so there are no bulk tensor
+//! copies and no automatic producer warp. A role's copies from global to
+//! shared memory that run straight into an `arrive` (a loader handing a
+//! stage over, `find_handoffs`) become async copies and the arrival a
+//! `cp_async_arrive`, so the loader does not wait for its own copies.
+//! Gemms whose operands are whole 2-D shared buffers still take the
+//! shared-operand atom (`wgmma`); there the copies stay synchronous, and
+//! the CUDA plugin orders the atom's reads after the loader's writes with
+//! a proxy fence before each arrival that may publish them.
 
 use super::{Lower, Pending, Result, StmtKind, lit_i32};
 use crate::ir::{self, BinaryOp, DType, Handle, Scope};
@@ -367,6 +371,7 @@ impl Lower<'_> {
             base,
             barrier: index as i64 + 1,
         });
+        self.find_handoffs(body);
         let mut inner = Vec::new();
         let lowered = self.uniform_block(body, &mut inner);
         self.role = None;
@@ -464,23 +469,80 @@ impl Lower<'_> {
             .ok_or_else(|| self.malformed("a barrier used before its `alloc_barrier`"))
     }
 
-    /// `T.barrier_arrive`: one arrival per running thread.
+    /// `T.barrier_arrive`: one arrival per running thread. After a
+    /// handover (`handoff`), once the thread's async copies complete.
     pub(super) fn barrier_arrive(
         &mut self,
         buffer: Handle<ir::Buffer>,
         index: Handle<ir::Expr>,
+        handoff: bool,
         out: &mut Vec<crate::thread::Stmt>,
     ) -> Result<()> {
         let bar = self.barrier_of(buffer)?;
         self.publish_inits(out);
         self.uniform_reads(&[index], out);
         let index = super::to_i32(self.expr(index, out)?);
+        let fallback = std::mem::take(&mut self.async_fallback);
+        if handoff && !fallback {
+            out.push(self.stmt(StmtKind::AsyncCopyArrive { bar, index }));
+            return Ok(());
+        }
+        if handoff {
+            // Some of the copies went async, some not: wait for the async
+            // ones, then arrive for all.
+            out.push(self.stmt(StmtKind::CommitGroup));
+            out.push(self.stmt(StmtKind::WaitGroup { pending: 0 }));
+        }
         out.push(self.stmt(StmtKind::MbarrierArrive {
             bar,
             index,
             tx: None,
         }));
         Ok(())
+    }
+
+    /// Marks, in a role's `block` and the blocks nested in it, the copies
+    /// from global to shared memory that run straight into a barrier
+    /// arrival, and those arrivals: the copies become async copies and the
+    /// arrival waits for them without stalling the thread (module
+    /// documentation). Not where the kernel takes the shared-operand atom,
+    /// whose async-proxy reads a generic-proxy write can only be ordered
+    /// after by a fence of the writer once the write has completed.
+    fn find_handoffs(&mut self, block: &ir::Block) {
+        if self.async_atom.is_some() || self.async_sizes().is_empty() {
+            return;
+        }
+        let f = self.f;
+        let scope = |b: Handle<ir::Buffer>| f.buffers[b].scope;
+        let mut run: Vec<usize> = Vec::new();
+        for stmt in &block.stmts {
+            let addr = stmt as *const ir::Stmt as usize;
+            match stmt {
+                ir::Stmt::Copy { src, dst }
+                    if scope(src.buffer) == Scope::Global
+                        && scope(dst.buffer) == Scope::Shared
+                        && f.buffers[src.buffer].dtype == f.buffers[dst.buffer].dtype =>
+                {
+                    run.push(addr);
+                }
+                ir::Stmt::BarrierArrive { .. } if !run.is_empty() => {
+                    self.handoff_copies.extend(run.drain(..));
+                    self.handoff_arrives.insert(addr);
+                }
+                ir::Stmt::For { body, .. } => {
+                    run.clear();
+                    self.find_handoffs(body);
+                }
+                ir::Stmt::If {
+                    then, otherwise, ..
+                } => {
+                    run.clear();
+                    self.find_handoffs(then);
+                    self.find_handoffs(otherwise);
+                }
+                _ => run.clear(),
+            }
+        }
     }
 
     /// `T.barrier_wait`: waits for the phase of the given parity.

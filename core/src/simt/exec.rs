@@ -1411,6 +1411,15 @@ impl<'a, 't> Machine<'a, 't> {
                     r.map_err(|k| self.fail(s, Some(t), k))?;
                 }
             }
+            StmtKind::AsyncCopyArrive { bar, index } => {
+                // One legal timing: the copies complete now, then the
+                // arrival publishes them.
+                for t in Self::active(mask) {
+                    self.complete_async(t);
+                    self.arrive(bar.index(), index, None, t)
+                        .map_err(|k| self.fail(s, Some(t), k))?;
+                }
+            }
             StmtKind::MbarrierWait { bar, index, parity } => {
                 for t in Self::active(mask) {
                     self.barrier_wait(bar.index(), index, parity, t)
@@ -1882,6 +1891,18 @@ impl<'a, 't> Machine<'a, 't> {
         }
         self.stats.async_copies += 1;
         Ok(())
+    }
+
+    /// Completes every async copy thread `t` has issued, committed or not.
+    fn complete_async(&mut self, t: usize) {
+        let Some(a) = self.asyncs.get_mut(t) else {
+            return;
+        };
+        for p in std::mem::take(&mut a.pending) {
+            for (j, v) in p.values.into_iter().enumerate() {
+                self.record_write(p.buffer, p.start + j, t as u32, v, p.stmt);
+            }
+        }
     }
 
     fn wait_group(&mut self, t: usize, allowed: u64) {

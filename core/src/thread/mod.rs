@@ -816,6 +816,11 @@ pub enum StmtKind {
         index: Expr,
         tx: Option<Expr>,
     },
+    /// One arrival on `bar[index]` once every async copy the thread issued
+    /// before has completed (`cp.async.mbarrier.arrive.noinc`): the
+    /// copies' data is published with the arrival, and the thread does not
+    /// wait for it.
+    AsyncCopyArrive { bar: SharedId, index: Expr },
     /// Waits until the phase of `bar[index]` whose parity is `parity`
     /// (0 or 1) has completed, i.e. while the barrier's current phase has
     /// that parity. Completing the wait makes the writes its phase

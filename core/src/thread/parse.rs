@@ -791,6 +791,10 @@ impl Parser {
                             tx: None,
                         }
                     }
+                    "cp_async_arrive" => {
+                        let (bar, index) = self.shared_ref()?;
+                        StmtKind::AsyncCopyArrive { bar, index }
+                    }
                     "mbarrier_arrive_expect_tx" => {
                         let (bar, index) = self.shared_ref()?;
                         self.expect_punct(",")?;

@@ -347,6 +347,10 @@ impl Printer<'_> {
                     self.expr(tx);
                 }
             }
+            StmtKind::AsyncCopyArrive { bar, index } => {
+                self.out.push_str("cp_async_arrive ");
+                self.mem_ref(MemRef::Shared(*bar), index);
+            }
             StmtKind::MbarrierWait { bar, index, parity } => {
                 self.out.push_str("mbarrier_wait ");
                 self.mem_ref(MemRef::Shared(*bar), index);

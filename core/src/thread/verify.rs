@@ -1466,6 +1466,7 @@ impl Verifier<'_> {
                     self.int_expr(tx, "a byte count")?;
                 }
             }
+            StmtKind::AsyncCopyArrive { bar, index } => self.mbarrier(*bar, index, false)?,
             StmtKind::MbarrierWait { bar, index, parity } => {
                 self.mbarrier(*bar, index, false)?;
                 self.int_expr(parity, "a phase parity")?;

@@ -91,6 +91,7 @@ pub fn for_each_own_expr(s: &Stmt, f: &mut dyn FnMut(&Expr)) {
                 f(tx);
             }
         }
+        StmtKind::AsyncCopyArrive { index, .. } => f(index),
         StmtKind::MbarrierWait { index, parity, .. } => {
             f(index);
             f(parity);

@@ -553,6 +553,11 @@ impl<'a> Emitter<'a> {
                 self.emit("cp.async.commit_group");
                 Ok(())
             }
+            StmtKind::AsyncCopyArrive { bar, index } => {
+                let addr = self.shared_operand(*bar, index)?;
+                self.emit(format!("cp.async.mbarrier.arrive.noinc.shared.b64 {addr}"));
+                Ok(())
+            }
             StmtKind::WaitGroup { pending } => {
                 self.emit(format!("cp.async.wait_group {pending}"));
                 Ok(())

@@ -354,6 +354,7 @@ impl Plan {
                     self.expr(tx, env);
                 }
             }
+            StmtKind::AsyncCopyArrive { index, .. } => self.expr(index, env),
             StmtKind::TmaLoad {
                 dst_index,
                 coords,

@@ -103,7 +103,7 @@ impl Emitter<'_> {
     }
 
     /// The `[addr]` of element `index` of shared buffer `b`.
-    fn shared_operand(&mut self, b: SharedId, index: &Expr) -> Result<String> {
+    pub(super) fn shared_operand(&mut self, b: SharedId, index: &Expr) -> Result<String> {
         Ok(self.address(MemRef::Shared(b), index)?.text())
     }
 

@@ -671,6 +671,7 @@ impl<'a> KernelEmitter<'a> {
             )),
             StmtKind::MbarrierInit { .. }
             | StmtKind::MbarrierArrive { .. }
+            | StmtKind::AsyncCopyArrive { .. }
             | StmtKind::MbarrierWait { .. }
             | StmtKind::TmaLoad { .. } => Err(self.unsupported(
                 "bulk tensor copies and phased barriers (AMDGPU has neither TMA nor mbarrier)",
