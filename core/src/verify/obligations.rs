@@ -1397,8 +1397,20 @@ impl<'f> Generator<'f> {
                 self.hypotheses.push(c);
             }
             Stmt::Role { body, .. } => self.block(body)?,
-            Stmt::BarrierArrive { index, .. } => self.stmt_loads(&[*index], span),
-            Stmt::BarrierWait { index, parity, .. } => self.stmt_loads(&[*index, *parity], span),
+            // The barrier named is one of its array's (an arrival writes
+            // the barrier object, a wait reads it).
+            Stmt::BarrierArrive { barrier, index } => {
+                self.stmt_loads(&[*index], span);
+                self.access(*barrier, &[*index], true, span, &[]);
+            }
+            Stmt::BarrierWait {
+                barrier,
+                index,
+                parity,
+            } => {
+                self.stmt_loads(&[*index, *parity], span);
+                self.access(*barrier, &[*index], false, span, &[]);
+            }
             Stmt::Reduce { .. }
             | Stmt::Cumsum { .. }
             | Stmt::Barrier
