@@ -41,7 +41,7 @@ use super::{
     Stmt, StmtKind, gcd, lit_i32, non_unit, reg_expr,
 };
 use crate::ir::{self, BinaryOp, Handle, Region};
-use crate::thread::{Guard, GuardElse, MemRef};
+use crate::thread::{Guard, GuardElse};
 
 impl Lower<'_> {
     /// The widest vector (in elements, at most 8) that one access of
@@ -216,30 +216,30 @@ impl Lower<'_> {
         if w > 1 && self.copy_async && from == to {
             let bytes = (w * from.bytes() as i64) as u32;
             if self.async_sizes().contains(&bytes) {
-                return self.cyclic(count / w, out, |s, p, body| {
+                // Tried aside: a destination that may leave its shared
+                // buffer keeps the guarded synchronous stores.
+                let mut trial = Vec::new();
+                let mut guarded = false;
+                self.cyclic(count / w, &mut trial, |s, p, body| {
                     let sd = s.vector_digits(&p, &sext, w)?;
                     let sidx = s.offset(&sstarts, &sd)?;
                     let dd = s.vector_digits(&p, &dext, w)?;
                     let didx = s.offset(&dstarts, &dd)?;
                     let (from, src_index, guard) = s.address(src.buffer, &sidx)?;
                     let (to, dst_index, dguard) = s.address(dst.buffer, &didx)?;
-                    let (MemRef::Global(src), MemRef::Shared(dst), None) = (from, to, dguard)
-                    else {
-                        return Err(s.malformed("a handed-over copy is not global to shared"));
-                    };
-                    body.push(s.stmt(StmtKind::AsyncCopy {
+                    guarded = dguard.is_some();
+                    body.push(s.async_copy_stmt(
                         bytes,
-                        dst,
-                        dst_index,
-                        src,
-                        src_index,
-                        guard: guard.map(|cond| Guard {
-                            cond,
-                            otherwise: GuardElse::Zero,
-                        }),
-                    }));
+                        (from, src_index),
+                        (to, dst_index),
+                        guard,
+                    )?);
                     Ok(())
-                });
+                })?;
+                if !guarded {
+                    out.append(&mut trial);
+                    return Ok(());
+                }
             }
         }
         if self.copy_async {

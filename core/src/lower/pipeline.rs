@@ -734,22 +734,34 @@ impl Lower<'_> {
                 (Some(w), Some(g)) => Some(s.bin(BinaryOp::And, w.clone(), g)?),
             };
             let (to, dst_index, _) = s.address(dst, &didx)?;
-            let (MemRef::Global(src), MemRef::Shared(dst)) = (from, to) else {
-                return Err(s.malformed("a pipeline producer is not global to shared"));
-            };
-            body.push(s.stmt(StmtKind::AsyncCopy {
-                bytes,
-                dst,
-                dst_index,
-                src,
-                src_index,
-                guard: guard.map(|cond| Guard {
-                    cond,
-                    otherwise: GuardElse::Zero,
-                }),
-            }));
+            body.push(s.async_copy_stmt(bytes, (from, src_index), (to, dst_index), guard)?);
             Ok(())
         })
+    }
+
+    /// `cp_async` of `bytes` from global `src` to shared `dst`, reading
+    /// zeros where `guard` is false.
+    pub(super) fn async_copy_stmt(
+        &self,
+        bytes: u32,
+        (from, src_index): (MemRef, Expr),
+        (to, dst_index): (MemRef, Expr),
+        guard: Option<Expr>,
+    ) -> Result<Stmt> {
+        let (MemRef::Global(src), MemRef::Shared(dst)) = (from, to) else {
+            return Err(self.malformed("an async copy that is not global to shared"));
+        };
+        Ok(self.stmt(StmtKind::AsyncCopy {
+            bytes,
+            dst,
+            dst_index,
+            src,
+            src_index,
+            guard: guard.map(|cond| Guard {
+                cond,
+                otherwise: GuardElse::Zero,
+            }),
+        }))
     }
 
     /// The offset of the current stage of a staged buffer, with a number it

@@ -417,22 +417,12 @@ impl Printer<'_> {
                 self.out.push_str("alloc_barrier ");
                 self.buffer_decl(*buffer);
                 self.out.push_str(" counts(");
-                for (i, c) in counts.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push_str(", ");
-                    }
-                    let _ = write!(self.out, "{c}");
-                }
+                self.u32_list(counts);
                 self.out.push(')');
             }
             Stmt::Role { groups, body } => {
                 self.out.push_str("role groups(");
-                for (i, g) in groups.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push_str(", ");
-                    }
-                    let _ = write!(self.out, "{g}");
-                }
+                self.u32_list(groups);
                 self.out.push_str(") ");
                 self.block(body);
             }
@@ -455,6 +445,16 @@ impl Printer<'_> {
                 self.out.push_str("] parity ");
                 self.expr(*parity, 0);
             }
+        }
+    }
+
+    /// `a, b, c`.
+    fn u32_list(&mut self, items: &[u32]) {
+        for (i, x) in items.iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            let _ = write!(self.out, "{x}");
         }
     }
 
