@@ -397,24 +397,13 @@ impl Compiler<'_> {
     }
 }
 
-/// Whether a statement holds a role.
-fn has_role(stmt: &Stmt) -> bool {
-    let mut found = false;
-    Block {
-        stmts: vec![stmt.clone()],
-        spans: vec![Span::UNKNOWN],
-    }
-    .walk(&mut |s, _| found |= matches!(s, Stmt::Role { .. }));
-    found
-}
-
 /// The role plan of a kernel body ([`super::roles`]): `None` without
 /// roles. Between the first and the last top-level statement holding a
 /// role, every statement outside roles must be control flow, a `let`, an
 /// `assume` or a barrier operation, which each process can run for
 /// itself.
 fn role_plan(body: &Block, threads: u32) -> Eval<Option<RolePlan>> {
-    let holds: Vec<bool> = body.stmts.iter().map(has_role).collect();
+    let holds: Vec<bool> = body.stmts.iter().map(Stmt::holds_role).collect();
     let (Some(first), Some(last)) = (
         holds.iter().position(|&h| h),
         holds.iter().rposition(|&h| h),

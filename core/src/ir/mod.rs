@@ -766,6 +766,26 @@ pub enum Stmt {
     },
 }
 
+impl Stmt {
+    /// Whether the statement is a role or holds one at any depth.
+    pub fn holds_role(&self) -> bool {
+        match self {
+            Stmt::Role { .. } => true,
+            Stmt::Kernel { body, .. } | Stmt::For { body, .. } | Stmt::Parallel { body, .. } => {
+                body.stmts.iter().any(Stmt::holds_role)
+            }
+            Stmt::If {
+                then, otherwise, ..
+            } => then
+                .stmts
+                .iter()
+                .chain(&otherwise.stmts)
+                .any(Stmt::holds_role),
+            _ => false,
+        }
+    }
+}
+
 /// A sequence of statements with the source span of each.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Block {

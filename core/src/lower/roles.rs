@@ -78,12 +78,6 @@ pub(super) struct Roles {
 
 const WARP_GROUP: i64 = 128;
 
-fn has_role(block: &ir::Block) -> bool {
-    let mut found = false;
-    block.walk(&mut |s, _| found |= matches!(s, ir::Stmt::Role { .. }));
-    found
-}
-
 fn has_barrier_ops(block: &ir::Block) -> bool {
     let mut found = false;
     block.walk(&mut |s, _| found |= matches!(s, ir::Stmt::AllocBarrier { .. }));
@@ -137,16 +131,7 @@ impl Lower<'_> {
                 )));
             }
         }
-        let holds: Vec<bool> = body
-            .stmts
-            .iter()
-            .map(|s| {
-                has_role(&ir::Block {
-                    stmts: vec![s.clone()],
-                    spans: Vec::new(),
-                })
-            })
-            .collect();
+        let holds: Vec<bool> = body.stmts.iter().map(ir::Stmt::holds_role).collect();
         let (Some(first), Some(last)) = (
             holds.iter().position(|&h| h),
             holds.iter().rposition(|&h| h),

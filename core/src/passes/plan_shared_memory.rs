@@ -320,9 +320,7 @@ impl Walk<'_> {
     /// (walked from position `start`) is live throughout it (module
     /// documentation).
     fn concurrent_roles(&mut self, start: usize, body: &Block) {
-        let mut roles = false;
-        body.walk(&mut |s, _| roles |= matches!(s, Stmt::Role { .. }));
-        if roles {
+        if body.stmts.iter().any(Stmt::holds_role) {
             let end = self.position;
             for interval in self.intervals.values_mut() {
                 if interval.0 >= start {
