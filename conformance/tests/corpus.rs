@@ -343,6 +343,12 @@ fn sanity(
             }
             close(&out, &want, 1e-4)
         }
+        "gemm_layouts" => {
+            let dims = (arg_int(call, "M"), arg_int(call, "N"), arg_int(call, "K"));
+            let product = matmul_f64(&values(&inputs[0]), &values(&inputs[1]), dims, false, true);
+            let want: Vec<f64> = product.iter().map(|p| 2.0 * p).collect();
+            close(&out, &want, 1e-4)
+        }
         "gemm_splitk" => {
             let dims = (arg_int(call, "M"), arg_int(call, "N"), arg_int(call, "K"));
             let product = matmul_f64(&values(&inputs[0]), &values(&inputs[1]), dims, false, false);

@@ -1313,3 +1313,94 @@ fn explicit_roles_lower_where_phased_barriers_exist() {
         refusal(&shared)
     );
 }
+
+/// A gemm whose operands and result buffer `T.annotate_layout` pins to
+/// swizzles (one narrower than its rows allow), with element-wise reads
+/// of the result buffer.
+const ANNOTATED: &str = r#"
+import tilelang
+import tilelang.language as T
+from tilelang.layout import make_half_bank_swizzled_layout, make_swizzled_layout
+
+
+@tilelang.jit(out_idx=[-1])
+def matmul(M=96, N=64, K=96, block=32, reduce=False):
+    @T.prim_func
+    def gemm(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float16")):
+        with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block, block), "float16")
+            B_shared = T.alloc_shared((block, block), "float16")
+            S = T.alloc_shared((block, block), "float32")
+            R = T.alloc_shared((block,), "float32")
+            C_local = T.alloc_fragment((block, block), "float32")
+            T.annotate_layout({
+                A_shared: make_half_bank_swizzled_layout(A_shared),
+                B_shared: make_swizzled_layout(B_shared),
+                S: tilelang.layout.make_quarter_bank_swizzled_layout(S),
+            })
+            T.clear(C_local)
+            for ko in T.Pipelined(T.ceildiv(K, block), num_stages=2):
+                T.copy(A[by * block, ko * block], A_shared)
+                T.copy(B[ko * block, bx * block], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, S)
+            if reduce:
+                T.reduce_max(S, R, dim=1)
+            for i, j in T.Parallel(block, block):
+                C[by * block + i, bx * block + j] = S[i, j] * 2
+    return gemm
+"#;
+
+/// `T.annotate_layout` pins are realized on every target, where no atom
+/// would choose the layout too: the buffers are aligned to their swizzle
+/// pattern, addresses go through the XOR, register atoms stay in use
+/// (matrix loads in the XOR form where the target has them, loads per
+/// lane through the layout elsewhere), and the results match the
+/// reference. A pinned buffer a reduction reads is refused by name.
+#[test]
+fn annotated_layouts_are_realized_on_every_target() {
+    let (module, warnings) = compile_source(ANNOTATED, "matmul()");
+    assert!(warnings.is_empty(), "{warnings:?}");
+    for name in TARGETS {
+        let target = target::builtin(name).expect("built-in target");
+        let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let kernel = &lowered.kernels[0];
+        for (buffer, align) in [("A_shared", 512), ("B_shared", 512), ("S", 256)] {
+            let s = kernel
+                .shared
+                .iter()
+                .find(|s| s.name == buffer)
+                .unwrap_or_else(|| panic!("{name}: no shared buffer {buffer}"));
+            assert_eq!(s.align, align, "{name}: {buffer} is not swizzled");
+        }
+        assert!(
+            thread::print_module(&lowered).contains(" ^ "),
+            "{name}: no address goes through the swizzle"
+        );
+        let stats = run_and_compare(
+            &module.functions[0],
+            &lowered,
+            &target,
+            Class::Accumulation { len: 96 },
+            name,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        if name != "apple" {
+            assert!(stats.mma > 0, "{name}: the gemm left its atoms");
+        }
+        if name == "sm_80" {
+            assert!(stats.matrix_loads > 0, "{name}: no matrix loads");
+        }
+    }
+    let (module, _) = compile_source(ANNOTATED, "matmul(reduce=True)");
+    let target = target::builtin("gfx942").expect("built-in target");
+    match lower::to_thread(&module, &target) {
+        Err(LowerError::Pin { message, .. }) => {
+            assert!(
+                message.contains("`S` is pinned to layout `swizzled(32)`"),
+                "{message}"
+            );
+        }
+        other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
+    }
+}

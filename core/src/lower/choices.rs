@@ -22,6 +22,8 @@
 //! - a buffer pinned to a shared layout is never kept in registers, and
 //!   one pinned to any layout but `swizzled` keeps the kernel off the
 //!   shared-operand atom (which swizzles all its operands);
+//! - `swizzled(W)` is realized where no atom takes the buffer too, when
+//!   its shape has `W`-byte panels (`swizzle.rs`, "Pinned layouts");
 //! - `padded(p)` gives the buffer rows `p` elements apart whatever
 //!   `pad.rs` would pick (`p` elements must be a whole number of 16-byte
 //!   units, so that vector copies stay aligned); `shared` gives dense rows;
@@ -75,15 +77,6 @@ impl Pins {
             _ => {}
         });
         pins
-    }
-
-    /// Whether some buffer is pinned to a swizzled layout (so a kernel that
-    /// takes the shared-operand atom keeps it: the register atoms' swizzle,
-    /// `swizzle.rs`, is for matrix-load targets without one).
-    pub(super) fn need_async_atom(&self) -> bool {
-        self.layouts
-            .values()
-            .any(|l| matches!(l, BufferLayout::Swizzled { .. }))
     }
 
     /// Whether `b`'s layout is pinned.

@@ -133,6 +133,11 @@ pub(super) struct AtomOperand {
     /// are then `swizzle.rs`'s, not `base + row·sr + col·sc`, and the
     /// operand is only read through matrix loads (`ldmatrix.rs`).
     pub(super) swizzled: Option<super::swizzle::Swizzled>,
+    /// A buffer given its swizzled layout by a pin alone (`swizzle.rs`,
+    /// "Pinned layouts"), with the offset of the stage being read: the
+    /// operand's addresses are those of its logical row-major shape, and
+    /// each fragment move maps its own through the layout.
+    pub(super) lane_swizzle: Option<(super::swizzle::Swizzled, Expr)>,
 }
 
 impl AtomOperand {
@@ -338,6 +343,18 @@ impl<'a> Lower<'a> {
         // is a whole 2-D buffer without padding: the computation below
         // gives its start (or its stage's) and logical row-major strides,
         // and the loads address it through the layout.
+        let lane_swizzle = match self.swizzled.get(&r.region.buffer) {
+            Some(layout) if !self.mma_swizzled.contains(&r.region.buffer) => {
+                if self.async_atom.is_some() {
+                    return Ok(None);
+                }
+                let stage = self
+                    .stage_offset(r.region.buffer)
+                    .map_or(lit_i32(0), |(o, _)| o);
+                Some((*layout, stage))
+            }
+            _ => None,
+        };
         let swizzled = match self.mma_swizzled.contains(&r.region.buffer) {
             false => None,
             true => {
@@ -387,6 +404,7 @@ impl<'a> Lower<'a> {
             sr,
             sc,
             swizzled,
+            lane_swizzle,
         }))
     }
 
@@ -572,7 +590,17 @@ impl<'a> Lower<'a> {
             while w > 1 && !fits(w) {
                 w /= 2;
             }
-            let index = self.bin(BinaryOp::Add, addr.clone(), lit_i32(tile_off + consts[s]))?;
+            let mut index = self.bin(BinaryOp::Add, addr.clone(), lit_i32(tile_off + consts[s]))?;
+            if let Some((layout, stage)) = &op.lane_swizzle {
+                // The logical row-major index, through the layout (a
+                // vector of at most 16 bytes at a multiple of its width
+                // stays in one chunk).
+                let logical = self.bin(BinaryOp::Sub, index, stage.clone())?;
+                let row = self.bin(BinaryOp::FloorDiv, logical.clone(), lit_i32(layout.cols))?;
+                let col = self.bin(BinaryOp::FloorMod, logical, lit_i32(layout.cols))?;
+                let stored = self.swizzled_index(layout, &row, &col)?;
+                index = self.bin(BinaryOp::Add, stage.clone(), stored)?;
+            }
             let reg = RegRef::Elem(frag.arr, lit_i32(arr_off + s as i64));
             let mem = MemRef::Shared(op.id);
             out.push(self.stmt(if store {
@@ -917,10 +945,11 @@ impl<'a> Lower<'a> {
         }
         let tiles_a: Vec<(i64, i64)> = (0..fm).map(|i| (i * m, 0)).collect();
         let tiles_b: Vec<(i64, i64)> = (0..fn_).map(|j| (0, j * n)).collect();
-        let lda = (whole && resident_a.is_none())
+        // Matrix loads read linear rows: not an operand swizzled by a pin.
+        let lda = (whole && resident_a.is_none() && pa.lane_swizzle.is_none())
             .then(|| self.plan_matrix_loads(ma, pa, &tiles_a, plan.group, run_a))
             .flatten();
-        let ldb = whole
+        let ldb = (whole && pb.lane_swizzle.is_none())
             .then(|| self.plan_matrix_loads(mb, pb, &tiles_b, plan.group, run_b))
             .flatten();
         // A swizzled operand is read only through matrix loads whose XOR

@@ -401,6 +401,7 @@ fn lower_kernel(
     let mut pipelining = true;
     let mut padding = true;
     let mut mma_swizzle = true;
+    let mut mma_swizzle_pins = true;
     let mut async_mma = true;
     let mut stage_cap = None;
     let mut specialize = pins.specialized() != Some(false);
@@ -423,6 +424,7 @@ fn lower_kernel(
         attempt.pipelining = pipelining;
         attempt.padding = padding;
         attempt.mma_swizzle = mma_swizzle;
+        attempt.mma_swizzle_pins = mma_swizzle_pins;
         attempt.async_allowed = async_mma;
         attempt.stage_cap = stage_cap;
         let err = match attempt.kernel(kernel_stmt, span, name.clone()) {
@@ -468,18 +470,23 @@ fn lower_kernel(
             continue;
         }
         // Swizzled buffers and the shared-operand atom are a choice for
-        // the whole kernel: without them, the register-fragment atoms.
-        if async_mma && attempt.async_atom.is_some() && !pins.need_async_atom() {
+        // the whole kernel: without them, the register-fragment atoms
+        // (buffers pinned to a swizzle keep it, `swizzle.rs`, "Pinned
+        // layouts").
+        if async_mma && attempt.async_atom.is_some() {
             async_mma = false;
             continue;
         }
         // Swizzled operands of register atoms need the matrix-load plans
-        // `ldmatrix.rs` finds for them: without them, padded rows.
-        if mma_swizzle
-            && !attempt.mma_swizzled.is_empty()
-            && attempt.mma_swizzled.iter().all(|b| free_buffer(&b))
-        {
+        // `ldmatrix.rs` finds for them: without them, padded rows for the
+        // unpinned buffers first, then per-lane loads through the layout
+        // for the pinned ones.
+        if mma_swizzle && attempt.mma_swizzled.iter().any(|b| free_buffer(&b)) {
             mma_swizzle = false;
+            continue;
+        }
+        if mma_swizzle_pins && !attempt.mma_swizzled.is_empty() {
+            mma_swizzle_pins = false;
             continue;
         }
         // Padding and stages take shared memory: without them the kernel
@@ -701,6 +708,9 @@ struct Lower<'a> {
     /// Whether the operands of register atoms may be swizzled (off in a
     /// retry after an attempt with them failed).
     mma_swizzle: bool,
+    /// The same for operands pinned to their swizzle (off in a later
+    /// retry: they are then read per lane through the layout).
+    mma_swizzle_pins: bool,
     /// Those of the swizzled buffers that are operands of register atoms
     /// fed by matrix loads (`swizzle.rs`, "Operands of register atoms").
     mma_swizzled: HashSet<Handle<ir::Buffer>>,
@@ -827,6 +837,7 @@ impl<'a> Lower<'a> {
             pitch: HashMap::new(),
             padding: true,
             mma_swizzle: true,
+            mma_swizzle_pins: true,
             mma_swizzled: HashSet::new(),
             pipelining: true,
             stage_cap: None,
@@ -1130,9 +1141,8 @@ impl<'a> Lower<'a> {
         self.find_async_mma(body);
         self.find_resident(body);
         self.find_spread(body);
-        if self.mma_swizzle {
-            self.find_mma_swizzle(body);
-        }
+        self.find_mma_swizzle(body);
+        self.pin_swizzles(body);
         if self.padding {
             self.find_padding(body);
         }

@@ -163,6 +163,7 @@ impl<'a> Lower<'a> {
             sr: nn,
             sc: 1,
             swizzled: None,
+            lane_swizzle: None,
         }
     }
 
@@ -301,6 +302,7 @@ impl<'a> Lower<'a> {
             sr,
             sc,
             swizzled: None,
+            lane_swizzle: None,
         };
         let row_lane = self.lane_address(&map, &unit(1, 0), &lane, plan.group)?;
         let col_lane = self.lane_address(&map, &unit(0, 1), &lane, plan.group)?;
@@ -609,6 +611,7 @@ impl<'a> Lower<'a> {
             return Ok(false);
         };
         if self.target.matrix_stores.is_empty()
+            || self.swizzled.contains_key(&dst)
             || buffer.scope != ir::Scope::Shared
             || shape.len() != 2
             || ext != shape.as_slice()
@@ -630,6 +633,7 @@ impl<'a> Lower<'a> {
             sr,
             sc: 1,
             swizzled: None,
+            lane_swizzle: None,
         };
         // What the warp's and the group's place add to every address.
         let mut steps: Vec<i64> = map.lane[k..]

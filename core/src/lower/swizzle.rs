@@ -60,6 +60,20 @@
 //! take an XOR form (`ldmatrix.rs`, "Swizzled operands"); a gemm whose
 //! fragments cannot be loaded that way, or that gets no atoms, makes the
 //! attempt fail, and the kernel is lowered again with padded rows.
+//!
+//! # Pinned layouts
+//! A buffer pinned to `swizzled(W)` (`choices.rs`; the front end pins the
+//! buffers of `T.annotate_layout` so) that neither decision above took
+//! still gets the layout, with `W`-byte panels, where its shape has one
+//! ([`Lower::pin_swizzles`]): a buffer of constant 2-D shape in shared
+//! memory that no `reduce` or `cumsum` touches. Every access then goes
+//! through [`Lower::swizzled_index`] (`mod.rs`, `address`); a vector of
+//! at most 16 bytes starting at a multiple of its width stays inside one
+//! chunk, so copies vectorize as before. Register atoms read such an
+//! operand element by element rather than through row-major matrix
+//! loads (`gemm.rs`, `atom_operand`), and results are not staged into it
+//! with matrix stores (`resident.rs`). Unpinned buffers are never given a
+//! layout this way: it costs an XOR in every address.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -82,10 +96,21 @@ pub(super) struct Swizzled {
 }
 
 impl Swizzled {
+    /// The layout of an `rows × cols` buffer of `elem`-byte elements with
+    /// the widest panels its rows allow.
     fn new(rows: i64, cols: i64, elem: i64) -> Option<Swizzled> {
+        Swizzled::with_width(rows, cols, elem, cols.checked_mul(elem)?.min(128))
+    }
+
+    /// The layout with panels `width` bytes wide, when the shape has it:
+    /// whole panels, a whole number of swizzle patterns down the rows.
+    pub(super) fn with_width(rows: i64, cols: i64, elem: i64, width: i64) -> Option<Swizzled> {
         let bytes = cols.checked_mul(elem)?;
-        let width = bytes.min(128);
-        let ok = matches!(width, 32 | 64 | 128) && bytes % width == 0 && rows % 8 == 0 && rows > 0;
+        let ok = matches!(width, 32 | 64 | 128)
+            && matches!(elem, 1 | 2 | 4 | 8)
+            && bytes % width == 0
+            && rows % 8 == 0
+            && rows > 0;
         ok.then_some(Swizzled {
             rows,
             cols,
@@ -230,7 +255,10 @@ impl<'a> Lower<'a> {
     /// copies touch, that no fragment is staged into, and whose shape has
     /// a layout.
     pub(super) fn find_mma_swizzle(&mut self, body: &ir::Block) {
-        if self.async_atom.is_some() || self.target.matrix_loads.is_empty() {
+        if self.async_atom.is_some()
+            || self.target.matrix_loads.is_empty()
+            || !(self.mma_swizzle || self.mma_swizzle_pins)
+        {
             return;
         }
         let mut gemms = Vec::new();
@@ -260,15 +288,59 @@ impl<'a> Lower<'a> {
                 let Some(layout) = Swizzled::new(shape[0], shape[1], b.dtype.bytes() as i64) else {
                     continue;
                 };
-                // A buffer pinned to another layout keeps it.
+                // A buffer pinned to another layout keeps it; the knobs
+                // say whether pinned and unpinned buffers may be taken.
                 match self.pins.layouts.get(&buf) {
-                    None => {}
+                    None if self.mma_swizzle => {}
                     Some(ir::BufferLayout::Swizzled { row_bytes })
-                        if i64::try_from(*row_bytes).is_ok_and(|w| w == layout.width) => {}
-                    Some(_) => continue,
+                        if self.mma_swizzle_pins
+                            && i64::try_from(*row_bytes).is_ok_and(|w| w == layout.width) => {}
+                    _ => continue,
                 }
                 self.swizzled.insert(buf, layout);
                 self.mma_swizzled.insert(buf);
+            }
+        }
+    }
+
+    /// Gives every buffer pinned to `swizzled(W)` that no atom took the
+    /// layout with `W`-byte panels (module documentation, "Pinned
+    /// layouts"), when its shape has one and no reduction or scan reads or
+    /// writes it (those address shared memory row-major).
+    pub(super) fn pin_swizzles(&mut self, body: &ir::Block) {
+        let mut scanned = BTreeSet::new();
+        body.walk(&mut |stmt, _| {
+            if let ir::Stmt::Reduce { src, dst, .. } | ir::Stmt::Cumsum { src, dst, .. } = stmt {
+                scanned.insert(*src);
+                scanned.insert(*dst);
+            }
+        });
+        let mut pins: Vec<_> = self.pins.layouts.iter().collect();
+        pins.sort_by_key(|(b, _)| **b);
+        for (&b, pin) in pins {
+            let ir::BufferLayout::Swizzled { row_bytes } = pin else {
+                continue;
+            };
+            if self.swizzled.contains_key(&b)
+                || self.resident.contains_key(&b)
+                || self.spread.contains_key(&b)
+                || scanned.contains(&b)
+            {
+                continue;
+            }
+            let Some([rows, cols]) = self
+                .f
+                .const_shape(b)
+                .and_then(|s| <[i64; 2]>::try_from(s).ok())
+            else {
+                continue;
+            };
+            let elem = self.f.buffers[b].dtype.bytes() as i64;
+            let Ok(width) = i64::try_from(*row_bytes) else {
+                continue;
+            };
+            if let Some(layout) = Swizzled::with_width(rows, cols, elem, width) {
+                self.swizzled.insert(b, layout);
             }
         }
     }

@@ -5,7 +5,9 @@
 
 use super::codes;
 use super::eval::{Evaluator, err, seq_index};
-use super::value::{AutotuneValue, EResult, JitValue, Value, py_cmp, py_eq};
+use super::value::{
+    AutotuneValue, EResult, JitValue, LayoutKind, LayoutSpec, Value, py_cmp, py_eq,
+};
 use crate::front::Diagnostic;
 use crate::ir::{DType, GemmPolicy, Span};
 use std::cell::RefCell;
@@ -64,6 +66,69 @@ pub(crate) fn builtin_name<'a>(name: &str) -> Option<Value<'a>> {
             .find(|n| **n == name)
             .map(|n| Value::Builtin(n)),
     }
+}
+
+/// The constructors of `tilelang.layout` (and `tilelang.intrinsics`) whose
+/// shared-memory layouts `T.annotate_layout` pins, by attribute name.
+const LAYOUT_CONSTRUCTORS: &[(&str, &str)] = &[
+    (
+        "make_swizzled_layout",
+        "tilelang.layout.make_swizzled_layout",
+    ),
+    (
+        "make_wgmma_swizzled_layout",
+        "tilelang.layout.make_wgmma_swizzled_layout",
+    ),
+    (
+        "make_mma_swizzle_layout",
+        "tilelang.layout.make_mma_swizzle_layout",
+    ),
+    (
+        "make_full_bank_swizzled_layout",
+        "tilelang.layout.make_full_bank_swizzled_layout",
+    ),
+    (
+        "make_half_bank_swizzled_layout",
+        "tilelang.layout.make_half_bank_swizzled_layout",
+    ),
+    (
+        "make_quarter_bank_swizzled_layout",
+        "tilelang.layout.make_quarter_bank_swizzled_layout",
+    ),
+    ("make_linear_layout", "tilelang.layout.make_linear_layout"),
+];
+
+/// A call of one of [`LAYOUT_CONSTRUCTORS`]: the layout it asks for of
+/// the buffer it is given.
+fn layout_constructor<'a>(
+    name: &str,
+    args: &[Value<'a>],
+    kwargs: &[(String, Value<'a>)],
+    span: Span,
+) -> EResult<Value<'a>> {
+    let kw = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v);
+    let short = name.rsplit('.').next().unwrap_or(name);
+    let Some(Value::Buffer(buffer)) = args.first().or_else(|| kw("buffer")) else {
+        return Err(bad_args(short, span, "a buffer"));
+    };
+    // `make_mma_swizzle_layout(buf, is_smooth=True)` is the linear layout.
+    let smooth = args
+        .get(1)
+        .or_else(|| kw("is_smooth"))
+        .is_some_and(|v| v.truthy() == Some(true));
+    let kind = match short {
+        "make_full_bank_swizzled_layout" => LayoutKind::Swizzled { width: Some(128) },
+        "make_half_bank_swizzled_layout" => LayoutKind::Swizzled { width: Some(64) },
+        "make_quarter_bank_swizzled_layout" => LayoutKind::Swizzled { width: Some(32) },
+        "make_linear_layout" => LayoutKind::Linear,
+        "make_mma_swizzle_layout" if smooth => LayoutKind::Linear,
+        _ => LayoutKind::Swizzled { width: None },
+    };
+    Ok(Value::Layout(Rc::new(LayoutSpec {
+        buffer: *buffer,
+        kind,
+        span,
+    })))
 }
 
 fn bad_args(name: &str, span: Span, expected: &str) -> Box<Diagnostic> {
@@ -765,6 +830,7 @@ pub(crate) fn call<'a>(
         }
         "tilelang.disable_cache" | "tilelang.set_log_level" => Ok(Value::None),
         "tilelang.layout.hint" => Ok(Value::Opaque(Rc::from("a layout for `T.annotate_layout`"))),
+        n if n.starts_with("tilelang.layout.make_") => layout_constructor(n, &args, &kwargs, span),
         _ => Err(Box::new(
             Diagnostic::error(
                 codes::UNSUPPORTED_TILELANG,
@@ -825,13 +891,16 @@ pub(crate) fn get_attr<'a>(
             "set_log_level" => Value::Builtin("tilelang.set_log_level"),
             other => Value::Opaque(Rc::from(format!("tilelang.{other}"))),
         }),
-        // Layout constructors only feed `T.annotate_layout`, a scheduling
-        // hint tilec accepts without effect; they make inert values.
+        // Layout constructors feed `T.annotate_layout`: those of shared
+        // layouts tilec realizes make layouts it pins, the rest inert
+        // values (hints without effect).
         Value::Module("tilelang.layout") => {
-            Ok(if name.starts_with("make_") && name.contains("layout") {
-                Value::Builtin("tilelang.layout.hint")
-            } else {
-                Value::Opaque(Rc::from(format!("tilelang.layout.{name}")))
+            Ok(match LAYOUT_CONSTRUCTORS.iter().find(|(n, _)| *n == name) {
+                Some((_, builtin)) => Value::Builtin(builtin),
+                None if name.starts_with("make_") && name.contains("layout") => {
+                    Value::Builtin("tilelang.layout.hint")
+                }
+                None => Value::Opaque(Rc::from(format!("tilelang.layout.{name}"))),
             })
         }
         Value::Module("tilelang.autotuner") => Ok(match name {

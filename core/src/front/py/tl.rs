@@ -10,7 +10,8 @@
 use super::codes;
 use super::eval::{Evaluator, err};
 use super::value::{
-    Access, EResult, IndexItem, LaunchSpec, LoopSpec, LoopSpecKind, TensorType, Value,
+    Access, EResult, IndexItem, LaunchSpec, LayoutKind, LayoutSpec, LoopSpec, LoopSpecKind,
+    TensorType, Value,
 };
 use crate::front::Diagnostic;
 use crate::ir::{
@@ -604,6 +605,93 @@ fn numbered_barrier<'a>(
     };
     let index = ev.index_expr_of(v, span)?;
     Ok((list, index))
+}
+
+/// Pins `buffer` to the shared-memory layout `spec` asks for
+/// (`T.annotate_layout`, docs/tilelang-support.md): the lowering then
+/// realizes it or refuses the kernel. A swizzle without a width where the
+/// buffer's shape has none is left to the lowering, as TileLang falls
+/// back to another layout there.
+fn pin_layout(
+    ev: &mut Evaluator<'_>,
+    buffer: Handle<ir::Buffer>,
+    spec: &LayoutSpec,
+    span: Span,
+) -> EResult<()> {
+    let st = ev.stager("`T.annotate_layout`", span)?;
+    let b = &st.func.buffers[buffer];
+    let name = b.name.clone();
+    if b.scope != Scope::Shared {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::BAD_TILELANG_ARGUMENT,
+                format!(
+                    "`{name}` is a {} buffer; this layout is for shared memory",
+                    b.scope.name()
+                ),
+                spec.span,
+            )
+            .with_label("a shared-memory layout"),
+        ));
+    }
+    if spec.buffer != buffer && st.const_shape_of(spec.buffer) != st.const_shape_of(buffer) {
+        let made_for = st.func.buffers[spec.buffer].name.clone();
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::BAD_TILELANG_ARGUMENT,
+                format!("a layout made for `{made_for}` annotates `{name}`, whose shape differs"),
+                spec.span,
+            )
+            .with_label(format!("made for `{made_for}`")),
+        ));
+    }
+    let b = &st.func.buffers[buffer];
+    let elem = b.dtype.bytes();
+    let layout = match spec.kind {
+        LayoutKind::Linear => ir::BufferLayout::Shared,
+        LayoutKind::Swizzled { width } => {
+            let shape = st.const_shape_of(buffer).filter(|s| s.len() == 2);
+            let fits = |w: u64| {
+                shape.as_ref().is_some_and(|s| {
+                    let (rows, cols) = (s[0] as u64, s[1] as u64);
+                    [1, 2, 4, 8].contains(&elem)
+                        && rows > 0
+                        && rows % 8 == 0
+                        && (cols * elem) % w == 0
+                })
+            };
+            match width {
+                Some(w) if fits(w) => ir::BufferLayout::Swizzled { row_bytes: w },
+                Some(w) => {
+                    let shape = match &shape {
+                        Some(s) => format!("{} × {} {}", s[0], s[1], b.dtype),
+                        None => "not a constant 2-D shape".to_string(),
+                    };
+                    return Err(Box::new(
+                        Diagnostic::error(
+                            codes::BAD_TILELANG_ARGUMENT,
+                            format!(
+                                "`{name}` ({shape}) has no {w}-byte swizzle: it needs a \
+                                 constant 2-D shape with a multiple of 8 rows and rows of a \
+                                 multiple of {w} bytes"
+                            ),
+                            spec.span,
+                        )
+                        .with_label("this layout"),
+                    ));
+                }
+                None => {
+                    let natural = shape.as_ref().map_or(0, |s| (s[1] as u64 * elem).min(128));
+                    if !matches!(natural, 32 | 64 | 128) || !fits(natural) {
+                        return Ok(());
+                    }
+                    ir::BufferLayout::Swizzled { row_bytes: natural }
+                }
+            }
+        }
+    };
+    st.func.buffers[buffer].layout = Some(layout);
+    Ok(())
 }
 
 fn need_kernel<'a>(ev: &mut Evaluator<'a>, what: &str, span: Span) -> EResult<()> {
@@ -1569,8 +1657,39 @@ pub(crate) fn call<'a>(
             }
             Ok(Value::None)
         }
-        "annotate_layout"
-        | "no_set_max_nreg"
+        "annotate_layout" => {
+            need_kernel(ev, "`T.annotate_layout`", span)?;
+            let map = match (args.as_slice(), kwargs.as_slice()) {
+                ([Value::Dict(map)], []) => map.borrow().clone(),
+                ([], [(_, Value::Dict(map))]) => map.borrow().clone(),
+                _ => {
+                    return Err(err(
+                        codes::BAD_ARGUMENTS,
+                        "`T.annotate_layout` takes a dict from buffers to layouts",
+                        span,
+                    ));
+                }
+            };
+            for (key, layout) in &map {
+                let Value::Buffer(buffer) = key else {
+                    return Err(err(
+                        codes::BAD_TILELANG_ARGUMENT,
+                        format!(
+                            "the keys of `T.annotate_layout` are buffers, not {}",
+                            key.a_type_name()
+                        ),
+                        span,
+                    ));
+                };
+                // Layouts tilec does not realize (fragment layouts, other
+                // constructors) stay hints.
+                if let Value::Layout(spec) = layout {
+                    pin_layout(ev, *buffer, spec, span)?;
+                }
+            }
+            Ok(Value::None)
+        }
+        "no_set_max_nreg"
         | "disable_warp_group_reg_alloc"
         | "set_max_nreg"
         | "fence_proxy_async" => {

@@ -128,6 +128,27 @@ pub(crate) struct LaunchSpec {
     pub threads: u32,
 }
 
+/// A shared-memory layout made by a `tilelang.layout` constructor, for
+/// `T.annotate_layout`.
+#[derive(Debug, Clone)]
+pub(crate) struct LayoutSpec {
+    /// The buffer the constructor was given.
+    pub buffer: Handle<ir::Buffer>,
+    pub kind: LayoutKind,
+    /// The constructor call.
+    pub span: Span,
+}
+
+/// What a layout constructor asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LayoutKind {
+    /// XOR-swizzled rows `width` bytes wide, or as wide as the rows allow
+    /// (at most 128 bytes) when `None`.
+    Swizzled { width: Option<u64> },
+    /// Dense row-major rows.
+    Linear,
+}
+
 /// The iterable of a staged loop (`T.Pipelined`, `T.Parallel`, `range`...).
 #[derive(Debug, Clone)]
 pub(crate) struct LoopSpec {
@@ -189,6 +210,8 @@ pub(crate) enum Value<'a> {
     Launch(Rc<LaunchSpec>),
     /// `T.ws(...)`: the warp groups (sorted, distinct) a `with` body runs on.
     Role(Rc<[u32]>),
+    /// A layout from `tilelang.layout` for `T.annotate_layout`.
+    Layout(Rc<LayoutSpec>),
     Loop(Rc<LoopSpec>),
     TensorType(Rc<TensorType<'a>>),
     /// A symbolic size made by `T.dynamic` / `T.symbolic` / an unbound
@@ -242,6 +265,7 @@ impl<'a> Value<'a> {
             Value::Macro(_) => "macro",
             Value::Launch(_) => "T.Kernel",
             Value::Role(_) => "T.ws",
+            Value::Layout(_) => "layout",
             Value::Loop(_) => "loop range",
             Value::TensorType(_) => "T.Tensor type",
             Value::Symbol(..) => "symbolic size",

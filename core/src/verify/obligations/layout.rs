@@ -1,10 +1,10 @@
 //! Obligations about layouts: which holder writes which element.
 //!
 //! Tile IR's layout annotations (`layout ...` on a buffer, written by
-//! `infer-layouts`) say where the lowering keeps a buffer, not which
-//! thread computes which element, and the front end accepts
-//! `T.annotate_layout` only as a hint and drops it (it refuses `T.Layout`
-//! and `T.Fragment`); so the layouts stated here are the two a kernel's
+//! `infer-layouts`, or by the front end for the shared layouts of
+//! `T.annotate_layout`) say where the lowering keeps a buffer, not which
+//! thread computes which element (the front end refuses `T.Layout` and
+//! `T.Fragment`); so the layouts stated here are the two a kernel's
 //! writes go through whatever the lowering chooses:
 //!
 //! - **The grid.** Every block runs the kernel body; a write to a global
