@@ -1324,7 +1324,7 @@ from tilelang.layout import make_half_bank_swizzled_layout, make_swizzled_layout
 
 
 @tilelang.jit(out_idx=[-1])
-def matmul(M=96, N=64, K=96, block=32, reduce=False):
+def matmul(M=96, N=64, K=96, block=32, reduce=False, scan=False):
     @T.prim_func
     def gemm(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float16")):
         with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block), threads=128) as (bx, by):
@@ -1346,8 +1346,13 @@ def matmul(M=96, N=64, K=96, block=32, reduce=False):
             T.copy(C_local, S)
             if reduce:
                 T.reduce_max(S, R, dim=1)
-            for i, j in T.Parallel(block, block):
-                C[by * block + i, bx * block + j] = S[i, j] * 2
+                for i, j in T.Parallel(block, block):
+                    C[by * block + i, bx * block + j] = S[i, j] - R[i]
+            if scan:
+                T.cumsum(S, dim=1)
+            if not reduce:
+                for i, j in T.Parallel(block, block):
+                    C[by * block + i, bx * block + j] = S[i, j] * 2
     return gemm
 "#;
 
@@ -1356,12 +1361,16 @@ def matmul(M=96, N=64, K=96, block=32, reduce=False):
 /// pattern, addresses go through the XOR, register atoms stay in use
 /// (matrix loads in the XOR form where the target has them, loads per
 /// lane through the layout elsewhere), and the results match the
-/// reference. A pinned buffer a reduction reads is refused by name.
+/// reference; also when a reduction reads the pinned buffer. A pinned
+/// buffer a scan reads and writes is refused by name.
 #[test]
 fn annotated_layouts_are_realized_on_every_target() {
-    let (module, warnings) = compile_source(ANNOTATED, "matmul()");
-    assert!(warnings.is_empty(), "{warnings:?}");
-    for name in TARGETS {
+    for (call, name) in TARGETS.iter().map(|t| ("matmul()", *t)).chain([
+        ("matmul(reduce=True)", "gfx942"),
+        ("matmul(reduce=True)", "sm_80"),
+    ]) {
+        let (module, warnings) = compile_source(ANNOTATED, call);
+        assert!(warnings.is_empty(), "{warnings:?}");
         let target = target::builtin(name).expect("built-in target");
         let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{name}: {e}"));
         let kernel = &lowered.kernels[0];
@@ -1382,7 +1391,7 @@ fn annotated_layouts_are_realized_on_every_target() {
             &lowered,
             &target,
             Class::Accumulation { len: 96 },
-            name,
+            &format!("{call} on {name}"),
         )
         .unwrap_or_else(|e| panic!("{e}"));
         if name != "apple" {
@@ -1392,7 +1401,7 @@ fn annotated_layouts_are_realized_on_every_target() {
             assert!(stats.matrix_loads > 0, "{name}: no matrix loads");
         }
     }
-    let (module, _) = compile_source(ANNOTATED, "matmul(reduce=True)");
+    let (module, _) = compile_source(ANNOTATED, "matmul(scan=True)");
     let target = target::builtin("gfx942").expect("built-in target");
     match lower::to_thread(&module, &target) {
         Err(LowerError::Pin { message, .. }) => {

@@ -75,6 +75,9 @@ struct Lines {
     dst: SharedId,
     /// The destination's Tile IR buffer index, for the barrier analysis.
     dst_buf: usize,
+    /// The source's swizzled layout, when a pin gave it one (`swizzle.rs`,
+    /// "Pinned layouts"): its lines are then read through the layout.
+    src_swizzle: Option<super::swizzle::Swizzled>,
 }
 
 impl Lines {
@@ -191,6 +194,7 @@ impl Lower<'_> {
             src: self.shared_of(src)?,
             dst: self.shared_of(dst)?,
             dst_buf: self.canon(dst).index(),
+            src_swizzle: self.swizzled.get(&src).copied(),
         };
         match self.group_size(&lines) {
             Some((g, w)) => self.reduce_cooperative(fold, lines, clear, g, w, out),
@@ -220,6 +224,7 @@ impl Lower<'_> {
             src: SharedId(0),
             dst: SharedId(0),
             dst_buf: 0,
+            src_swizzle: None,
         };
         self.group_size(&lines).is_some_and(|(g, w)| g > w)
     }
@@ -283,7 +288,13 @@ impl Lower<'_> {
         let re = reg_expr(r, DType::I32);
         let mut rb = Vec::new();
         let off = self.bin(BinaryOp::Mul, re.clone(), lit_i32(lines.inner))?;
-        let index = self.bin(BinaryOp::Add, base, off)?;
+        let mut index = self.bin(BinaryOp::Add, base, off)?;
+        if let Some(layout) = &lines.src_swizzle {
+            // A 2-D source: the row-major index through the layout.
+            let row = self.bin(BinaryOp::FloorDiv, index.clone(), lit_i32(layout.cols))?;
+            let col = self.bin(BinaryOp::FloorMod, index, lit_i32(layout.cols))?;
+            index = self.swizzled_index(layout, &row, &col)?;
+        }
         let x = self.temp("v", fold.src);
         rb.push(self.stmt(StmtKind::Load {
             width: 1,
