@@ -80,7 +80,7 @@ mod tuple;
 
 pub use affine::{EXHAUSTIVE_LIMIT, Layout};
 pub use fragment::{FragmentLayout, RepeatAlong};
-pub use swizzle::{Swizzle, SwizzleMode, SwizzledLayout};
+pub use swizzle::{Swizzle, SwizzleMode, SwizzledLayout, panel_offset};
 pub use tuple::IntTuple;
 
 /// Why a layout operation could not be carried out.

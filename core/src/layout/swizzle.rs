@@ -226,3 +226,23 @@ impl fmt::Display for SwizzledLayout {
         write!(f, "{} o {}", self.swizzle, self.layout)
     }
 }
+
+/// The element offset of `(row, col)` in the *panel layout* of a `rows ×
+/// cols` buffer of `elem`-byte elements with `width`-byte panels (32, 64
+/// or 128): panel `p` holds columns `p·P ..` (`P = width / elem`) as `rows`
+/// rows of `width` bytes, panels one after another, and inside a panel the
+/// 16-byte chunk `j` of row `r` is stored at chunk `j XOR ((r / (128 /
+/// width)) mod (width / 16))`. On byte addresses starting at a multiple of
+/// `8 · width` this is the 32/64/128-byte [`SwizzleMode`] of each panel;
+/// the lowering stores swizzled shared buffers so. `None` when `elem` is
+/// not 1, 2, 4 or 8 bytes or `width` not 32, 64 or 128.
+pub fn panel_offset(rows: u64, elem: u64, width: u64, row: u64, col: u64) -> Option<u64> {
+    if !matches!(elem, 1 | 2 | 4 | 8) || !matches!(width, 32 | 64 | 128) {
+        return None;
+    }
+    let pc = width / elem;
+    let t = 16 / elem;
+    let chunk = (col % pc) / t;
+    let key = (row / (128 / width)) % (width / 16);
+    Some((col / pc) * rows * pc + row * pc + (chunk ^ key) * t + col % t)
+}

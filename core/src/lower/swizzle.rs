@@ -147,11 +147,10 @@ impl Swizzled {
     /// The stored element index of (row, col) (module documentation).
     #[cfg(test)]
     pub(super) fn index(&self, row: i64, col: i64) -> i64 {
-        let pc = self.panel_cols();
-        let t = 16 / self.elem;
-        let chunk = (col % pc) / t;
-        let key = (row / (128 / self.width)) % (self.width / 16);
-        (col / pc) * self.rows * pc + row * pc + (chunk ^ key) * t + col % t
+        let u = |x: i64| x as u64;
+        let at =
+            crate::layout::panel_offset(u(self.rows), u(self.elem), u(self.width), u(row), u(col));
+        at.expect("a valid layout") as i64
     }
 }
 

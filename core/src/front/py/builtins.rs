@@ -125,7 +125,7 @@ fn layout_constructor<'a>(
         _ => LayoutKind::Swizzled { width: None },
     };
     Ok(Value::Layout(Rc::new(LayoutSpec {
-        buffer: *buffer,
+        buffer: Some(*buffer),
         kind,
         span,
     })))

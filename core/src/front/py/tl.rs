@@ -23,6 +23,8 @@ use std::rc::Rc;
 /// Every function name under `T.` that tilec knows.
 const FUNCTIONS: &[&str] = &[
     "prim_func",
+    "Layout",
+    "Fragment",
     "macro",
     "Tensor",
     "Buffer",
@@ -107,8 +109,6 @@ const FUNCTIONS: &[&str] = &[
 /// yet; they resolve so that the error can name them at the call.
 const KNOWN_UNSUPPORTED: &[&str] = &[
     "reinterpret",
-    "Layout",
-    "Fragment",
     "alloc_global",
     "tma_copy",
     "mbarrier_expect_tx",
@@ -607,6 +607,135 @@ fn numbered_barrier<'a>(
     Ok((list, index))
 }
 
+/// Most elements a `T.Layout` may have: its function is evaluated for
+/// every one.
+const LAYOUT_MAP_LIMIT: i64 = 1 << 16;
+
+/// `T.Layout(shape, forward_fn)`: the function evaluated at every index of
+/// the constant `shape`, each result (an integer or a list of them) made
+/// an offset row-major over the extents of the results.
+fn layout_map<'a>(
+    ev: &mut Evaluator<'a>,
+    args: Vec<Value<'a>>,
+    kwargs: &[(String, Value<'a>)],
+    span: Span,
+) -> EResult<Value<'a>> {
+    let kw = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    let (Some(shape), Some(f)) = (
+        args.first().cloned().or_else(|| kw("shape")),
+        args.get(1).cloned().or_else(|| kw("forward_fn")),
+    ) else {
+        return Err(err(
+            codes::BAD_ARGUMENTS,
+            "`T.Layout` takes a shape and a function of the indices",
+            span,
+        ));
+    };
+    let items = shape.as_sequence().unwrap_or_else(|| vec![shape.clone()]);
+    let dims: Vec<i64> = items
+        .iter()
+        .map(|v| v.as_int().filter(|&n| n >= 1))
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            err(
+                codes::NOT_CONSTANT,
+                "the shape of `T.Layout` must be positive compile-time integers",
+                span,
+            )
+        })?;
+    let total = dims
+        .iter()
+        .try_fold(1i64, |a, &d| a.checked_mul(d))
+        .filter(|&t| t <= LAYOUT_MAP_LIMIT)
+        .ok_or_else(|| {
+            err(
+                codes::UNSUPPORTED_TILELANG,
+                format!("a `T.Layout` of more than {LAYOUT_MAP_LIMIT} elements"),
+                span,
+            )
+        })?;
+    let mut results: Vec<Vec<i64>> = Vec::with_capacity(total as usize);
+    for linear in 0..total {
+        let out = ev.call(f.clone(), index_values(linear, &dims), Vec::new(), span)?;
+        let items = out.as_sequence().unwrap_or_else(|| vec![out.clone()]);
+        let coords: Option<Vec<i64>> = items
+            .iter()
+            .map(|v| v.as_int().filter(|&x| x >= 0))
+            .collect();
+        match coords {
+            Some(c) if results.first().is_none_or(|r| r.len() == c.len()) && !c.is_empty() => {
+                results.push(c);
+            }
+            _ => {
+                return Err(err(
+                    codes::BAD_TILELANG_ARGUMENT,
+                    format!(
+                        "the function of `T.Layout` must map every index to non-negative \
+                         integers, as many each time; it gave {} for index {}",
+                        out.repr(),
+                        Value::tuple(index_values(linear, &dims)).repr()
+                    ),
+                    span,
+                ));
+            }
+        }
+    }
+    let rank = results.first().map_or(0, Vec::len);
+    let extents: Vec<u64> = (0..rank)
+        .map(|d| results.iter().map(|r| r[d] as u64).max().unwrap_or(0) + 1)
+        .collect();
+    let offsets: Rc<[u64]> = results
+        .iter()
+        .map(|r| {
+            r.iter()
+                .zip(&extents)
+                .fold(0u64, |acc, (&x, &e)| acc * e + x as u64)
+        })
+        .collect();
+    Ok(Value::Layout(Rc::new(LayoutSpec {
+        buffer: None,
+        kind: LayoutKind::Map {
+            shape: dims,
+            offsets,
+        },
+        span,
+    })))
+}
+
+/// The index of element `linear` (row-major) of `dims`, as Python ints.
+fn index_values<'a>(linear: i64, dims: &[i64]) -> Vec<Value<'a>> {
+    let mut rest = linear;
+    let mut index = vec![Value::Int(0); dims.len()];
+    for (d, &n) in dims.iter().enumerate().rev() {
+        index[d] = Value::Int(rest % n);
+        rest /= n;
+    }
+    index
+}
+
+/// The layout tilec realizes that `offsets` (of a `T.Layout` over a
+/// `rows × cols` buffer of `elem`-byte elements) is, if any: dense rows,
+/// padded rows (a pitch of whole 16-byte units) or swizzled panels.
+fn recognize(rows: u64, cols: u64, elem: u64, offsets: &[u64]) -> Option<ir::BufferLayout> {
+    let all = |f: &dyn Fn(u64, u64) -> Option<u64>| {
+        (0..rows * cols).all(|k| f(k / cols, k % cols) == Some(offsets[k as usize]))
+    };
+    if all(&|r, c| Some(r * cols + c)) {
+        return Some(ir::BufferLayout::Shared);
+    }
+    if rows > 1 {
+        let pitch = offsets[cols as usize];
+        if pitch > cols && (pitch * elem).is_multiple_of(16) && all(&|r, c| Some(r * pitch + c)) {
+            return Some(ir::BufferLayout::Padded { pitch });
+        }
+    }
+    [128, 64, 32].into_iter().find_map(|w| {
+        let fits = rows.is_multiple_of(8) && (cols * elem).is_multiple_of(w);
+        (fits && all(&|r, c| crate::layout::panel_offset(rows, elem, w, r, c)))
+            .then_some(ir::BufferLayout::Swizzled { row_bytes: w })
+    })
+}
+
 /// Pins `buffer` to the shared-memory layout `spec` asks for
 /// (`T.annotate_layout`, docs/tilelang-support.md): the lowering then
 /// realizes it or refuses the kernel. A swizzle without a width where the
@@ -618,6 +747,17 @@ fn pin_layout(
     spec: &LayoutSpec,
     span: Span,
 ) -> EResult<()> {
+    if spec.kind == LayoutKind::Fragment {
+        ev.report(Box::new(
+            Diagnostic::warning(
+                codes::IGNORED,
+                "this `T.Fragment` layout is not followed: the lowering distributes fragments over the threads itself",
+                spec.span,
+            )
+            .with_note("the results are the same either way (docs/tilelang-support.md)"),
+        ));
+        return Ok(());
+    }
     let st = ev.stager("`T.annotate_layout`", span)?;
     let b = &st.func.buffers[buffer];
     let name = b.name.clone();
@@ -634,8 +774,11 @@ fn pin_layout(
             .with_label("a shared-memory layout"),
         ));
     }
-    if spec.buffer != buffer && st.const_shape_of(spec.buffer) != st.const_shape_of(buffer) {
-        let made_for = st.func.buffers[spec.buffer].name.clone();
+    if let Some(made) = spec.buffer
+        && made != buffer
+        && st.const_shape_of(made) != st.const_shape_of(buffer)
+    {
+        let made_for = st.func.buffers[made].name.clone();
         return Err(Box::new(
             Diagnostic::error(
                 codes::BAD_TILELANG_ARGUMENT,
@@ -647,7 +790,59 @@ fn pin_layout(
     }
     let b = &st.func.buffers[buffer];
     let elem = b.dtype.bytes();
-    let layout = match spec.kind {
+    let layout = match &spec.kind {
+        LayoutKind::Fragment => return Ok(()),
+        LayoutKind::Map { shape, offsets } => {
+            if st.const_shape_of(buffer).as_ref() != Some(shape) {
+                return Err(Box::new(
+                    Diagnostic::error(
+                        codes::BAD_TILELANG_ARGUMENT,
+                        format!("a `T.Layout` of shape {shape:?} annotates `{name}`, whose shape differs"),
+                        spec.span,
+                    )
+                    .with_label("this layout"),
+                ));
+            }
+            let mut seen = std::collections::HashMap::new();
+            for (k, &o) in offsets.iter().enumerate() {
+                if let Some(first) = seen.insert(o, k) {
+                    return Err(Box::new(
+                        Diagnostic::error(
+                            codes::BAD_TILELANG_ARGUMENT,
+                            format!(
+                                "this `T.Layout` puts elements {first} and {k} of `{name}` (row-major) in one place"
+                            ),
+                            spec.span,
+                        )
+                        .with_label("not one-to-one"),
+                    ));
+                }
+            }
+            let (rows, cols) = match shape.as_slice() {
+                [r, c] => (*r as u64, *c as u64),
+                [n] => (1, *n as u64),
+                _ => (0, 0),
+            };
+            match (rows > 0)
+                .then(|| recognize(rows, cols, elem, offsets))
+                .flatten()
+            {
+                Some(layout) => layout,
+                None => {
+                    ev.report(Box::new(
+                        Diagnostic::warning(
+                            codes::IGNORED,
+                            format!(
+                                "this `T.Layout` of `{name}` is not followed: it is none of the layouts tilec realizes (dense, padded or XOR-swizzled rows); the lowering chooses one"
+                            ),
+                            spec.span,
+                        )
+                        .with_note("the results are the same either way (docs/tilelang-support.md)"),
+                    ));
+                    return Ok(());
+                }
+            }
+        }
         LayoutKind::Linear => ir::BufferLayout::Shared,
         LayoutKind::Swizzled { width } => {
             let shape = st.const_shape_of(buffer).filter(|s| s.len() == 2);
@@ -660,7 +855,7 @@ fn pin_layout(
                         && (cols * elem) % w == 0
                 })
             };
-            match width {
+            match *width {
                 Some(w) if fits(w) => ir::BufferLayout::Swizzled { row_bytes: w },
                 Some(w) => {
                     let shape = match &shape {
@@ -1657,6 +1852,14 @@ pub(crate) fn call<'a>(
             }
             Ok(Value::None)
         }
+        "Layout" => layout_map(ev, args, &kwargs, span),
+        // Its arguments are not evaluated: the lowering distributes
+        // fragments itself (`T.annotate_layout` says so in a warning).
+        "Fragment" => Ok(Value::Layout(Rc::new(LayoutSpec {
+            buffer: None,
+            kind: LayoutKind::Fragment,
+            span,
+        }))),
         "annotate_layout" => {
             need_kernel(ev, "`T.annotate_layout`", span)?;
             let map = match (args.as_slice(), kwargs.as_slice()) {

@@ -132,21 +132,28 @@ pub(crate) struct LaunchSpec {
 /// `T.annotate_layout`.
 #[derive(Debug, Clone)]
 pub(crate) struct LayoutSpec {
-    /// The buffer the constructor was given.
-    pub buffer: Handle<ir::Buffer>,
+    /// The buffer the constructor was given (`T.Layout` and `T.Fragment`
+    /// take a shape instead).
+    pub buffer: Option<Handle<ir::Buffer>>,
     pub kind: LayoutKind,
     /// The constructor call.
     pub span: Span,
 }
 
 /// What a layout constructor asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum LayoutKind {
     /// XOR-swizzled rows `width` bytes wide, or as wide as the rows allow
     /// (at most 128 bytes) when `None`.
     Swizzled { width: Option<u64> },
     /// Dense row-major rows.
     Linear,
+    /// `T.Layout(shape, f)`: the offset `f` gives every element of `shape`
+    /// (row-major over the extents of its results), in row-major order.
+    Map { shape: Vec<i64>, offsets: Rc<[u64]> },
+    /// `T.Fragment(...)`: a distribution over threads, which the lowering
+    /// chooses itself.
+    Fragment,
 }
 
 /// The iterable of a staged loop (`T.Pipelined`, `T.Parallel`, `range`...).

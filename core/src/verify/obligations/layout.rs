@@ -3,7 +3,7 @@
 //! Tile IR's layout annotations (`layout ...` on a buffer, written by
 //! `infer-layouts`, or by the front end for the shared layouts of
 //! `T.annotate_layout`) say where the lowering keeps a buffer, not which
-//! thread computes which element (the front end refuses `T.Layout` and
+//! thread computes which element (the front end does not follow a
 //! `T.Fragment`); so the layouts stated here are the two a kernel's
 //! writes go through whatever the lowering chooses:
 //!
