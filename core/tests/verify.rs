@@ -1271,3 +1271,26 @@ fn wgmma_accumulators_are_obligations_too() {
         "{bad:?}"
     );
 }
+
+/// A gemm inside a role (`T.ws`) is carried out by the role's threads:
+/// `examples/gemm_ws.py`'s multiplier is one warp group of the block's
+/// two, so its accumulator obligations speak of one warpgroup (or four
+/// warps), not of the whole block's two (or eight).
+#[test]
+fn gemms_in_roles_are_modelled_on_the_roles_threads() {
+    let (_, module) = compile(&root().join("examples/gemm_ws.py"));
+    let (obligations, _) = verify_with(&module.functions[0], &options_for("sm_90a"));
+    let accumulators: Vec<&str> = obligations
+        .items
+        .iter()
+        .map(|o| o.subject.as_str())
+        .filter(|s| s.starts_with("accumulator fragments of"))
+        .collect();
+    assert!(!accumulators.is_empty());
+    for s in accumulators {
+        assert!(
+            s.contains(" on 1 warpgroup ") || s.contains(" on 4 warps "),
+            "{s}"
+        );
+    }
+}

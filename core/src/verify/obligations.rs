@@ -1396,7 +1396,20 @@ impl<'f> Generator<'f> {
                 let c = self.formula(*cond);
                 self.hypotheses.push(c);
             }
-            Stmt::Role { body, .. } => self.block(body)?,
+            // Tile operations in a role are carried out by its threads
+            // (warp group `g` is threads `128·g ..`, clipped to the block).
+            Stmt::Role { groups, body } => {
+                let block = i64::from(self.threads);
+                let role: i64 = groups
+                    .iter()
+                    .map(|&g| (block - i64::from(g) * 128).clamp(0, 128))
+                    .sum();
+                let outer = self.threads;
+                self.threads = u32::try_from(role).unwrap_or(outer);
+                let r = self.block(body);
+                self.threads = outer;
+                r?;
+            }
             // The barrier named is one of its array's (an arrival writes
             // the barrier object, a wait reads it).
             Stmt::BarrierArrive { barrier, index } => {

@@ -845,10 +845,15 @@ impl Generator<'_> {
         }
         let region_text = region_text.join(", ");
         let group_word = match atom.issue.granularity {
-            IssueGranularity::Warp => "warps",
-            IssueGranularity::Warpgroup => "warpgroups",
-            IssueGranularity::Wavefront => "wavefronts",
-            IssueGranularity::Simdgroup => "SIMD groups",
+            IssueGranularity::Warp => "warp",
+            IssueGranularity::Warpgroup => "warpgroup",
+            IssueGranularity::Wavefront => "wavefront",
+            IssueGranularity::Simdgroup => "SIMD group",
+        };
+        let group_word = if groups == 1 {
+            group_word.to_string()
+        } else {
+            format!("{group_word}s")
         };
         let splits = grids
             .iter()
