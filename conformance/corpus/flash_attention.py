@@ -6,6 +6,11 @@ maximum, sum and output accumulator; exp2 with log2(e) folded into the
 scale. With is_causal the key loop stops after the diagonal block and
 scores above the diagonal are masked; a ragged seq_len masks the keys past
 the end.
+
+With rotated=True the key loop carries FA3-style `order`/`stage` lists:
+the copies at stage -1, the rescale of the output and `P · V` at stage 1
+and issued before the softmax of the next key block, the rest at stage 0.
+The result is the same as without them.
 """
 
 import tilelang
@@ -13,7 +18,19 @@ import tilelang.language as T
 
 
 @tilelang.jit(out_idx=[3])
-def attention(batch=1, heads=2, groups=1, seq_len=64, dim=32, is_causal=False, block_M=32, block_N=32, dtype="float16"):
+def attention(
+    batch=1,
+    heads=2,
+    groups=1,
+    seq_len=64,
+    dim=32,
+    is_causal=False,
+    block_M=32,
+    block_N=32,
+    dtype="float16",
+    rotated=False,
+    num_stages=1,
+):
     assert heads % groups == 0
     kv_heads = heads // groups
     scale = (1.0 / dim) ** 0.5 * 1.4426950408889634
@@ -47,7 +64,10 @@ def attention(batch=1, heads=2, groups=1, seq_len=64, dim=32, is_causal=False, b
             n_blocks = T.ceildiv(seq_len, block_N)
             if is_causal:
                 n_blocks = T.min(n_blocks, T.ceildiv((bx + 1) * block_M, block_N))
-            for kb in T.Pipelined(n_blocks, num_stages=1):
+            # One entry per statement of the loop body below.
+            order = [0, 1, 2, 3, 6, 7, 8, 9, 10, 11, 4, 12, 5] if rotated else None
+            stage = [-1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1] if rotated else None
+            for kb in T.Pipelined(n_blocks, num_stages=num_stages, order=order, stage=stage):
                 T.copy(K[bz, kvh, kb * block_N, 0], k_s)
                 T.copy(V[bz, kvh, kb * block_N, 0], v_s)
                 if is_causal:

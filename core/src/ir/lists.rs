@@ -18,13 +18,34 @@
 //!   order: the loop is pipelined as without lists, `num_stages` deep.
 //! - No lists at all.
 //!
-//! Anything else ([`ListForm::Default`]: consumers at several stages —
-//! FA3-style rotation of the loop —, consumers ranked out of program order,
-//! a depth the buffers cannot hold, fewer than two stages) runs with the
-//! schedule the loop gets without lists; the front end says so in a
-//! warning, and `tilec verify` still checks the schedule the lists ask
-//! for. The results are the same either way: a pipeline changes when
-//! work is issued, not what it computes.
+//! - [`ListForm::Rotated`]: producers at negative stages, consumers at
+//!   several stages or ranked out of program order (FA3's rotated loop:
+//!   `Q·Kᵀ` of key block `k` issued before `P·V` of block `k − 1`).
+//!
+//! Anything else ([`ListForm::Default`]: consumers at several stages
+//! without producers marked negative, a depth the buffers cannot hold,
+//! fewer than two stages, a rotation that would reorder dependent
+//! statements) runs with the schedule the loop gets without lists; the
+//! front end says so in a warning, and `tilec verify` still checks the
+//! schedule the lists ask for. The results are the same either way: a
+//! pipeline changes when work is issued, not what it computes.
+//!
+//! # Rotated loops
+//! Statement `i` of iteration `k` runs in rotated iteration `k + σᵢ`
+//! (`σ` the stage, producers taking their first reader's), statements of
+//! one rotated iteration in rank order. The lowering (`lower/rotate.rs`)
+//! writes that out as one loop of `D` more iterations whose consumers run
+//! under a guard on their iteration. This is taken only when it
+//! computes what the loop computes: for every two statements touching one
+//! buffer (one of them writing), every two of their instances keep the
+//! order they have in the loop without lists (checked at buffer
+//! granularity for iteration distances up to `D + 1`, beyond which the
+//! stages cannot swap them). A body holding `let` bindings, allocations,
+//! barriers or pipelined loops at its top level is not rotated.
+
+use std::collections::BTreeSet;
+
+use super::{Buffer, Expr, Handle};
 
 /// The form of a loop's lists (module documentation).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,8 +54,27 @@ pub enum ListForm {
     Staged(Staged),
     /// Negative stages mark the producers; the rest share one stage.
     Producers { producer: Vec<bool> },
+    /// Negative stages mark the producers and the consumers are at several
+    /// stages or issued out of program order: the loop is rotated.
+    Rotated(Rotated),
     /// Run as without lists, for `reason`.
     Default { reason: String },
+}
+
+/// Lists of the rotated form (module documentation, "Rotated loops").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rotated {
+    /// The stage of every statement of the body: a consumer's own, less
+    /// the lowest consumer stage; a producer's that of the first statement
+    /// after it that reads what it copies.
+    pub stage: Vec<i64>,
+    /// The order statements are issued in within an iteration: indices
+    /// of the body, by rank (program order among equal ranks).
+    pub issue: Vec<usize>,
+    /// Which statements are producers (a negative stage in the lists).
+    pub producer: Vec<bool>,
+    /// The largest stage.
+    pub depth: i64,
 }
 
 /// Lists of the staged form.
@@ -61,7 +101,251 @@ pub fn list_form(
     if order.is_none() && stage.is_none() {
         return None;
     }
-    form_of_lists(order, stage, num_stages, &copies_into_shared(body, f))
+    let form = form_of_lists(order, stage, num_stages, &copies_into_shared(body, f));
+    if let Some(ListForm::Default { .. }) = &form
+        && let Some(rotated) = rotation(order, stage, body, f)
+    {
+        return Some(match rotated {
+            Ok(r) => ListForm::Rotated(r),
+            Err(reason) => ListForm::Default { reason },
+        });
+    }
+    form
+}
+
+/// The rotated form of lists with producers at negative stages whose
+/// consumers are at several stages or ranked out of program order
+/// (module documentation, "Rotated loops"): `None` for other lists, an
+/// error saying why when the rotation would change what the loop
+/// computes or the body holds what it cannot rotate.
+fn rotation(
+    order: Option<&[i64]>,
+    stage: Option<&[i64]>,
+    body: &super::Block,
+    f: &super::Function,
+) -> Option<Result<Rotated, String>> {
+    let stage = stage?;
+    let len = body.stmts.len();
+    let copies = copies_into_shared(body, f);
+    if stage.len() != len
+        || order.is_some_and(|o| o.len() != len)
+        || !stage.iter().any(|&s| s < 0)
+        || stage.iter().zip(&copies).any(|(&s, &c)| s < 0 && !c)
+    {
+        return None;
+    }
+    let lowest = stage.iter().copied().filter(|&s| s >= 0).min()?;
+    let mut access = Vec::with_capacity(len);
+    for stmt in &body.stmts {
+        match statement_accesses(stmt, f) {
+            Ok(a) => access.push(a),
+            Err(what) => return Some(Err(format!("{what} in the loop body"))),
+        }
+    }
+    // Producers take the stage of their first reader after them.
+    let mut stages: Vec<i64> = stage.iter().map(|&s| s - lowest).collect();
+    for i in 0..len {
+        if stage[i] >= 0 {
+            continue;
+        }
+        let super::Stmt::Copy { dst, .. } = &body.stmts[i] else {
+            return None;
+        };
+        let reader = (i + 1..len).find(|&j| stage[j] >= 0 && access[j].0.contains(&dst.buffer));
+        match reader {
+            Some(j) => stages[i] = stage[j] - lowest,
+            None => {
+                return Some(Err(format!(
+                    "a copy into `{}` that no later statement reads",
+                    f.buffers[dst.buffer].name
+                )));
+            }
+        }
+    }
+    let depth = stages.iter().copied().max().unwrap_or(0);
+    let rank: Vec<i64> = order.map_or_else(|| (0..len as i64).collect(), <[i64]>::to_vec);
+    let mut issue: Vec<usize> = (0..len).collect();
+    issue.sort_by_key(|&i| (rank[i], i));
+    let pos: Vec<usize> = {
+        let mut p = vec![0; len];
+        for (at, &i) in issue.iter().enumerate() {
+            p[i] = at;
+        }
+        p
+    };
+    // Instance (i, k) runs in rotated iteration k + stage[i], at issue
+    // position pos[i]; every two instances that touch one buffer (one
+    // writing) must keep the order of the loop without lists.
+    for a in 0..len {
+        for b in 0..len {
+            let Some(buffer) = conflict(&access[a], &access[b]) else {
+                continue;
+            };
+            for delta in -(depth + 1)..=(depth + 1) {
+                if a == b && delta == 0 {
+                    continue;
+                }
+                let before = delta > 0 || (delta == 0 && a < b);
+                let (ja, jb) = (stages[a], delta + stages[b]);
+                let rotated = ja < jb || (ja == jb && pos[a] < pos[b]);
+                if before != rotated {
+                    return Some(Err(format!(
+                        "statements {a} and {b} of the body both use `{}`, and the lists would \
+                         reorder them",
+                        f.buffers[buffer].name
+                    )));
+                }
+            }
+        }
+    }
+    if depth == 0 && issue.iter().enumerate().all(|(at, &i)| at == i) {
+        return None;
+    }
+    Some(Ok(Rotated {
+        stage: stages,
+        issue,
+        producer: stage.iter().map(|&s| s < 0).collect(),
+        depth,
+    }))
+}
+
+/// The buffers a statement reads and writes.
+type Accesses = (BTreeSet<Handle<Buffer>>, BTreeSet<Handle<Buffer>>);
+
+/// A buffer one access set writes and the other touches, if any.
+fn conflict(a: &Accesses, b: &Accesses) -> Option<Handle<Buffer>> {
+    a.1.iter()
+        .find(|x| b.0.contains(x) || b.1.contains(x))
+        .or_else(|| a.0.iter().find(|x| b.1.contains(x)))
+        .copied()
+}
+
+/// What `stmt` (a top-level statement of a loop body) reads and writes,
+/// or what it holds that a rotation cannot move.
+fn statement_accesses(stmt: &super::Stmt, f: &super::Function) -> Result<Accesses, &'static str> {
+    use super::Stmt;
+    let mut acc: Accesses = Default::default();
+    fn exprs(f: &super::Function, e: Handle<Expr>, reads: &mut BTreeSet<Handle<Buffer>>) {
+        if let Expr::Load { buffer, .. } = &f.exprs[e] {
+            reads.insert(*buffer);
+        }
+        for o in f.exprs[e].operands() {
+            exprs(f, o, reads);
+        }
+    }
+    fn region(f: &super::Function, r: &super::Region, reads: &mut BTreeSet<Handle<Buffer>>) {
+        for range in &r.ranges {
+            exprs(f, range.start, reads);
+            exprs(f, range.extent, reads);
+        }
+    }
+    fn walk(
+        f: &super::Function,
+        stmt: &Stmt,
+        top: bool,
+        acc: &mut Accesses,
+    ) -> Result<(), &'static str> {
+        let (reads, writes) = (&mut acc.0, &mut acc.1);
+        match stmt {
+            Stmt::Copy { src, dst } => {
+                region(f, src, reads);
+                region(f, dst, reads);
+                reads.insert(src.buffer);
+                writes.insert(dst.buffer);
+            }
+            Stmt::Gemm {
+                a,
+                b,
+                c,
+                clear_accum,
+                ..
+            } => {
+                for r in [a, b, c] {
+                    region(f, r, reads);
+                }
+                exprs(f, *clear_accum, reads);
+                reads.extend([a.buffer, b.buffer, c.buffer]);
+                writes.insert(c.buffer);
+            }
+            Stmt::Fill { dst, value } => {
+                region(f, dst, reads);
+                exprs(f, *value, reads);
+                writes.insert(dst.buffer);
+            }
+            Stmt::Reduce { src, dst, .. } | Stmt::Cumsum { src, dst, .. } => {
+                reads.extend([*src, *dst]);
+                writes.insert(*dst);
+            }
+            Stmt::AtomicAdd { dst, value } => {
+                region(f, dst, reads);
+                if let super::AtomicValue::Region(r) = value {
+                    region(f, r, reads);
+                    reads.insert(r.buffer);
+                } else if let super::AtomicValue::Scalar(e) = value {
+                    exprs(f, *e, reads);
+                }
+                reads.insert(dst.buffer);
+                writes.insert(dst.buffer);
+            }
+            Stmt::Store {
+                buffer,
+                indices,
+                value,
+            } => {
+                for &i in indices {
+                    exprs(f, i, reads);
+                }
+                exprs(f, *value, reads);
+                writes.insert(*buffer);
+            }
+            Stmt::Assume { cond } => exprs(f, *cond, reads),
+            Stmt::Let { value, .. } if !top => exprs(f, *value, reads),
+            Stmt::Let { .. } => return Err("a `let` binding"),
+            Stmt::For {
+                start,
+                extent,
+                body,
+                kind,
+                ..
+            } => {
+                if matches!(kind, super::LoopKind::Pipelined { .. }) {
+                    return Err("a pipelined loop");
+                }
+                exprs(f, *start, reads);
+                exprs(f, *extent, reads);
+                for s in &body.stmts {
+                    walk(f, s, false, acc)?;
+                }
+            }
+            Stmt::Parallel { extents, body, .. } => {
+                for &e in extents {
+                    exprs(f, e, reads);
+                }
+                for s in &body.stmts {
+                    walk(f, s, false, acc)?;
+                }
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                exprs(f, *cond, reads);
+                for s in then.stmts.iter().chain(&otherwise.stmts) {
+                    walk(f, s, false, acc)?;
+                }
+            }
+            Stmt::Alloc { .. } | Stmt::AllocBarrier { .. } => return Err("an allocation"),
+            Stmt::Barrier
+            | Stmt::BarrierArrive { .. }
+            | Stmt::BarrierWait { .. }
+            | Stmt::Role { .. }
+            | Stmt::Kernel { .. } => return Err("a barrier or role"),
+        }
+        Ok(())
+    }
+    walk(f, stmt, true, &mut acc)?;
+    Ok(acc)
 }
 
 /// [`list_form`] of a body whose top-level statements are, in order, a

@@ -145,6 +145,7 @@ mod raster;
 mod reduce;
 mod resident;
 mod roles;
+mod rotate;
 mod spread;
 mod swizzle;
 mod tma;
@@ -406,6 +407,13 @@ fn lower_kernel(
     let mut stage_cap = None;
     let mut specialize = pins.specialized() != Some(false);
     let mut reuse = false;
+    // Loops rotated as their lists ask (`rotate.rs`): the kernel as
+    // rewritten, with the same buffers and loop variables.
+    let rotated = rotate::rotate_loops(func, stmt);
+    let (func, stmt) = match &rotated {
+        Some((f, s)) => (f, s),
+        None => (func, stmt),
+    };
     // Gemm results staged through shared memory (`epilogue.rs`): the
     // kernel as rewritten, used while `staging` holds.
     let staged = epilogue::stage_epilogues(func, stmt, target);

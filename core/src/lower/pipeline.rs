@@ -116,13 +116,16 @@
 //! that ranks them all after, after them, whatever the lookahead rule
 //! would pick; one that ranks them among the consumers leaves it to the
 //! rule (every copy of an iteration completes at the same wait, so only
-//! the issue point differs). Every other form — producers at a negative
-//! stage with one consumer stage (`ListForm::Producers`, the loop without
-//! lists), or lists the lowering does not follow (`ListForm::Default`:
-//! consumers at several stages, consumers reordered, a `D` the `s` stages
-//! cannot buffer, `order` without `stage`) — is planned as if the loop had
-//! no lists; the front end warns about the latter, and `tilec verify`
-//! checks the schedule such lists ask for.
+//! the issue point differs). Rotated lists (`ListForm::Rotated`) were
+//! written out before (`rotate.rs`) as a loop without lists. Every other
+//! form — producers at a negative stage with one consumer stage
+//! (`ListForm::Producers`, the loop without lists), or lists the lowering
+//! does not follow (`ListForm::Default`: consumers at several stages
+//! without negative producers, a rotation that would reorder dependent
+//! statements, a `D` the `s` stages cannot buffer, `order` without
+//! `stage`) — is planned as if the loop had no lists; the front end warns
+//! about the latter, and `tilec verify` checks the schedule such lists
+//! ask for.
 //!
 //! A loop that does not qualify is lowered as a serial loop, as before.
 

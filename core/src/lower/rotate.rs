@@ -1,0 +1,392 @@
+//! `T.Pipelined` loops rotated as their `order`/`stage` lists ask.
+//!
+//! # When
+//! A loop whose lists have the rotated form (`ir::lists`, "Rotated
+//! loops"): producers (copies into shared memory) at negative stages and
+//! consumers at several stages or ranked out of program order, FA3's
+//! attention loop for one, where `Q·Kᵀ` of key block `k` is issued before
+//! the rescale and `P·V` of block `k − 1` and the softmax of block `k`
+//! after them. `ir::lists` has checked that the rotation keeps every two
+//! dependent statement instances in order.
+//!
+//! # The rewrite
+//! With `D` the largest stage and `σᵢ` statement `i`'s, the loop over `k`
+//! in `start .. start + n` becomes one pipelined loop without lists over
+//! `j` in `start .. start + n + D` whose body is every statement for
+//! iteration `k = j − σᵢ`, in rank order. A consumer runs under `if start
+//! ≤ j − σᵢ < start + n` (the first and last `D` iterations run only part
+//! of the body: the rotated loop's prologue and epilogue); a producer
+//! runs unguarded: a copy of an iteration outside the loop reads nothing
+//! (its tile lies outside the tensor, or the out-of-bounds rule fills it
+//! with zeros) and, as the rotation keeps the order of every two
+//! instances touching one buffer, comes before (or after) everything that
+//! reads its destination. Keeping the producers unguarded and in the loop
+//! lets the lowering pipeline them as in any loop (`pipeline.rs`: copies
+//! of iteration `j − σᵢ` issued ahead into stages), and the shared
+//! buffers stay used only inside the loop. The loop keeps its variable
+//! (now `j`), stage count and schedule, so a pin on it applies; every
+//! statement appears once, so no variable is bound twice.
+
+use super::ir;
+use crate::ir::lists::ListForm;
+use crate::ir::{BinaryOp, Block, Expr, Function, Handle, Literal, LoopKind, Stmt, Var};
+
+/// `kernel` of `func` with its rotated loops written out (module
+/// documentation), as a new function and kernel statement; `None` when no
+/// loop of the kernel has rotated lists.
+pub(super) fn rotate_loops(func: &Function, kernel: &Stmt) -> Option<(Function, Stmt)> {
+    let Stmt::Kernel { body: kbody, .. } = kernel else {
+        return None;
+    };
+    let mut any = false;
+    kbody.walk(&mut |s, _| {
+        if let Stmt::For {
+            kind:
+                LoopKind::Pipelined {
+                    num_stages,
+                    order,
+                    stage,
+                    ..
+                },
+            body,
+            ..
+        } = s
+            && matches!(
+                ir::lists::list_form(order.as_deref(), stage.as_deref(), *num_stages, body, func),
+                Some(ListForm::Rotated(_))
+            )
+        {
+            any = true;
+        }
+    });
+    if !any {
+        return None;
+    }
+    let mut f = func.clone();
+    let mut stmt = kernel.clone();
+    let Stmt::Kernel { body, .. } = &mut stmt else {
+        return None;
+    };
+    rotate_block(&mut f, body).ok()?;
+    Some((f, stmt))
+}
+
+/// Rewrites the rotated loops of `block` and of the blocks inside it.
+fn rotate_block(f: &mut Function, block: &mut Block) -> Result<(), ir::TypeError> {
+    let old = std::mem::take(block);
+    for (mut stmt, span) in old.stmts.into_iter().zip(old.spans) {
+        if matches!(
+            stmt,
+            Stmt::For {
+                kind: LoopKind::Pipelined { .. },
+                ..
+            }
+        ) {
+            for s in rotate_loop(f, stmt)? {
+                block.push(s, span);
+            }
+            continue;
+        }
+        match &mut stmt {
+            Stmt::For { body, .. } | Stmt::Parallel { body, .. } | Stmt::Role { body, .. } => {
+                rotate_block(f, body)?;
+            }
+            Stmt::If {
+                then, otherwise, ..
+            } => {
+                rotate_block(f, then)?;
+                rotate_block(f, otherwise)?;
+            }
+            _ => {}
+        }
+        block.push(stmt, span);
+    }
+    Ok(())
+}
+
+/// The statements a pipelined loop becomes: itself when its lists are not
+/// rotated, else the rotated loop (module documentation).
+fn rotate_loop(f: &mut Function, stmt: Stmt) -> Result<Vec<Stmt>, ir::TypeError> {
+    let Stmt::For {
+        var,
+        start,
+        extent,
+        kind:
+            LoopKind::Pipelined {
+                num_stages,
+                order,
+                stage,
+                schedule,
+            },
+        body,
+    } = stmt
+    else {
+        return Ok(vec![stmt]);
+    };
+    let form = ir::lists::list_form(order.as_deref(), stage.as_deref(), num_stages, &body, f);
+    let Some(ListForm::Rotated(r)) = form else {
+        return Ok(vec![Stmt::For {
+            var,
+            start,
+            extent,
+            kind: LoopKind::Pipelined {
+                num_stages,
+                order,
+                stage,
+                schedule,
+            },
+            body,
+        }]);
+    };
+    let dtype = f.vars[var].dtype;
+    let lit = |f: &mut Function, v: i64| f.lit(Literal::Int(v, dtype));
+    let bin = |f: &mut Function, op, lhs, rhs| f.add_expr(Expr::Binary { op, lhs, rhs });
+    let j = f.add_expr(Expr::Var(var))?;
+    let end = bin(f, BinaryOp::Add, start, extent)?;
+    let mut rotated = Block::new();
+    for &i in &r.issue {
+        let sigma = r.stage[i];
+        let (s, at) = (&body.stmts[i], body.spans[i]);
+        let (k, s) = match sigma {
+            0 => (j, s.clone()),
+            _ => {
+                let d = lit(f, sigma);
+                let k = bin(f, BinaryOp::Sub, j, d)?;
+                (k, Cloner::with(f, var, k).stmt(s)?)
+            }
+        };
+        if r.producer[i] {
+            rotated.push(s, at);
+            continue;
+        }
+        // start ≤ k < start + n; the first half always holds at stage 0.
+        let below = bin(f, BinaryOp::Lt, k, end)?;
+        let cond = match sigma {
+            0 => below,
+            _ => {
+                let above = bin(f, BinaryOp::Ge, k, start)?;
+                bin(f, BinaryOp::And, above, below)?
+            }
+        };
+        let mut then = Block::new();
+        then.push(s, at);
+        rotated.push(
+            Stmt::If {
+                cond,
+                then,
+                otherwise: Block::new(),
+            },
+            at,
+        );
+    }
+    let d = lit(f, r.depth);
+    let extent = bin(f, BinaryOp::Add, extent, d)?;
+    Ok(vec![Stmt::For {
+        var,
+        start,
+        extent,
+        kind: LoopKind::Pipelined {
+            num_stages,
+            order: None,
+            stage: None,
+            schedule,
+        },
+        body: rotated,
+    }])
+}
+
+/// Copies statements with the loop variable replaced (binders kept: the
+/// copy replaces the original).
+struct Cloner<'f> {
+    f: &'f mut Function,
+    var: Handle<Var>,
+    with: Handle<Expr>,
+}
+
+impl<'f> Cloner<'f> {
+    fn with(f: &'f mut Function, var: Handle<Var>, with: Handle<Expr>) -> Self {
+        Cloner { f, var, with }
+    }
+
+    fn expr(&mut self, e: Handle<Expr>) -> Result<Handle<Expr>, ir::TypeError> {
+        let new = match self.f.exprs[e].clone() {
+            Expr::Literal(_) => return Ok(e),
+            Expr::Var(v) => return Ok(if v == self.var { self.with } else { e }),
+            Expr::Unary { op, arg } => Expr::Unary {
+                op,
+                arg: self.expr(arg)?,
+            },
+            Expr::Binary { op, lhs, rhs } => Expr::Binary {
+                op,
+                lhs: self.expr(lhs)?,
+                rhs: self.expr(rhs)?,
+            },
+            Expr::Select {
+                cond,
+                then,
+                otherwise,
+            } => Expr::Select {
+                cond: self.expr(cond)?,
+                then: self.expr(then)?,
+                otherwise: self.expr(otherwise)?,
+            },
+            Expr::Cast { dtype, arg } => Expr::Cast {
+                dtype,
+                arg: self.expr(arg)?,
+            },
+            Expr::Load { buffer, indices } => Expr::Load {
+                buffer,
+                indices: self.exprs(&indices)?,
+            },
+        };
+        if new == self.f.exprs[e] {
+            return Ok(e);
+        }
+        self.f.add_expr(new)
+    }
+
+    fn exprs(&mut self, es: &[Handle<Expr>]) -> Result<Vec<Handle<Expr>>, ir::TypeError> {
+        es.iter().map(|&e| self.expr(e)).collect()
+    }
+
+    fn region(&mut self, r: &ir::Region) -> Result<ir::Region, ir::TypeError> {
+        let ranges = r
+            .ranges
+            .iter()
+            .map(|x| {
+                Ok(ir::Range {
+                    start: self.expr(x.start)?,
+                    extent: self.expr(x.extent)?,
+                })
+            })
+            .collect::<Result<_, ir::TypeError>>()?;
+        Ok(ir::Region {
+            buffer: r.buffer,
+            ranges,
+        })
+    }
+
+    fn block(&mut self, b: &Block) -> Result<Block, ir::TypeError> {
+        let mut out = Block::new();
+        for (s, &span) in b.stmts.iter().zip(&b.spans) {
+            let s = self.stmt(s)?;
+            out.push(s, span);
+        }
+        Ok(out)
+    }
+
+    /// A copy of `s` (allocations, which `ir::lists` keeps out of rotated
+    /// bodies, and statements without expressions unchanged).
+    fn stmt(&mut self, s: &Stmt) -> Result<Stmt, ir::TypeError> {
+        Ok(match s {
+            Stmt::For {
+                var,
+                start,
+                extent,
+                kind,
+                body,
+            } => {
+                let (start, extent) = (self.expr(*start)?, self.expr(*extent)?);
+                Stmt::For {
+                    var: *var,
+                    start,
+                    extent,
+                    kind: kind.clone(),
+                    body: self.block(body)?,
+                }
+            }
+            Stmt::Parallel {
+                vars,
+                extents,
+                body,
+            } => {
+                let extents = self.exprs(extents)?;
+                Stmt::Parallel {
+                    vars: vars.clone(),
+                    extents,
+                    body: self.block(body)?,
+                }
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => Stmt::If {
+                cond: self.expr(*cond)?,
+                then: self.block(then)?,
+                otherwise: self.block(otherwise)?,
+            },
+            Stmt::Let { var, value } => Stmt::Let {
+                var: *var,
+                value: self.expr(*value)?,
+            },
+            Stmt::Store {
+                buffer,
+                indices,
+                value,
+            } => Stmt::Store {
+                buffer: *buffer,
+                indices: self.exprs(indices)?,
+                value: self.expr(*value)?,
+            },
+            Stmt::Copy { src, dst } => Stmt::Copy {
+                src: self.region(src)?,
+                dst: self.region(dst)?,
+            },
+            Stmt::Gemm {
+                a,
+                b,
+                c,
+                transpose_a,
+                transpose_b,
+                policy,
+                clear_accum,
+            } => Stmt::Gemm {
+                a: self.region(a)?,
+                b: self.region(b)?,
+                c: self.region(c)?,
+                transpose_a: *transpose_a,
+                transpose_b: *transpose_b,
+                policy: *policy,
+                clear_accum: self.expr(*clear_accum)?,
+            },
+            Stmt::Fill { dst, value } => Stmt::Fill {
+                dst: self.region(dst)?,
+                value: self.expr(*value)?,
+            },
+            Stmt::AtomicAdd { dst, value } => Stmt::AtomicAdd {
+                dst: self.region(dst)?,
+                value: match value {
+                    ir::AtomicValue::Scalar(e) => ir::AtomicValue::Scalar(self.expr(*e)?),
+                    ir::AtomicValue::Region(r) => ir::AtomicValue::Region(self.region(r)?),
+                },
+            },
+            Stmt::Assume { cond } => Stmt::Assume {
+                cond: self.expr(*cond)?,
+            },
+            Stmt::BarrierArrive { barrier, index } => Stmt::BarrierArrive {
+                barrier: *barrier,
+                index: self.expr(*index)?,
+            },
+            Stmt::BarrierWait {
+                barrier,
+                index,
+                parity,
+            } => Stmt::BarrierWait {
+                barrier: *barrier,
+                index: self.expr(*index)?,
+                parity: self.expr(*parity)?,
+            },
+            Stmt::Role { groups, body } => Stmt::Role {
+                groups: groups.clone(),
+                body: self.block(body)?,
+            },
+            Stmt::Reduce { .. }
+            | Stmt::Cumsum { .. }
+            | Stmt::Barrier
+            | Stmt::Alloc { .. }
+            | Stmt::AllocBarrier { .. }
+            | Stmt::Kernel { .. } => s.clone(),
+        })
+    }
+}
