@@ -9,15 +9,16 @@ the end.
 
 With rotated=True the key loop carries FA3-style `order`/`stage` lists:
 the copies at stage -1, the rescale of the output and `P · V` at stage 1
-and issued before the softmax of the next key block, the rest at stage 0.
-The result is the same as without them.
+and issued before the softmax of the next key block, the rest at stage 0;
+the pass config asks tilec to follow them. The result is the same as
+without them.
 """
 
 import tilelang
 import tilelang.language as T
 
 
-@tilelang.jit(out_idx=[3])
+@tilelang.jit(out_idx=[3], pass_configs={"tilec.follow_pipeline_lists": True})
 def attention(
     batch=1,
     heads=2,

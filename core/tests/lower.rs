@@ -1208,7 +1208,9 @@ fn an_epilogue_buffer_reuses_the_stages_of_the_loop_before_it() {
 
 /// FA3's rotated attention loop (`Q·Kᵀ` of key block `k` issued before
 /// the rescale and `P·V` of block `k − 1`, the softmax of `k` after them)
-/// is rotated as its lists ask: one loop of one more iteration whose
+/// is rotated as its lists ask, under pass config
+/// `tilec.follow_pipeline_lists` (without it, as without lists, with a
+/// warning naming the config): one loop of one more iteration whose
 /// copies stay pipelined (cp.async on sm_80, bulk copies on sm_90a,
 /// registers on gfx942) and whose consumers run for `k − σ`; it matches
 /// the reference under the SIMT interpreter. Lists with producers marked
@@ -1231,7 +1233,13 @@ fn attention_with_rotating_group_lists_is_rotated() {
             ),
         )
     };
-    let rotated = with_lists("[-1, 0, 3, 1, -1, 2]", "[-1, 0, 0, 1, -1, 1]");
+    let asked = with_lists("[-1, 0, 3, 1, -1, 2]", "[-1, 0, 0, 1, -1, 1]");
+    let jit = "@tilelang.jit(out_idx=[3])";
+    assert!(asked.contains(jit), "the example's decorator changed");
+    let rotated = asked.replace(
+        jit,
+        "@tilelang.jit(out_idx=[3], pass_configs={\"tilec.follow_pipeline_lists\": True})",
+    );
     let producers = with_lists("[-1, 0, 1, 2, -1, 3]", "[-1, 0, 0, 0, -1, 0]");
     let reordering = with_lists("[-1, 0, 1, 2, -1, 3]", "[-1, 0, 0, 0, -1, 1]");
     let call = "flash_attention(1, 2, 256, 64, block_M=64, block_N=64, num_stages=2, threads=128)";
@@ -1239,6 +1247,11 @@ fn attention_with_rotating_group_lists_is_rotated() {
     let (rot, quiet_rot) = compile_source(&rotated, call);
     let (prod, quiet) = compile_source(&producers, call);
     let (reord, warned) = compile_source(&reordering, call);
+    let (unasked, not_asked) = compile_source(&asked, call);
+    assert!(
+        not_asked.len() == 1 && not_asked[0].contains("tilec.follow_pipeline_lists"),
+        "{not_asked:?}"
+    );
     assert!(
         none.is_empty() && quiet.is_empty() && quiet_rot.is_empty(),
         "{none:?} {quiet:?} {quiet_rot:?}"
@@ -1267,6 +1280,11 @@ fn attention_with_rotating_group_lists_is_rotated() {
             thread::print_module(&lower(&reord)),
             want,
             "unfollowed lists on {name}"
+        );
+        assert_eq!(
+            thread::print_module(&lower(&unasked)),
+            want,
+            "lists not asked for on {name}"
         );
         let lowered = lower(&rot);
         let text = thread::print_module(&lowered);

@@ -21,6 +21,7 @@ const KNOWN_PASS_CONFIGS: &[&str] = &[
     "tl.disable_warp_specialized",
     "tl.disable_tma_lower",
     "tl.disable_thread_storage_sync",
+    crate::ir::lists::FOLLOW_ROTATIONS,
 ];
 
 /// Python built-in names.

@@ -478,7 +478,10 @@ impl<'a> Evaluator<'a> {
             // `@tilelang.jit` directly on a prim_func.
             let mut f = k.function.clone();
             apply_jit_attrs(&mut f, &jit, jit.span)?;
-            return Ok(Value::Kernel(Rc::new(KernelValue { function: f })));
+            return Ok(Value::Kernel(Rc::new(KernelValue {
+                function: f,
+                list_warnings: k.list_warnings.clone(),
+            })));
         }
         jit.inner = func;
         Ok(Value::Jit(Rc::new(jit)))
@@ -717,7 +720,7 @@ impl<'a> Evaluator<'a> {
                         lists_span,
                     )
                     .with_note(
-                        "lists are followed when the copies into shared memory have stage 0 and everything else one stage, or the copies a negative stage and the rest a rotation that keeps every dependence; the results are the same either way (docs/tilelang-support.md)",
+                        "lists are followed when the copies into shared memory have stage 0 and everything else one stage, or (with pass config `tilec.follow_pipeline_lists`) the copies a negative stage and the rest a rotation that keeps every dependence; the results are the same either way (docs/tilelang-support.md)",
                     ),
                 );
             }
@@ -754,8 +757,10 @@ impl<'a> Evaluator<'a> {
                 body,
             },
         };
+        if let (Some(w), Stmt::For { var, .. }) = (warning, &stmt) {
+            stager.list_warnings.push((*var, w));
+        }
         stager.emit(stmt, span);
-        self.diags.extend(warning);
         self.check_no_escape(flow?, span)?;
         Ok(Flow::Normal)
     }
@@ -2418,7 +2423,10 @@ impl<'a> Evaluator<'a> {
             Value::Kernel(k) => {
                 let mut f = k.function.clone();
                 apply_jit_attrs(&mut f, j, span)?;
-                Ok(Value::Kernel(Rc::new(KernelValue { function: f })))
+                Ok(Value::Kernel(Rc::new(KernelValue {
+                    function: f,
+                    list_warnings: k.list_warnings.clone(),
+                })))
             }
             other => Err(Box::new(
                 Diagnostic::error(
@@ -2518,11 +2526,13 @@ impl<'a> Evaluator<'a> {
         if let Err(d) = flow {
             self.report(d);
         }
-        let Some(stager) = stager else {
+        let Some(mut stager) = stager else {
             return Err(stage::cascade());
         };
+        let list_warnings = std::mem::take(&mut stager.list_warnings);
         Ok(Value::Kernel(Rc::new(KernelValue {
             function: stager.finish(),
+            list_warnings,
         })))
     }
 
@@ -2688,8 +2698,10 @@ impl<'a> Evaluator<'a> {
             .map(|buffer| ir::Param { buffer })
             .collect();
         stager.func.attrs.out_idx = out_idx;
+        let list_warnings = std::mem::take(&mut stager.list_warnings);
         Ok(Value::Kernel(Rc::new(KernelValue {
             function: stager.finish(),
+            list_warnings,
         })))
     }
 

@@ -192,6 +192,8 @@ fn compile_on_this_thread(source: &str, options: &Options) -> Output {
     match selected {
         Ok((Value::Kernel(k), call)) => {
             let function = k.function.clone();
+            ev.diags
+                .extend(unfollowed_lists(&function, &k.list_warnings));
             check_function(&function, &mut ev.diags);
             out.module = Some(Module {
                 functions: vec![function],
@@ -498,6 +500,44 @@ fn contains_prim_func(stmts: &[ast::Stmt]) -> bool {
 /// Runs the IR verifier and reports what it finds as diagnostics. The front
 /// end checks most rules itself with better messages; what reaches the
 /// verifier is either a rule only it checks (fragment indexing) or a bug.
+/// The warnings about `T.Pipelined` lists (`Stager::list_warnings`) that
+/// hold for the finished function: the lists of those loops are not
+/// followed with its pass configs either.
+fn unfollowed_lists(
+    f: &crate::ir::Function,
+    warnings: &[(crate::ir::Handle<crate::ir::Var>, Diagnostic)],
+) -> Vec<Diagnostic> {
+    use crate::ir::{LoopKind, Stmt, lists};
+    let mut out = Vec::new();
+    f.body.walk(&mut |stmt, _| {
+        let Stmt::For {
+            var,
+            kind:
+                LoopKind::Pipelined {
+                    num_stages,
+                    order,
+                    stage,
+                    ..
+                },
+            body,
+            ..
+        } = stmt
+        else {
+            return;
+        };
+        let form = lists::list_form(order.as_deref(), stage.as_deref(), *num_stages, body, f);
+        if matches!(form, Some(lists::ListForm::Default { .. })) {
+            out.extend(
+                warnings
+                    .iter()
+                    .filter(|(v, _)| v == var)
+                    .map(|(_, d)| d.clone()),
+            );
+        }
+    });
+    out
+}
+
 fn check_function(function: &crate::ir::Function, diags: &mut Vec<Diagnostic>) {
     use crate::ir::verify::{VerifyError, verify_function};
     if diags.iter().any(Diagnostic::is_error) {

@@ -62,6 +62,11 @@ pub(crate) struct Stager {
     scoped: Vec<(Handle<Var>, usize)>,
     /// Variables whose block has ended.
     out_of_scope: HashSet<Handle<Var>>,
+    /// Warnings about `T.Pipelined` lists not followed, by loop variable:
+    /// whether a list is followed can depend on the function's pass
+    /// configs, which a `tilelang.jit` around the kernel sets after it is
+    /// staged (`front::py::compile` decides on the finished function).
+    pub list_warnings: Vec<(Handle<Var>, Diagnostic)>,
 }
 
 /// `Σ coeff·var + constant` over integer variables.
@@ -85,6 +90,7 @@ impl Stager {
             symbols: BTreeMap::new(),
             scoped: Vec::new(),
             out_of_scope: HashSet::new(),
+            list_warnings: Vec::new(),
         }
     }
 

@@ -81,6 +81,9 @@ impl<'a> Closure<'a> {
 #[derive(Debug)]
 pub(crate) struct KernelValue {
     pub function: ir::Function,
+    /// Warnings about its loops' lists, decided on the finished function
+    /// (`Stager::list_warnings`).
+    pub list_warnings: Vec<(Handle<ir::Var>, Diagnostic)>,
 }
 
 /// `@tilelang.jit(...)` around a builder, an eager kernel or a prim_func.
