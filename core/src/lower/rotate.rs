@@ -82,9 +82,8 @@ fn rotate_block(f: &mut Function, block: &mut Block) -> Result<(), ir::TypeError
                 ..
             }
         ) {
-            for s in rotate_loop(f, stmt)? {
-                block.push(s, span);
-            }
+            let rotated = rotate_loop(f, stmt)?;
+            block.push(rotated, span);
             continue;
         }
         match &mut stmt {
@@ -104,9 +103,9 @@ fn rotate_block(f: &mut Function, block: &mut Block) -> Result<(), ir::TypeError
     Ok(())
 }
 
-/// The statements a pipelined loop becomes: itself when its lists are not
-/// rotated, else the rotated loop (module documentation).
-fn rotate_loop(f: &mut Function, stmt: Stmt) -> Result<Vec<Stmt>, ir::TypeError> {
+/// What a pipelined loop becomes: itself when its lists are not rotated,
+/// else the rotated loop (module documentation).
+fn rotate_loop(f: &mut Function, stmt: Stmt) -> Result<Stmt, ir::TypeError> {
     let Stmt::For {
         var,
         start,
@@ -121,11 +120,11 @@ fn rotate_loop(f: &mut Function, stmt: Stmt) -> Result<Vec<Stmt>, ir::TypeError>
         body,
     } = stmt
     else {
-        return Ok(vec![stmt]);
+        return Ok(stmt);
     };
     let form = ir::lists::list_form(order.as_deref(), stage.as_deref(), num_stages, &body, f);
     let Some(ListForm::Rotated(r)) = form else {
-        return Ok(vec![Stmt::For {
+        return Ok(Stmt::For {
             var,
             start,
             extent,
@@ -136,7 +135,7 @@ fn rotate_loop(f: &mut Function, stmt: Stmt) -> Result<Vec<Stmt>, ir::TypeError>
                 schedule,
             },
             body,
-        }]);
+        });
     };
     let dtype = f.vars[var].dtype;
     let lit = |f: &mut Function, v: i64| f.lit(Literal::Int(v, dtype));
@@ -181,7 +180,7 @@ fn rotate_loop(f: &mut Function, stmt: Stmt) -> Result<Vec<Stmt>, ir::TypeError>
     }
     let d = lit(f, r.depth);
     let extent = bin(f, BinaryOp::Add, extent, d)?;
-    Ok(vec![Stmt::For {
+    Ok(Stmt::For {
         var,
         start,
         extent,
@@ -192,7 +191,7 @@ fn rotate_loop(f: &mut Function, stmt: Stmt) -> Result<Vec<Stmt>, ir::TypeError>
             schedule,
         },
         body: rotated,
-    }])
+    })
 }
 
 /// Copies statements with the loop variable replaced (binders kept: the
