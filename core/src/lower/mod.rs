@@ -2529,6 +2529,10 @@ impl<'a> Lower<'a> {
         let len = sshape[dim];
         let inner: i64 = sshape[dim + 1..].iter().product();
         let (sid, did) = (self.shared_of(src)?, self.shared_of(dst)?);
+        let layouts = (
+            self.swizzled.get(&src).copied(),
+            self.swizzled.get(&dst).copied(),
+        );
         self.cyclic(outer * inner, out, |s, q, body| {
             let acc = s.temp("acc", acc_t);
             s.assign(body, acc, Expr::literal(Literal::of(acc_t, 0.0)));
@@ -2552,7 +2556,7 @@ impl<'a> Lower<'a> {
                 width: 1,
                 dst: RegRef::Scalar(x),
                 src: MemRef::Shared(sid),
-                index: index.clone(),
+                index: s.element(layouts.0.as_ref(), index.clone())?,
                 guard: None,
             }));
             let next = s.bin(
@@ -2566,7 +2570,7 @@ impl<'a> Lower<'a> {
             rb.push(s.stmt(StmtKind::Store {
                 width: 1,
                 dst: MemRef::Shared(did),
-                index,
+                index: s.element(layouts.1.as_ref(), index)?,
                 src: RegRef::Scalar(res),
                 guard: None,
             }));

@@ -75,9 +75,11 @@ struct Lines {
     dst: SharedId,
     /// The destination's Tile IR buffer index, for the barrier analysis.
     dst_buf: usize,
-    /// The source's swizzled layout, when a pin gave it one (`swizzle.rs`,
-    /// "Pinned layouts"): its lines are then read through the layout.
+    /// The source's and the destination's swizzled layouts, when a pin
+    /// gave them one (`swizzle.rs`, "Pinned layouts"): their elements are
+    /// then addressed through the layout.
     src_swizzle: Option<super::swizzle::Swizzled>,
+    dst_swizzle: Option<super::swizzle::Swizzled>,
 }
 
 impl Lines {
@@ -195,6 +197,7 @@ impl Lower<'_> {
             dst: self.shared_of(dst)?,
             dst_buf: self.canon(dst).index(),
             src_swizzle: self.swizzled.get(&src).copied(),
+            dst_swizzle: self.swizzled.get(&dst).copied(),
         };
         match self.group_size(&lines) {
             Some((g, w)) => self.reduce_cooperative(fold, lines, clear, g, w, out),
@@ -225,6 +228,7 @@ impl Lower<'_> {
             dst: SharedId(0),
             dst_buf: 0,
             src_swizzle: None,
+            dst_swizzle: None,
         };
         self.group_size(&lines).is_some_and(|(g, w)| g > w)
     }
@@ -288,13 +292,8 @@ impl Lower<'_> {
         let re = reg_expr(r, DType::I32);
         let mut rb = Vec::new();
         let off = self.bin(BinaryOp::Mul, re.clone(), lit_i32(lines.inner))?;
-        let mut index = self.bin(BinaryOp::Add, base, off)?;
-        if let Some(layout) = &lines.src_swizzle {
-            // A 2-D source: the row-major index through the layout.
-            let row = self.bin(BinaryOp::FloorDiv, index.clone(), lit_i32(layout.cols))?;
-            let col = self.bin(BinaryOp::FloorMod, index, lit_i32(layout.cols))?;
-            index = self.swizzled_index(layout, &row, &col)?;
-        }
+        let index = self.bin(BinaryOp::Add, base, off)?;
+        let index = self.element(lines.src_swizzle.as_ref(), index)?;
         let x = self.temp("v", fold.src);
         rb.push(self.stmt(StmtKind::Load {
             width: 1,
@@ -327,6 +326,21 @@ impl Lower<'_> {
     }
 
     /// The flat index of element 0 of output `q`'s line in the source:
+    /// Where element `linear` (row-major) of a shared buffer is stored:
+    /// there, or through its swizzled layout (a 2-D buffer).
+    pub(super) fn element(
+        &self,
+        layout: Option<&super::swizzle::Swizzled>,
+        linear: Expr,
+    ) -> Result<Expr> {
+        let Some(layout) = layout else {
+            return Ok(linear);
+        };
+        let row = self.bin(BinaryOp::FloorDiv, linear.clone(), lit_i32(layout.cols))?;
+        let col = self.bin(BinaryOp::FloorMod, linear, lit_i32(layout.cols))?;
+        self.swizzled_index(layout, &row, &col)
+    }
+
     /// `(q / inner) · len · inner + q % inner`.
     fn line_base(&self, lines: &Lines, q: Expr) -> Result<Expr> {
         if lines.inner == 1 {
@@ -386,6 +400,7 @@ impl Lower<'_> {
     ) -> Result<()> {
         self.cyclic(lines.outputs(), out, |s, q, body| {
             let acc = s.temp("acc", fold.acc);
+            let at = s.element(lines.dst_swizzle.as_ref(), q.clone())?;
             if clear {
                 s.assign(body, acc, fold.identity());
             } else {
@@ -394,7 +409,7 @@ impl Lower<'_> {
                     width: 1,
                     dst: RegRef::Scalar(old),
                     src: MemRef::Shared(lines.dst),
-                    index: q.clone(),
+                    index: at.clone(),
                     guard: None,
                 }));
                 s.assign(body, acc, Expr::cast(fold.acc, reg_expr(old, fold.dst)));
@@ -413,7 +428,7 @@ impl Lower<'_> {
             body.push(s.stmt(StmtKind::Store {
                 width: 1,
                 dst: MemRef::Shared(lines.dst),
-                index: q,
+                index: at,
                 src: res,
                 guard: None,
             }));
@@ -602,14 +617,8 @@ impl Lower<'_> {
             cond = self.bin(BinaryOp::And, cond, real)?;
         }
         let mut body = Vec::new();
-        self.finish_output(
-            fold,
-            lines.dst,
-            acc,
-            reg_expr(o, DType::I32),
-            clear,
-            &mut body,
-        )?;
+        let at = self.element(lines.dst_swizzle.as_ref(), reg_expr(o, DType::I32))?;
+        self.finish_output(fold, lines.dst, acc, at, clear, &mut body)?;
         out.push(self.stmt(StmtKind::If {
             cond,
             then_body: body,

@@ -72,9 +72,10 @@
 //! chunk, so copies vectorize as before. Register atoms read such an
 //! operand element by element rather than through row-major matrix
 //! loads (`gemm.rs`, `atom_operand`), results are not staged into it
-//! with matrix stores (`resident.rs`), and reductions read its lines
-//! through the layout (`reduce.rs`); the destination of a reduction and
-//! the buffers of a scan keep row-major rows (the pin is then refused).
+//! with matrix stores (`resident.rs`), and reductions and scans address
+//! its elements through the layout (`reduce.rs`, `cumsum`); only the
+//! destination of a reduction of a register buffer keeps row-major rows
+//! (the pin is then refused).
 //! Unpinned buffers are never given a layout this way: it costs an XOR in
 //! every address.
 
@@ -307,19 +308,16 @@ impl<'a> Lower<'a> {
 
     /// Gives every buffer pinned to `swizzled(W)` that no atom took the
     /// layout with `W`-byte panels (module documentation, "Pinned
-    /// layouts"), when its shape has one and no reduction writes it and no
-    /// scan reads or writes it (those address shared memory row-major).
+    /// layouts"), when its shape has one and it is not the destination of
+    /// a reduction of a register buffer (whose paths store row-major).
     pub(super) fn pin_swizzles(&mut self, body: &ir::Block) {
         let mut scanned = BTreeSet::new();
-        body.walk(&mut |stmt, _| match stmt {
-            ir::Stmt::Reduce { dst, .. } => {
+        body.walk(&mut |stmt, _| {
+            if let ir::Stmt::Reduce { src, dst, .. } = stmt
+                && (self.resident.contains_key(src) || self.spread.contains_key(src))
+            {
                 scanned.insert(*dst);
             }
-            ir::Stmt::Cumsum { src, dst, .. } => {
-                scanned.insert(*src);
-                scanned.insert(*dst);
-            }
-            _ => {}
         });
         let mut pins: Vec<_> = self.pins.layouts.iter().collect();
         pins.sort_by_key(|(b, _)| **b);
