@@ -14,13 +14,13 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-/// `pass_configs` keys that tilec passes honour (or will, as the passes
-/// that read them land); others draw a warning.
+/// `pass_configs` keys that tilec honours; others draw a warning (for
+/// one, `tl.disable_thread_storage_sync`: the lowering places the barriers
+/// its analysis of each buffer's accesses asks for either way).
 const KNOWN_PASS_CONFIGS: &[&str] = &[
     "tl.enable_fast_math",
     "tl.disable_warp_specialized",
     "tl.disable_tma_lower",
-    "tl.disable_thread_storage_sync",
     crate::ir::lists::FOLLOW_ROTATIONS,
 ];
 
