@@ -43,8 +43,9 @@
 //! computes what the loop computes: for every two statements touching one
 //! buffer (one of them writing), every two of their instances keep the
 //! order they have in the loop without lists (checked at buffer
-//! granularity for iteration distances up to `D + 1`, beyond which the
-//! stages cannot swap them). A body holding `let` bindings, allocations,
+//! granularity; as functions of the iteration distance both orders are
+//! steps, at 0 and at the stage difference, so the distances around those
+//! two decide). A body holding `let` bindings, allocations,
 //! barriers or pipelined loops at its top level is not rotated.
 
 use std::collections::BTreeSet;
@@ -127,6 +128,10 @@ pub fn list_form(
     form
 }
 
+/// The most stages a rotation spans (far beyond any pipeline: each stage
+/// is one more iteration of the rotated loop).
+const MAX_ROTATION: i64 = 64;
+
 /// The rotated form of lists with producers at negative stages whose
 /// consumers are at several stages or ranked out of program order
 /// (module documentation, "Rotated loops"): `None` for other lists, an
@@ -177,6 +182,9 @@ fn rotation(
         }
     }
     let depth = stages.iter().copied().max().unwrap_or(0);
+    if depth > MAX_ROTATION {
+        return Some(Err(format!("a rotation over {depth} stages")));
+    }
     let rank: Vec<i64> = order.map_or_else(|| (0..len as i64).collect(), <[i64]>::to_vec);
     let mut issue: Vec<usize> = (0..len).collect();
     issue.sort_by_key(|&i| (rank[i], i));
@@ -195,7 +203,11 @@ fn rotation(
             let Some(buffer) = conflict(&access[a], &access[b]) else {
                 continue;
             };
-            for delta in -(depth + 1)..=(depth + 1) {
+            // Both orders are steps in the distance: the loop's at 0, the
+            // rotation's at the stage difference; they agree everywhere
+            // when they agree around both steps.
+            let d = stages[a] - stages[b];
+            for delta in [-1, 0, 1, d - 1, d, d + 1] {
                 if a == b && delta == 0 {
                     continue;
                 }
@@ -426,7 +438,7 @@ fn form_of_lists(
     if !producers_copy(&|s| s == 0) {
         return default("a statement other than a copy into shared memory at stage 0");
     }
-    if depth + 1 > i64::from(num_stages) {
+    if depth.saturating_add(1) > i64::from(num_stages) {
         return default("a depth that `num_stages` cannot buffer");
     }
     let late = order.and_then(|o| {

@@ -5,6 +5,7 @@
 # CHECK: alloc %D: shared f32[16, 32] layout swizzled(64)
 # CHECK: alloc %L: shared f16[64, 64] layout shared
 # CHECK: alloc %P: shared f16[64, 64]
+# CHECK: alloc %H: shared f16[4, 16]
 # CHECK-NOT: layout
 # CHECK: alloc %C_local: fragment f32[64, 64]
 # CHECK-NOT: layout
@@ -35,6 +36,7 @@ def matmul(M=128, N=128, K=128, block=64):
             D = T.alloc_shared((16, 32), "float32")
             L = T.alloc_shared((block, block), "float16")
             P = T.alloc_shared((block, block), "float16")
+            H = T.alloc_shared((4, 16), "float16")
             C_local = T.alloc_fragment((block, block), "float32")
             T.annotate_layout({
                 A_shared: panels(block, block, 2, 128),
@@ -42,6 +44,7 @@ def matmul(M=128, N=128, K=128, block=64):
                 D: panels(16, 32, 4, 64),
                 L: T.Layout((block, block), lambda i, j: (i, j)),
                 P: T.Layout((block, block), lambda i, j: [j, i]),  # WARNING: W0001
+                H: T.Layout((4, 16), lambda i, j: i * (1 << 61) + j),  # WARNING: W0001
                 C_local: T.Fragment((block, block), forward_thread_fn=lambda i, j: i),  # WARNING: W0001
             })
             T.clear(C_local)

@@ -684,14 +684,25 @@ fn layout_map<'a>(
     let extents: Vec<u64> = (0..rank)
         .map(|d| results.iter().map(|r| r[d] as u64).max().unwrap_or(0) + 1)
         .collect();
-    let offsets: Rc<[u64]> = results
+    // Offsets row-major over the extents; a layout whose places do not fit
+    // 64 bits is no layout of a buffer.
+    let offsets: Option<Rc<[u64]>> = results
         .iter()
         .map(|r| {
-            r.iter()
-                .zip(&extents)
-                .fold(0u64, |acc, (&x, &e)| acc * e + x as u64)
+            r.iter().zip(&extents).try_fold(0u64, |acc, (&x, &e)| {
+                acc.checked_mul(e)?.checked_add(x as u64)
+            })
         })
         .collect();
+    let Some(offsets) = offsets else {
+        return Err(err(
+            codes::BAD_TILELANG_ARGUMENT,
+            format!(
+                "the places the function of `T.Layout` gives span more than 2^64 elements (extents {extents:?})"
+            ),
+            span,
+        ));
+    };
     Ok(Value::Layout(Rc::new(LayoutSpec {
         buffer: None,
         kind: LayoutKind::Map {
@@ -725,7 +736,16 @@ fn recognize(rows: u64, cols: u64, elem: u64, offsets: &[u64]) -> Option<ir::Buf
     }
     if rows > 1 {
         let pitch = offsets[cols as usize];
-        if pitch > cols && (pitch * elem).is_multiple_of(16) && all(&|r, c| Some(r * pitch + c)) {
+        let whole_units = pitch
+            .checked_mul(elem)
+            .is_some_and(|b| b.is_multiple_of(16));
+        // A pitch the lowering can address (32-bit element offsets).
+        let addressable = pitch <= i32::MAX as u64;
+        if pitch > cols
+            && addressable
+            && whole_units
+            && all(&|r, c| r.checked_mul(pitch)?.checked_add(c))
+        {
             return Some(ir::BufferLayout::Padded { pitch });
         }
     }

@@ -11,4 +11,5 @@ def bad(A: T.Tensor((64, 64), "float16")):
         T.annotate_layout({S: T.Layout((64, 64), lambda i, j: i - j)})  # ERROR: T0309
         T.annotate_layout({S: T.Layout((64, bx), lambda i, j: i)})  # ERROR: T0306
         T.annotate_layout({S: T.Layout((64,))})  # ERROR: T0102
+        T.annotate_layout({S: T.Layout((64, 64), lambda i, j: [i << 40, j << 40])})  # ERROR: T0309
         T.copy(A, S)
