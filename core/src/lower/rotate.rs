@@ -151,7 +151,7 @@ fn rotate_loop(f: &mut Function, stmt: Stmt) -> Result<Stmt, ir::TypeError> {
             _ => {
                 let d = lit(f, sigma);
                 let k = bin(f, BinaryOp::Sub, j, d)?;
-                (k, Cloner::with(f, var, k).stmt(s)?)
+                (k, substituted(f, s, var, k)?)
             }
         };
         if r.producer[i] {
@@ -194,198 +194,72 @@ fn rotate_loop(f: &mut Function, stmt: Stmt) -> Result<Stmt, ir::TypeError> {
     })
 }
 
-/// Copies statements with the loop variable replaced (binders kept: the
-/// copy replaces the original).
-struct Cloner<'f> {
-    f: &'f mut Function,
+/// `stmt` with `var` replaced by `with` in every expression it holds
+/// (binders kept: the copy replaces the original).
+fn substituted(
+    f: &mut Function,
+    stmt: &Stmt,
     var: Handle<Var>,
     with: Handle<Expr>,
+) -> Result<Stmt, ir::TypeError> {
+    let mut block = Block::new();
+    block.push(stmt.clone(), Default::default());
+    let mut failed = None;
+    crate::passes::for_each_expr_mut(&mut block, &mut |h| match substitute(f, *h, var, with) {
+        Ok(e) => *h = e,
+        Err(e) => failed = Some(e),
+    });
+    match (failed, block.stmts.pop()) {
+        (Some(e), _) => Err(e),
+        (None, Some(s)) => Ok(s),
+        (None, None) => Ok(stmt.clone()),
+    }
 }
 
-impl<'f> Cloner<'f> {
-    fn with(f: &'f mut Function, var: Handle<Var>, with: Handle<Expr>) -> Self {
-        Cloner { f, var, with }
+/// `e` with `var` replaced by `with` (shared subexpressions without it
+/// are kept).
+fn substitute(
+    f: &mut Function,
+    e: Handle<Expr>,
+    var: Handle<Var>,
+    with: Handle<Expr>,
+) -> Result<Handle<Expr>, ir::TypeError> {
+    let sub = |f: &mut Function, x| substitute(f, x, var, with);
+    let new = match f.exprs[e].clone() {
+        Expr::Literal(_) => return Ok(e),
+        Expr::Var(v) => return Ok(if v == var { with } else { e }),
+        Expr::Unary { op, arg } => Expr::Unary {
+            op,
+            arg: sub(f, arg)?,
+        },
+        Expr::Binary { op, lhs, rhs } => Expr::Binary {
+            op,
+            lhs: sub(f, lhs)?,
+            rhs: sub(f, rhs)?,
+        },
+        Expr::Select {
+            cond,
+            then,
+            otherwise,
+        } => Expr::Select {
+            cond: sub(f, cond)?,
+            then: sub(f, then)?,
+            otherwise: sub(f, otherwise)?,
+        },
+        Expr::Cast { dtype, arg } => Expr::Cast {
+            dtype,
+            arg: sub(f, arg)?,
+        },
+        Expr::Load { buffer, indices } => Expr::Load {
+            buffer,
+            indices: indices
+                .into_iter()
+                .map(|i| sub(f, i))
+                .collect::<Result<_, _>>()?,
+        },
+    };
+    if new == f.exprs[e] {
+        return Ok(e);
     }
-
-    fn expr(&mut self, e: Handle<Expr>) -> Result<Handle<Expr>, ir::TypeError> {
-        let new = match self.f.exprs[e].clone() {
-            Expr::Literal(_) => return Ok(e),
-            Expr::Var(v) => return Ok(if v == self.var { self.with } else { e }),
-            Expr::Unary { op, arg } => Expr::Unary {
-                op,
-                arg: self.expr(arg)?,
-            },
-            Expr::Binary { op, lhs, rhs } => Expr::Binary {
-                op,
-                lhs: self.expr(lhs)?,
-                rhs: self.expr(rhs)?,
-            },
-            Expr::Select {
-                cond,
-                then,
-                otherwise,
-            } => Expr::Select {
-                cond: self.expr(cond)?,
-                then: self.expr(then)?,
-                otherwise: self.expr(otherwise)?,
-            },
-            Expr::Cast { dtype, arg } => Expr::Cast {
-                dtype,
-                arg: self.expr(arg)?,
-            },
-            Expr::Load { buffer, indices } => Expr::Load {
-                buffer,
-                indices: self.exprs(&indices)?,
-            },
-        };
-        if new == self.f.exprs[e] {
-            return Ok(e);
-        }
-        self.f.add_expr(new)
-    }
-
-    fn exprs(&mut self, es: &[Handle<Expr>]) -> Result<Vec<Handle<Expr>>, ir::TypeError> {
-        es.iter().map(|&e| self.expr(e)).collect()
-    }
-
-    fn region(&mut self, r: &ir::Region) -> Result<ir::Region, ir::TypeError> {
-        let ranges = r
-            .ranges
-            .iter()
-            .map(|x| {
-                Ok(ir::Range {
-                    start: self.expr(x.start)?,
-                    extent: self.expr(x.extent)?,
-                })
-            })
-            .collect::<Result<_, ir::TypeError>>()?;
-        Ok(ir::Region {
-            buffer: r.buffer,
-            ranges,
-        })
-    }
-
-    fn block(&mut self, b: &Block) -> Result<Block, ir::TypeError> {
-        let mut out = Block::new();
-        for (s, &span) in b.stmts.iter().zip(&b.spans) {
-            let s = self.stmt(s)?;
-            out.push(s, span);
-        }
-        Ok(out)
-    }
-
-    /// A copy of `s` (allocations, which `ir::lists` keeps out of rotated
-    /// bodies, and statements without expressions unchanged).
-    fn stmt(&mut self, s: &Stmt) -> Result<Stmt, ir::TypeError> {
-        Ok(match s {
-            Stmt::For {
-                var,
-                start,
-                extent,
-                kind,
-                body,
-            } => {
-                let (start, extent) = (self.expr(*start)?, self.expr(*extent)?);
-                Stmt::For {
-                    var: *var,
-                    start,
-                    extent,
-                    kind: kind.clone(),
-                    body: self.block(body)?,
-                }
-            }
-            Stmt::Parallel {
-                vars,
-                extents,
-                body,
-            } => {
-                let extents = self.exprs(extents)?;
-                Stmt::Parallel {
-                    vars: vars.clone(),
-                    extents,
-                    body: self.block(body)?,
-                }
-            }
-            Stmt::If {
-                cond,
-                then,
-                otherwise,
-            } => Stmt::If {
-                cond: self.expr(*cond)?,
-                then: self.block(then)?,
-                otherwise: self.block(otherwise)?,
-            },
-            Stmt::Let { var, value } => Stmt::Let {
-                var: *var,
-                value: self.expr(*value)?,
-            },
-            Stmt::Store {
-                buffer,
-                indices,
-                value,
-            } => Stmt::Store {
-                buffer: *buffer,
-                indices: self.exprs(indices)?,
-                value: self.expr(*value)?,
-            },
-            Stmt::Copy { src, dst } => Stmt::Copy {
-                src: self.region(src)?,
-                dst: self.region(dst)?,
-            },
-            Stmt::Gemm {
-                a,
-                b,
-                c,
-                transpose_a,
-                transpose_b,
-                policy,
-                clear_accum,
-            } => Stmt::Gemm {
-                a: self.region(a)?,
-                b: self.region(b)?,
-                c: self.region(c)?,
-                transpose_a: *transpose_a,
-                transpose_b: *transpose_b,
-                policy: *policy,
-                clear_accum: self.expr(*clear_accum)?,
-            },
-            Stmt::Fill { dst, value } => Stmt::Fill {
-                dst: self.region(dst)?,
-                value: self.expr(*value)?,
-            },
-            Stmt::AtomicAdd { dst, value } => Stmt::AtomicAdd {
-                dst: self.region(dst)?,
-                value: match value {
-                    ir::AtomicValue::Scalar(e) => ir::AtomicValue::Scalar(self.expr(*e)?),
-                    ir::AtomicValue::Region(r) => ir::AtomicValue::Region(self.region(r)?),
-                },
-            },
-            Stmt::Assume { cond } => Stmt::Assume {
-                cond: self.expr(*cond)?,
-            },
-            Stmt::BarrierArrive { barrier, index } => Stmt::BarrierArrive {
-                barrier: *barrier,
-                index: self.expr(*index)?,
-            },
-            Stmt::BarrierWait {
-                barrier,
-                index,
-                parity,
-            } => Stmt::BarrierWait {
-                barrier: *barrier,
-                index: self.expr(*index)?,
-                parity: self.expr(*parity)?,
-            },
-            Stmt::Role { groups, body } => Stmt::Role {
-                groups: groups.clone(),
-                body: self.block(body)?,
-            },
-            Stmt::Reduce { .. }
-            | Stmt::Cumsum { .. }
-            | Stmt::Barrier
-            | Stmt::Alloc { .. }
-            | Stmt::AllocBarrier { .. }
-            | Stmt::Kernel { .. } => s.clone(),
-        })
-    }
+    f.add_expr(new)
 }
