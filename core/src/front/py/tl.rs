@@ -962,14 +962,56 @@ fn loop_range<'a>(
     let s = ev.index_expr_of(&start, span)?;
     let e = ev.index_expr_of(&stop, span)?;
     let st = ev.stager("a loop", span)?;
-    let t = if st.ty(s).bits() >= st.ty(e).bits() {
-        st.ty(s)
-    } else {
-        st.ty(e)
-    };
-    let _ = t;
     let extent = st.extent(s, e, span)?;
-    Ok((s, extent))
+    Ok((
+        loop_bound(st, s, "start", span)?,
+        loop_bound(st, extent, "extent", span)?,
+    ))
+}
+
+/// A loop's start or extent as the 32-bit integer loop counters count in:
+/// narrower integers are widened and 64-bit constants that fit are
+/// narrowed; anything else is the user's error (not an invalid IR).
+fn loop_bound(
+    st: &mut super::stage::Stager,
+    e: Handle<ir::Expr>,
+    what: &str,
+    span: Span,
+) -> EResult<Handle<ir::Expr>> {
+    let t = st.ty(e);
+    if t == DType::I32 {
+        return Ok(e);
+    }
+    if let Some(Literal::Int(v, _)) = st.func.as_literal(e) {
+        return match i32::try_from(v) {
+            Ok(v) => Ok(st.int(i64::from(v))),
+            Err(_) => Err(Box::new(
+                Diagnostic::error(
+                    codes::BAD_TILELANG_ARGUMENT,
+                    format!("this loop's {what} is {v}, which does not fit in 32 bits"),
+                    span,
+                )
+                .with_label("loop")
+                .with_note(
+                    "tilec's loop counters are 32-bit integers; split the loop or the tensor",
+                ),
+            )),
+        };
+    }
+    if t.is_int() && t.bits() < 32 {
+        return st.cast(e, DType::I32, span);
+    }
+    Err(Box::new(
+        Diagnostic::error(
+            codes::BAD_TILELANG_ARGUMENT,
+            format!("this loop's {what} has type {t}; loop bounds must be 32-bit integers"),
+            span,
+        )
+        .with_label("loop")
+        .with_note(
+            "tilec's loop counters are 32-bit integers; cast the bound to int32 if its values fit",
+        ),
+    ))
 }
 
 fn int_list(v: Option<&Value<'_>>, what: &str, span: Span) -> EResult<Option<Vec<i64>>> {
@@ -1806,10 +1848,10 @@ pub(crate) fn call<'a>(
                     }
                     Box::new(d)
                 })?;
-                if n <= 0 {
+                if n <= 0 || i32::try_from(n).is_err() {
                     return Err(err(
                         codes::BAD_TILELANG_ARGUMENT,
-                        format!("`T.Parallel` extents must be positive, got {n}"),
+                        format!("`T.Parallel` extents must be positive 32-bit integers, got {n}"),
                         span,
                     ));
                 }
