@@ -1409,6 +1409,84 @@ def matmul(M=96, N=64, K=96, block=32, reduce=False, scan=False):
     return gemm
 "#;
 
+/// Operands pinned to panels narrower than their rows (32-byte panels of a
+/// 256-byte-wide `B`, 64-byte ones of a 128-byte-wide `A`) keep sm_90a's
+/// shared-operand atom: its descriptors and bulk copies take the pinned
+/// widths, and the results match the reference.
+#[test]
+fn narrow_pinned_swizzles_keep_the_shared_operand_atom() {
+    let source = ANNOTATED
+        .replace(
+            "A_shared = T.alloc_shared((block, block), \"float16\")",
+            "A_shared = T.alloc_shared((block, 2 * block), \"float16\")",
+        )
+        .replace(
+            "B_shared = T.alloc_shared((block, block), \"float16\")",
+            "B_shared = T.alloc_shared((2 * block, 4 * block), \"float16\")",
+        )
+        .replace(
+            "make_swizzled_layout(B_shared)",
+            "tilelang.layout.make_quarter_bank_swizzled_layout(B_shared)",
+        )
+        .replace(
+            "C_local = T.alloc_fragment((block, block)",
+            "C_local = T.alloc_fragment((block, 4 * block)",
+        )
+        .replace(
+            "S = T.alloc_shared((block, block)",
+            "S = T.alloc_shared((block, 4 * block)",
+        )
+        .replace(
+            "T.ceildiv(N, block), T.ceildiv(M, block)",
+            "T.ceildiv(N, 4 * block), T.ceildiv(M, block)",
+        )
+        .replace(
+            "T.ceildiv(K, block), num_stages=2",
+            "T.ceildiv(K, 2 * block), num_stages=2",
+        )
+        .replace("A[by * block, ko * block]", "A[by * block, ko * 2 * block]")
+        .replace(
+            "B[ko * block, bx * block]",
+            "B[ko * 2 * block, bx * 4 * block]",
+        )
+        .replace("T.Parallel(block, block)", "T.Parallel(block, 4 * block)")
+        .replace("bx * block + j", "bx * 4 * block + j");
+    assert!(
+        source.contains("(2 * block, 4 * block)")
+            && source.contains("quarter_bank_swizzled_layout(B_shared)")
+    );
+    let call = "matmul(M=128, N=256, K=192, block=64)";
+    let (module, warnings) = compile_source(&source, call);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let target = target::builtin("sm_90a").expect("built-in target");
+    let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{e}"));
+    let text = thread::print_module(&lowered);
+    assert!(
+        text.contains("async_mma \"wgmma"),
+        "no shared-operand atom:\n{text}"
+    );
+    assert!(
+        text.contains(" k sw64 "),
+        "A is not read through 64-byte panels:\n{text}"
+    );
+    assert!(
+        text.contains(" mn sw32 "),
+        "B is not read through 32-byte panels:\n{text}"
+    );
+    assert!(
+        text.contains("sw32") && text.contains("box("),
+        "B is not copied in 32-byte boxes:\n{text}"
+    );
+    run_and_compare(
+        &module.functions[0],
+        &lowered,
+        &target,
+        Class::Accumulation { len: 192 },
+        &format!("{call} on sm_90a"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+}
+
 /// Sums over the first axis of a 3-D shared tile into a 2-D buffer pinned
 /// to 128-byte panels.
 const REDUCED_INTO_PINNED: &str = r#"

@@ -31,7 +31,8 @@
 //! # The layout
 //! A buffer of `R × C` elements of `e` bytes (the last dimension
 //! contiguous) is stored in *panels* of `P = W/e` columns, `W = min(128,
-//! C·e)` bytes (which must be 32, 64 or a multiple of 128, with `8 | R`):
+//! C·e)` bytes (which must be 32, 64 or a multiple of 128, with `8 | R`),
+//! or the narrower `W` of a `swizzled(W)` pin (`T.annotate_layout`):
 //! panel `p` holds columns `p·P ..` as `R` rows of `W` bytes, panels one
 //! after another. Inside a panel the 16-byte chunk `j` of row `r` is
 //! stored at chunk `j XOR ((r / (128/W)) mod (W/16))`, which is the
@@ -225,8 +226,16 @@ impl<'a> Lower<'a> {
                 operands.push((g.a, &sa, g.ta, m / split.gm));
             }
             for (buf, s, mn_major, share) in operands {
-                let Some(layout) = Swizzled::new(s[0], s[1], f.buffers[buf].dtype.bytes() as i64)
-                else {
+                let elem = f.buffers[buf].dtype.bytes() as i64;
+                // A pinned swizzle gives its own panel width (the
+                // descriptor and the bulk copies take any of the three).
+                let layout = match self.pins.layouts.get(&buf) {
+                    Some(ir::BufferLayout::Swizzled { row_bytes }) => i64::try_from(*row_bytes)
+                        .ok()
+                        .and_then(|w| Swizzled::with_width(s[0], s[1], elem, w)),
+                    _ => Swizzled::new(s[0], s[1], elem),
+                };
+                let Some(layout) = layout else {
                     return;
                 };
                 if mn_major && share % layout.panel_cols() != 0 {
