@@ -1319,6 +1319,18 @@ fn explicit_roles_lower_where_phased_barriers_exist() {
             .unwrap_or_else(|| panic!("{call} unsupported on {t}"));
         assert!(stats.mma > 0, "{t}: no matrix atoms");
     }
+    // A half-precision accumulator takes no atom: every multiplier thread
+    // reads every row of the A stage, more readers per element than the
+    // interpreter tracks one by one, released through `consumed` all the
+    // same (it used to be reported as a race).
+    let half =
+        "matmul_ws(M=72, N=40, K=80, block_M=64, block_N=32, block_K=16, accum_dtype=\"float16\")";
+    let module_half = compile("gemm_ws.py", half);
+    for t in ["sm_80", "sm_90a"] {
+        check_example(&module_half, half, t, Class::Accumulation { len: 80 })
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("{half} unsupported on {t}"));
+    }
     for t in ["gfx942", "apple"] {
         let target = target::builtin(t).unwrap_or_else(|e| panic!("{e}"));
         match lower::to_thread(&module, &target) {

@@ -783,6 +783,37 @@ fn a_producer_warp_and_consumer_warps_share_a_ring_of_stages() {
     assert_eq!(stats.async_copies, 8);
 }
 
+/// An element read by more threads than the interpreter tracks one by
+/// one is overwritten safely once every reader released it through a
+/// phased barrier; a write that only half of them released is a race
+/// with one of the others.
+#[test]
+fn many_readers_are_released_by_a_phased_barrier() {
+    let mut args = [f32s(&[2], vec![3.0, 4.0]), f32s(&[64], vec![0.0; 64])];
+    run(
+        "warp_roles_sm90a.thr",
+        "ws_broadcast_released",
+        &mut args,
+        &[],
+    )
+    .expect("run");
+    assert!(floats(&args[1]).iter().all(|&v| v == 3.0));
+    let mut args = [f32s(&[2], vec![3.0, 4.0]), f32s(&[64], vec![0.0; 64])];
+    let err = run(
+        "warp_roles_sm90a.thr",
+        "ws_broadcast_half_released",
+        &mut args,
+        &[],
+    )
+    .expect_err("overwrite over unreleased reads");
+    match exec_kind(&err) {
+        ExecErrorKind::WriteAfterRead { reader, writer, .. } => {
+            assert!((32..64).contains(reader) && *writer == 64, "{err}");
+        }
+        other => panic!("expected a write-after-read race, got {other}"),
+    }
+}
+
 #[test]
 fn roles_that_wait_for_each_other_forever_are_reported() {
     let mut args = [f16s(&[8, 64], operand(512, 1)), f32s(&[64], vec![0.0; 64])];

@@ -97,11 +97,19 @@ enum Readers {
         clock: [u32; FEW],
         stmt: usize,
     },
-    /// More readers than tracked: only a `barrier` orders a write after
-    /// them.
+    /// More readers than tracked: they lie among threads `lo ..= hi`
+    /// (not every thread there need have read) and none read at a release
+    /// clock above `clock`. A write is ordered after them by a `barrier`,
+    /// or when its writer acquired a release above `clock` from every
+    /// thread of the range: sound, and coarser than `Few` only where the
+    /// range holds threads that did not read or the readers' clocks
+    /// differ (threads of one role arrive alike, so their clocks agree).
     Many {
         first: u32,
         stmt: usize,
+        lo: u32,
+        hi: u32,
+        clock: u32,
     },
 }
 
@@ -126,6 +134,19 @@ impl Readers {
                     stmt,
                 }
             }
+            Readers::Many {
+                first,
+                stmt,
+                lo,
+                hi,
+                clock,
+            } if (lo..=hi).contains(&t) => Readers::Many {
+                first,
+                stmt,
+                lo,
+                hi,
+                clock: clock.max(at),
+            },
             other => other,
         }
     }
@@ -152,9 +173,13 @@ impl Readers {
                     who[n] = t;
                     clocks[n] = clock;
                 } else {
+                    let seen = who.iter().copied().chain([t]);
                     return Readers::Many {
                         first: who[0],
                         stmt: first,
+                        lo: seen.clone().min().unwrap_or(t),
+                        hi: seen.max().unwrap_or(t),
+                        clock: clocks.iter().copied().fold(clock, u32::max),
                     };
                 }
                 Readers::Few {
@@ -164,7 +189,19 @@ impl Readers {
                     stmt: first,
                 }
             }
-            many => many,
+            Readers::Many {
+                first,
+                stmt,
+                lo,
+                hi,
+                clock: c,
+            } => Readers::Many {
+                first,
+                stmt,
+                lo: lo.min(t),
+                hi: hi.max(t),
+                clock: c.max(clock),
+            },
         }
     }
 }
@@ -1101,7 +1138,22 @@ impl<'a, 't> Machine<'a, 't> {
                 } => (0..n as usize)
                     .find(|&k| who[k] != t && !released(who[k], clock[k]))
                     .map(|k| (who[k], stmt)),
-                Readers::Many { first, stmt } => Some((first, stmt)),
+                Readers::Many {
+                    first,
+                    stmt,
+                    lo,
+                    hi,
+                    clock,
+                } => (lo..=hi).find(|&r| r != t && !released(r, clock)).map(|r| {
+                    (
+                        if first != t && !released(first, clock) {
+                            first
+                        } else {
+                            r
+                        },
+                        stmt,
+                    )
+                }),
                 Readers::None => None,
             };
             if let Some((reader, s)) = other {
