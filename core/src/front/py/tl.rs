@@ -969,9 +969,10 @@ fn loop_range<'a>(
     ))
 }
 
-/// A loop's start or extent as the 32-bit integer loop counters count in:
-/// narrower integers are widened and 64-bit constants that fit are
-/// narrowed; anything else is the user's error (not an invalid IR).
+/// A loop's start or extent as the `int32` loop counters count in:
+/// narrower integers are widened and constants that fit are narrowed;
+/// anything else (a 64-bit or unsigned 32-bit run-time value, a constant
+/// beyond `int32`) is the user's error, not an invalid IR.
 fn loop_bound(
     st: &mut super::stage::Stager,
     e: Handle<ir::Expr>,
@@ -1004,12 +1005,12 @@ fn loop_bound(
     Err(Box::new(
         Diagnostic::error(
             codes::BAD_TILELANG_ARGUMENT,
-            format!("this loop's {what} has type {t}; loop bounds must be 32-bit integers"),
+            format!("this loop's {what} has type {t}; loop bounds must be int32 values"),
             span,
         )
         .with_label("loop")
         .with_note(
-            "tilec's loop counters are 32-bit integers; cast the bound to int32 if its values fit",
+            "tilec's loop counters are 32-bit integers; `T.cast(bound, \"int32\")` if its values fit",
         ),
     ))
 }
