@@ -99,6 +99,25 @@ pub struct Staged {
     pub late: Option<bool>,
 }
 
+/// The form of the lists of `stmt` when it is a `T.Pipelined` loop of `f`
+/// (`None` for any other statement, and for a loop without lists).
+pub fn loop_form(stmt: &super::Stmt, f: &super::Function) -> Option<ListForm> {
+    match stmt {
+        super::Stmt::For {
+            kind:
+                super::LoopKind::Pipelined {
+                    num_stages,
+                    order,
+                    stage,
+                    ..
+                },
+            body,
+            ..
+        } => list_form(order.as_deref(), stage.as_deref(), *num_stages, body, f),
+        _ => None,
+    }
+}
+
 /// The form of the lists of a `T.Pipelined` loop of `f` with `num_stages`
 /// buffers over `body` (`None` when the loop has no lists).
 pub fn list_form(

@@ -259,13 +259,7 @@ impl Lower<'_> {
     ) -> Option<(PipePlan, Vec<Handle<ir::Buffer>>)> {
         let f = self.f;
         let ir::Stmt::For {
-            kind:
-                LoopKind::Pipelined {
-                    num_stages,
-                    order,
-                    stage,
-                    ..
-                },
+            kind: LoopKind::Pipelined { num_stages, .. },
             body,
             ..
         } = stmt
@@ -275,11 +269,10 @@ impl Lower<'_> {
         // Explicit lists (module documentation, "Order and stage lists"):
         // the staged form is taken as asked; the others run as without
         // lists (`ir::lists`).
-        let listed =
-            match ir::lists::list_form(order.as_deref(), stage.as_deref(), *num_stages, body, f) {
-                Some(ir::lists::ListForm::Staged(staged)) if lists => Some(staged),
-                _ => None,
-            };
+        let listed = match ir::lists::loop_form(stmt, f) {
+            Some(ir::lists::ListForm::Staged(staged)) if lists => Some(staged),
+            _ => None,
+        };
         // A retry that caps the stages below the lists' depth runs the
         // loop as without lists.
         let listed = listed.filter(|l| self.stage_cap.is_none_or(|c| l.depth < c));

@@ -40,24 +40,7 @@ pub(super) fn rotate_loops(func: &Function, kernel: &Stmt) -> Option<(Function, 
     };
     let mut any = false;
     kbody.walk(&mut |s, _| {
-        if let Stmt::For {
-            kind:
-                LoopKind::Pipelined {
-                    num_stages,
-                    order,
-                    stage,
-                    ..
-                },
-            body,
-            ..
-        } = s
-            && matches!(
-                ir::lists::list_form(order.as_deref(), stage.as_deref(), *num_stages, body, func),
-                Some(ListForm::Rotated(_))
-            )
-        {
-            any = true;
-        }
+        any |= matches!(ir::lists::loop_form(s, func), Some(ListForm::Rotated(_)));
     });
     if !any {
         return None;
@@ -106,6 +89,9 @@ fn rotate_block(f: &mut Function, block: &mut Block) -> Result<(), ir::TypeError
 /// What a pipelined loop becomes: itself when its lists are not rotated,
 /// else the rotated loop (module documentation).
 fn rotate_loop(f: &mut Function, stmt: Stmt) -> Result<Stmt, ir::TypeError> {
+    let Some(ListForm::Rotated(r)) = ir::lists::loop_form(&stmt, f) else {
+        return Ok(stmt);
+    };
     let Stmt::For {
         var,
         start,
@@ -113,29 +99,13 @@ fn rotate_loop(f: &mut Function, stmt: Stmt) -> Result<Stmt, ir::TypeError> {
         kind:
             LoopKind::Pipelined {
                 num_stages,
-                order,
-                stage,
                 schedule,
+                ..
             },
         body,
     } = stmt
     else {
         return Ok(stmt);
-    };
-    let form = ir::lists::list_form(order.as_deref(), stage.as_deref(), num_stages, &body, f);
-    let Some(ListForm::Rotated(r)) = form else {
-        return Ok(Stmt::For {
-            var,
-            start,
-            extent,
-            kind: LoopKind::Pipelined {
-                num_stages,
-                order,
-                stage,
-                schedule,
-            },
-            body,
-        });
     };
     let dtype = f.vars[var].dtype;
     let lit = |f: &mut Function, v: i64| f.lit(Literal::Int(v, dtype));

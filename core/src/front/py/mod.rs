@@ -507,26 +507,15 @@ fn unfollowed_lists(
     f: &crate::ir::Function,
     warnings: &[(crate::ir::Handle<crate::ir::Var>, Diagnostic)],
 ) -> Vec<Diagnostic> {
-    use crate::ir::{LoopKind, Stmt, lists};
+    use crate::ir::{Stmt, lists};
     let mut out = Vec::new();
     f.body.walk(&mut |stmt, _| {
-        let Stmt::For {
-            var,
-            kind:
-                LoopKind::Pipelined {
-                    num_stages,
-                    order,
-                    stage,
-                    ..
-                },
-            body,
-            ..
-        } = stmt
-        else {
-            return;
-        };
-        let form = lists::list_form(order.as_deref(), stage.as_deref(), *num_stages, body, f);
-        if matches!(form, Some(lists::ListForm::Default { .. })) {
+        if let Stmt::For { var, .. } = stmt
+            && matches!(
+                lists::loop_form(stmt, f),
+                Some(lists::ListForm::Default { .. })
+            )
+        {
             out.extend(
                 warnings
                     .iter()
