@@ -42,6 +42,8 @@
 //!   [`SwizzleMode`]), and [`SwizzledLayout`] applies one after a layout.
 //!   Padded layouts are ordinary layouts with wider strides
 //!   ([`Layout::padded_row_major`]).
+//! - [`IndexMap`] is any other arrangement a kernel's author asks for, as
+//!   an integer expression of the element's coordinates (`map.rs`).
 //!
 //! # Fragments
 //!
@@ -74,12 +76,14 @@
 
 mod affine;
 mod fragment;
+mod map;
 mod swizzle;
 mod text;
 mod tuple;
 
 pub use affine::{EXHAUSTIVE_LIMIT, Layout};
 pub use fragment::{FragmentLayout, RepeatAlong};
+pub use map::{IndexMap, MapOp};
 pub use swizzle::{Swizzle, SwizzleMode, SwizzledLayout, panel_offset};
 pub use tuple::IntTuple;
 
