@@ -869,6 +869,8 @@ const FILE_CLASSES: &[(&str, u64)] = &[
     ("gemm_prefetch.sm_80", 200),
     ("gemm_prefetch_two.sm_80", 200),
     ("gemm_mfma32.gfx942", 48),
+    ("mapped_layouts.gfx942", 64),
+    ("mapped_layouts.sm_80", 64),
     ("gemm_per_tile.sm_80", 32),
     ("roles_gemm.sm_80", 80),
     ("roles_loader_first.sm_90a", 80),
@@ -1378,6 +1380,114 @@ fn explicit_roles_lower_where_phased_barriers_exist() {
         refusal(&shared)
     );
 }
+
+/// `T.Layout` maps that are none of the built-in layouts (`mapped.rs`),
+/// on every target: the memory is as long as the map's span, accesses to
+/// a buffer whose map reverses its columns move single elements, and the
+/// kernels (a pipelined gemm, reductions from shared and register buffers
+/// and a scan into mapped buffers) compute what the reference does.
+#[test]
+fn mapped_layouts_are_followed_on_every_target() {
+    for name in TARGETS {
+        let target = target::builtin(name).expect("built-in target");
+        for (call, class) in [
+            ("gemm()", Class::Accumulation { len: 64 }),
+            ("rows()", Class::Accumulation { len: 32 }),
+        ] {
+            let (module, warnings) = compile_source(MAPPED, call);
+            assert!(warnings.is_empty(), "{warnings:?}");
+            let lowered =
+                lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let kernel = &lowered.kernels[0];
+            let len = |buffer: &str| {
+                kernel
+                    .shared
+                    .iter()
+                    .find(|s| s.name == buffer)
+                    .map(|s| s.len)
+            };
+            if call == "gemm()" {
+                // 31 rows 36 apart and one of 32.
+                assert_eq!(len("C_s"), Some(31 * 36 + 32), "{name}");
+                let text = thread::print_module(&lowered);
+                for line in text.lines().filter(|l| l.contains("%C_s[")) {
+                    assert!(
+                        line.contains(" x1 "),
+                        "{name}: a reversed row moved as a vector: {line}"
+                    );
+                }
+            } else {
+                assert_eq!(len("Ss"), Some(16), "{name}");
+            }
+            run_and_compare(
+                &module.functions[0],
+                &lowered,
+                &target,
+                class,
+                &format!("{call} on {name}"),
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+/// A pipelined gemm and row operations on buffers with `T.Layout` maps.
+const MAPPED: &str = r#"
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[-1])
+def gemm(M=64, N=32, K=64):
+    @T.prim_func
+    def gemm_mapped(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, 2, threads=64) as (bx, by):
+            A_s = T.alloc_shared((32, 32), "float16")
+            B_s = T.alloc_shared((32, 32), "float16")
+            C_f = T.alloc_fragment((32, 32), "float32")
+            C_s = T.alloc_shared((32, 32), "float32")
+            T.annotate_layout({
+                A_s: T.Layout((32, 32), lambda i, j: i * 32 + ((j // 8) ^ (i % 4)) * 8 + j % 8),
+                B_s: T.Layout((32, 32), lambda i, j: j * 32 + i),
+                C_s: T.Layout((32, 32), lambda i, j: i * 36 + 31 - j),
+            })
+            T.clear(C_f)
+            for k in T.Pipelined(K // 32, num_stages=2):
+                T.copy(A[by * 32, k * 32], A_s)
+                T.copy(B[k * 32, 0], B_s)
+                T.gemm(A_s, B_s, C_f)
+            T.copy(C_f, C_s)
+            T.copy(C_s, C[by * 32, 0])
+    return gemm_mapped
+
+
+@tilelang.jit(out_idx=[1, 2, 3])
+def rows(M=16, N=32):
+    @T.prim_func
+    def rows_mapped(X: T.Tensor((M, N), "float32"), S: T.Tensor((M,), "float32"), T_: T.Tensor((M,), "float32"), Z: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=64) as bx:
+            Xs = T.alloc_shared((M, N), "float32")
+            Zs = T.alloc_shared((M, N), "float32")
+            Ss = T.alloc_shared((M,), "float32")
+            Ts = T.alloc_shared((M,), "float32")
+            F = T.alloc_fragment((M, N), "float32")
+            T.annotate_layout({
+                Xs: T.Layout((M, N), lambda i, j: (j ^ (i % 4)) * M + i),
+                Zs: T.Layout((M, N), lambda i, j: i * N + (j + 3 * i) % N),
+                Ss: T.Layout((M,), lambda i: (i * 5) % M),
+                Ts: T.Layout((M,), lambda i: M - 1 - i),
+            })
+            T.copy(X, Xs)
+            T.reduce_sum(Xs, Ss, dim=1)
+            for i, j in T.Parallel(M, N):
+                F[i, j] = Xs[i, j] * 0.5
+            T.reduce_max(F, Ts, dim=1)
+            T.cumsum(Xs, Zs, dim=1)
+            T.copy(Ss, S)
+            T.copy(Ts, T_)
+            T.copy(Zs, Z)
+    return rows_mapped
+"#;
 
 /// A gemm whose operands and result buffer `T.annotate_layout` pins to
 /// swizzles (one narrower than its rows allow), with element-wise reads

@@ -225,10 +225,16 @@ pub enum BufferLayout {
     /// Registers: spread over the block's threads, `vector` consecutive
     /// elements per thread and sweep.
     Spread { vector: u64 },
+    /// Shared memory with element `(i0, i1, ...)` at offset `map` (an
+    /// author's `T.Layout`): one-to-one over the buffer's shape, the
+    /// memory as long as the largest offset plus one.
+    /// (Appended last: Tile IR format 0.6.)
+    Mapped { map: crate::layout::IndexMap },
 }
 
 /// The IR text's form: `shared`, `padded(40)`, `swizzled(128)`,
-/// `fragment("ATOM")`, `rows("ATOM")`, `spread(4)`.
+/// `mapped("i0 * 72 + i1")`, `fragment("ATOM")`, `rows("ATOM")`,
+/// `spread(4)`.
 impl std::fmt::Display for BufferLayout {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         use crate::text::lexer::quote;
@@ -236,6 +242,7 @@ impl std::fmt::Display for BufferLayout {
             BufferLayout::Shared => write!(f, "shared"),
             BufferLayout::Padded { pitch } => write!(f, "padded({pitch})"),
             BufferLayout::Swizzled { row_bytes } => write!(f, "swizzled({row_bytes})"),
+            BufferLayout::Mapped { map } => write!(f, "mapped({})", quote(&map.to_string())),
             BufferLayout::Fragment { atom } => write!(f, "fragment({})", quote(atom)),
             BufferLayout::Rows { atom } => write!(f, "rows({})", quote(atom)),
             BufferLayout::Spread { vector } => write!(f, "spread({vector})"),
@@ -1031,6 +1038,30 @@ impl Function {
             .iter()
             .map(|&e| self.as_const_int(e))
             .collect()
+    }
+
+    /// Elements of memory a shared buffer's pinned layout takes when it
+    /// differs from the element count: rows `pitch` apart (`padded`), or
+    /// the largest offset plus one (`mapped`). `None` for other layouts,
+    /// and for a shape that is not constant or a layout that does not fit
+    /// it (which the verifier reports).
+    pub fn layout_span(&self, buffer: Handle<Buffer>) -> Option<u64> {
+        let shape: Vec<u64> = self
+            .const_shape(buffer)?
+            .into_iter()
+            .map(|d| u64::try_from(d).ok())
+            .collect::<Option<_>>()?;
+        match self.buffers[buffer].layout.as_ref()? {
+            BufferLayout::Padded { pitch } => {
+                let (_, rows) = shape.split_last()?;
+                rows.iter().try_fold(*pitch, |n, &d| n.checked_mul(d))
+            }
+            BufferLayout::Mapped { map } => {
+                let offsets = map.check_over(&shape).ok()?;
+                Some(offsets.iter().max().map_or(0, |&m| m + 1))
+            }
+            _ => None,
+        }
     }
 
     /// Buffers passed as parameters.

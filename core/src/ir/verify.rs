@@ -796,6 +796,22 @@ impl<'a> Checker<'a> {
             },
             BufferLayout::Swizzled { row_bytes } => (![32, 64, 128].contains(row_bytes))
                 .then(|| format!("swizzled rows of {row_bytes} bytes (32, 64 or 128)")),
+            BufferLayout::Mapped { map } => {
+                if buffer.scope != Scope::Shared {
+                    return Some("only shared buffers have mapped layouts".to_string());
+                }
+                let shape: Option<Vec<u64>> = buffer
+                    .shape
+                    .iter()
+                    .map(|&e| self.f.as_const_int(e).and_then(|v| u64::try_from(v).ok()))
+                    .collect();
+                let Some(shape) = shape else {
+                    return Some("a mapped layout needs a constant shape".to_string());
+                };
+                map.check_over(&shape)
+                    .err()
+                    .map(|e| format!("`{map}` is not a layout of shape {shape:?}: {e}"))
+            }
             BufferLayout::Fragment { .. }
             | BufferLayout::Rows { .. }
             | BufferLayout::Spread { .. }

@@ -129,6 +129,9 @@ impl<'a> Lower<'a> {
                 row_bytes: s.width as u64,
             };
         }
+        if let Some(m) = self.mapped.get(&b) {
+            return BufferLayout::Mapped { map: m.map.clone() };
+        }
         match self.pitch.get(&b) {
             Some(&pitch) => BufferLayout::Padded {
                 pitch: pitch as u64,
@@ -270,7 +273,7 @@ impl<'a> Lower<'a> {
         Ok(())
     }
 
-    fn pin_error(&self, b: Handle<ir::Buffer>, what: String) -> super::LowerError {
+    pub(super) fn pin_error(&self, b: Handle<ir::Buffer>, what: String) -> super::LowerError {
         let name = &self.f.buffers[b].name;
         let span = self
             .f

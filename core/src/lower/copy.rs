@@ -91,7 +91,9 @@ impl Lower<'_> {
         // `gcd` with 0 leaves the other number: a zero start or extent
         // constrains nothing.
         let facts = gcd(gcd(last, start), dim);
-        let mut w = self.vector_limit(shared, dtype);
+        let mut w = self
+            .vector_limit(shared, dtype)
+            .min(self.map_vector(buffer));
         while w > 1 && facts % w != 0 {
             w /= 2;
         }

@@ -134,10 +134,11 @@ pub(super) struct AtomOperand {
     /// operand is only read through matrix loads (`ldmatrix.rs`).
     pub(super) swizzled: Option<super::swizzle::Swizzled>,
     /// A buffer given its swizzled layout by a pin alone (`swizzle.rs`,
-    /// "Pinned layouts"), with the offset of the stage being read: the
-    /// operand's addresses are those of its logical row-major shape, and
-    /// each fragment move maps its own through the layout.
-    pub(super) lane_swizzle: Option<(super::swizzle::Swizzled, Expr)>,
+    /// "Pinned layouts") or a mapped one (`mapped.rs`), with the offset of
+    /// the stage being read: the operand's addresses are those of its
+    /// logical row-major shape, and each fragment move maps its own
+    /// through the layout.
+    pub(super) lane_swizzle: Option<(super::mapped::Arranged, Expr)>,
 }
 
 impl AtomOperand {
@@ -343,7 +344,7 @@ impl<'a> Lower<'a> {
         // is a whole 2-D buffer without padding: the computation below
         // gives its start (or its stage's) and logical row-major strides,
         // and the loads address it through the layout.
-        let lane_swizzle = match self.swizzled.get(&r.region.buffer) {
+        let lane_swizzle = match self.arranged(r.region.buffer) {
             Some(layout) if !self.mma_swizzled.contains(&r.region.buffer) => {
                 if self.async_atom.is_some() {
                     return Ok(None);
@@ -351,7 +352,7 @@ impl<'a> Lower<'a> {
                 let stage = self
                     .stage_offset(r.region.buffer)
                     .map_or(lit_i32(0), |(o, _)| o);
-                Some((*layout, stage))
+                Some((layout, stage))
             }
             _ => None,
         };
@@ -577,7 +578,10 @@ impl<'a> Lower<'a> {
     ) -> Result<()> {
         let op = frag.op;
         let consts: Vec<i64> = frag.map.slot.iter().map(|&(r, c)| op.addr(r, c)).collect();
-        let limit = self.vector_limit(true, op.dtype) as usize;
+        let mut limit = self.vector_limit(true, op.dtype) as usize;
+        if let Some((super::mapped::Arranged::Mapped(m), _)) = &op.lane_swizzle {
+            limit = limit.min(m.vector as usize);
+        }
         let mut s = 0usize;
         while s < consts.len() {
             let fits = |w: usize| {
@@ -594,11 +598,10 @@ impl<'a> Lower<'a> {
             if let Some((layout, stage)) = &op.lane_swizzle {
                 // The logical row-major index, through the layout (a
                 // vector of at most 16 bytes at a multiple of its width
-                // stays in one chunk).
+                // stays in one chunk of a swizzle, and in one run of a
+                // map by the limit above).
                 let logical = self.bin(BinaryOp::Sub, index, stage.clone())?;
-                let row = self.bin(BinaryOp::FloorDiv, logical.clone(), lit_i32(layout.cols))?;
-                let col = self.bin(BinaryOp::FloorMod, logical, lit_i32(layout.cols))?;
-                let stored = self.swizzled_index(layout, &row, &col)?;
+                let stored = self.element(Some(layout), logical)?;
                 index = self.bin(BinaryOp::Add, stage.clone(), stored)?;
             }
             let reg = RegRef::Elem(frag.arr, lit_i32(arr_off + s as i64));

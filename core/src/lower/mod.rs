@@ -138,6 +138,7 @@ mod gemm;
 mod hoist;
 mod infer;
 mod ldmatrix;
+mod mapped;
 mod pad;
 mod pipeline;
 mod prefetch;
@@ -713,6 +714,8 @@ struct Lower<'a> {
     padding: bool,
     /// Swizzled shared buffers (`swizzle.rs`).
     swizzled: HashMap<Handle<ir::Buffer>, swizzle::Swizzled>,
+    /// Shared buffers in their author's mapped layout (`mapped.rs`).
+    mapped: HashMap<Handle<ir::Buffer>, std::rc::Rc<mapped::Mapped>>,
     /// Whether the operands of register atoms may be swizzled (off in a
     /// retry after an attempt with them failed).
     mma_swizzle: bool,
@@ -867,6 +870,7 @@ impl<'a> Lower<'a> {
             barrier_bufs: HashMap::new(),
             hosted: HashMap::new(),
             swizzled: HashMap::new(),
+            mapped: HashMap::new(),
             async_atom: None,
             async_allowed: true,
             async_lag: false,
@@ -1155,6 +1159,7 @@ impl<'a> Lower<'a> {
             self.find_padding(body);
         }
         self.pin_paddings()?;
+        self.pin_maps()?;
         self.find_pipelines(body);
         if self.plan_ws(body) {
             self.ws = Some(ws::Ws::default());
@@ -1505,6 +1510,34 @@ impl<'a> Lower<'a> {
                 guard = None;
             }
             let mut linear = self.swizzled_index(layout, &row.expr, &col.expr)?;
+            if let Some((base, _)) = self.stage_base.get(&buffer) {
+                linear = self.bin(BinaryOp::Add, base.clone(), linear)?;
+            }
+            return Ok((memref, linear, guard));
+        }
+        if let Some(m) = self.mapped.get(&buffer) {
+            // A mapped buffer (`mapped.rs`): constant shape, bounds as for
+            // row-major rows, the stored index through the map.
+            let mut guard = None;
+            for (ix, &n) in idx.iter().zip(&m.dims) {
+                let (lo_ok, hi_ok) = match ix.range {
+                    Some((lo, hi)) => (lo >= 0, hi < n),
+                    None => (false, false),
+                };
+                if !lo_ok {
+                    let c = self.bin(BinaryOp::Ge, ix.expr.clone(), lit_i32(0))?;
+                    guard = Some(self.and(guard, c)?);
+                }
+                if !hi_ok {
+                    let c = self.bin(BinaryOp::Lt, ix.expr.clone(), lit_i32(n))?;
+                    guard = Some(self.and(guard, c)?);
+                }
+            }
+            if self.trusted.contains(&buffer) {
+                guard = None;
+            }
+            let exprs: Vec<Expr> = idx.iter().map(|ix| ix.expr.clone()).collect();
+            let mut linear = self.map_index(m, &exprs)?;
             if let Some((base, _)) = self.stage_base.get(&buffer) {
                 linear = self.bin(BinaryOp::Add, base.clone(), linear)?;
             }
@@ -2529,10 +2562,7 @@ impl<'a> Lower<'a> {
         let len = sshape[dim];
         let inner: i64 = sshape[dim + 1..].iter().product();
         let (sid, did) = (self.shared_of(src)?, self.shared_of(dst)?);
-        let layouts = (
-            self.swizzled.get(&src).copied(),
-            self.swizzled.get(&dst).copied(),
-        );
+        let layouts = (self.arranged(src), self.arranged(dst));
         self.cyclic(outer * inner, out, |s, q, body| {
             let acc = s.temp("acc", acc_t);
             s.assign(body, acc, Expr::literal(Literal::of(acc_t, 0.0)));

@@ -233,8 +233,11 @@ impl Lower<'_> {
     }
 
     /// Elements of memory a buffer of shape `dims` takes (padding
-    /// included).
+    /// included; a mapped buffer's span, `mapped.rs`).
     pub(super) fn physical_len(&self, b: Handle<ir::Buffer>, dims: &[i64]) -> i64 {
+        if let Some(m) = self.mapped.get(&b) {
+            return m.span;
+        }
         self.physical_shape(b, dims).iter().product()
     }
 }

@@ -440,7 +440,9 @@ impl Lower<'_> {
         let smults: Vec<i64> = src.ranges.iter().map(|r| self.multiple(r.start)).collect();
         let ws = self.region_width(src.buffer, &smults, &sext);
         let last = *dshape.last()?;
-        let mut wd = self.vector_limit(true, f.buffers[dst.buffer].dtype);
+        let mut wd = self
+            .vector_limit(true, f.buffers[dst.buffer].dtype)
+            .min(self.map_vector(dst.buffer));
         while wd > 1 && last % wd != 0 {
             wd /= 2;
         }

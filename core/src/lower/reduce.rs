@@ -66,7 +66,7 @@ struct Fold {
 }
 
 /// Shape of a reduction: `outer · inner` outputs, lines of `len`.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Lines {
     outer: i64,
     len: i64,
@@ -78,8 +78,8 @@ struct Lines {
     /// The source's and the destination's swizzled layouts, when a pin
     /// gave them one (`swizzle.rs`, "Pinned layouts"): their elements are
     /// then addressed through the layout.
-    src_swizzle: Option<super::swizzle::Swizzled>,
-    dst_swizzle: Option<super::swizzle::Swizzled>,
+    src_swizzle: Option<super::mapped::Arranged>,
+    dst_swizzle: Option<super::mapped::Arranged>,
 }
 
 impl Lines {
@@ -184,7 +184,7 @@ impl Lower<'_> {
                 &layout,
                 plan,
                 i64::from(w),
-                (dst_id, self.canon(dst).index()),
+                (dst_id, self.canon(dst).index(), self.arranged(dst)),
                 clear,
                 out,
             );
@@ -196,8 +196,8 @@ impl Lower<'_> {
             src: self.shared_of(src)?,
             dst: self.shared_of(dst)?,
             dst_buf: self.canon(dst).index(),
-            src_swizzle: self.swizzled.get(&src).copied(),
-            dst_swizzle: self.swizzled.get(&dst).copied(),
+            src_swizzle: self.arranged(src),
+            dst_swizzle: self.arranged(dst),
         };
         match self.group_size(&lines) {
             Some((g, w)) => self.reduce_cooperative(fold, lines, clear, g, w, out),
@@ -326,21 +326,6 @@ impl Lower<'_> {
     }
 
     /// The flat index of element 0 of output `q`'s line in the source:
-    /// Where element `linear` (row-major) of a shared buffer is stored:
-    /// there, or through its swizzled layout (a 2-D buffer).
-    pub(super) fn element(
-        &self,
-        layout: Option<&super::swizzle::Swizzled>,
-        linear: Expr,
-    ) -> Result<Expr> {
-        let Some(layout) = layout else {
-            return Ok(linear);
-        };
-        let row = self.bin(BinaryOp::FloorDiv, linear.clone(), lit_i32(layout.cols))?;
-        let col = self.bin(BinaryOp::FloorMod, linear, lit_i32(layout.cols))?;
-        self.swizzled_index(layout, &row, &col)
-    }
-
     /// `(q / inner) · len · inner + q % inner`.
     fn line_base(&self, lines: &Lines, q: Expr) -> Result<Expr> {
         if lines.inner == 1 {
@@ -638,7 +623,7 @@ impl Lower<'_> {
         layout: &super::spread::SpreadBuf,
         plan: super::spread::RowPlan,
         w: i64,
-        (dst, dst_buf): (SharedId, usize),
+        (dst, dst_buf, dst_layout): (SharedId, usize, Option<super::mapped::Arranged>),
         clear: bool,
         out: &mut Vec<Stmt>,
     ) -> Result<()> {
@@ -701,7 +686,8 @@ impl Lower<'_> {
                     cond = self.bin(BinaryOp::And, cond, real)?;
                 }
                 let mut body = Vec::new();
-                self.finish_output(fold, dst, acc, reg_expr(rr, DType::I32), clear, &mut body)?;
+                let at = self.element(dst_layout.as_ref(), reg_expr(rr, DType::I32))?;
+                self.finish_output(fold, dst, acc, at, clear, &mut body)?;
                 cb.push(self.stmt(StmtKind::If {
                     cond,
                     then_body: body,
@@ -758,7 +744,8 @@ impl Lower<'_> {
             )?;
             let first = reg_expr(s.in_register(first, body).reg(), DType::I32);
             s.fold_scratch(fold, acc, (scratch, first, per), body)?;
-            s.finish_output(fold, dst, acc, r, clear, body)
+            let at = s.element(dst_layout.as_ref(), r)?;
+            s.finish_output(fold, dst, acc, at, clear, body)
         })?;
         self.pending.reads.insert(SCRATCH);
         self.pending.reads.insert(dst_buf);

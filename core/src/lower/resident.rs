@@ -612,6 +612,7 @@ impl<'a> Lower<'a> {
         };
         if self.target.matrix_stores.is_empty()
             || self.swizzled.contains_key(&dst)
+            || self.mapped.contains_key(&dst)
             || buffer.scope != ir::Scope::Shared
             || shape.len() != 2
             || ext != shape.as_slice()

@@ -262,7 +262,9 @@ impl Lower<'_> {
                     return 1;
                 };
                 let facts = gcd(gcd(last, start), dim);
-                let mut w = self.vector_limit(true, f.buffers[r.buffer].dtype);
+                let mut w = self
+                    .vector_limit(true, f.buffers[r.buffer].dtype)
+                    .min(self.map_vector(r.buffer));
                 while w > 1 && facts % w != 0 {
                     w /= 2;
                 }

@@ -23,7 +23,10 @@
 //!    intervals intersect. This is conservative — it never lets two
 //!    buffers that can be live at once share bytes — and simple enough to
 //!    be checked by eye in the printed IR.
-//! 3. **Placement.** Buffers are placed one by one, largest first (ties:
+//! 3. **Placement.** A buffer's size is its element count times its
+//!    element size, or, for one pinned to padded rows or a mapped layout,
+//!    the memory that layout spans (`ir::Function::layout_span`).
+//!    Buffers are placed one by one, largest first (ties:
 //!    the one used first, then by name), each at the lowest offset that is
 //!    a multiple of its alignment and does not overlap any already placed
 //!    buffer it interferes with (first fit over the gaps between those
@@ -161,6 +164,10 @@ fn size_and_align(
                 });
             }
         }
+    }
+    // A padded or mapped layout takes its span.
+    if let Some(span) = f.layout_span(b) {
+        elements = u128::from(span);
     }
     let bytes = elements
         .checked_mul(u128::from(buffer.dtype.bytes()))

@@ -513,14 +513,14 @@ impl Parser {
     }
 
     /// `layout KIND` after a buffer's shape, when it has one:
-    /// `shared`, `padded(PITCH)`, `swizzled(ROW_BYTES)`, `fragment("ATOM")`,
-    /// `rows("ATOM")`, `spread(VECTOR)`.
+    /// `shared`, `padded(PITCH)`, `swizzled(ROW_BYTES)`, `mapped("MAP")`,
+    /// `fragment("ATOM")`, `rows("ATOM")`, `spread(VECTOR)`.
     fn layout(&mut self) -> PResult<Option<BufferLayout>> {
         if !self.eat_keyword("layout") {
             return Ok(None);
         }
         let (tok, kind) =
-            self.kind_word("a layout (shared, padded, swizzled, fragment, rows, spread)")?;
+            self.kind_word("a layout (shared, padded, swizzled, mapped, fragment, rows, spread)")?;
         if kind == "shared" {
             return Ok(Some(BufferLayout::Shared));
         }
@@ -535,19 +535,28 @@ impl Parser {
             "spread" => BufferLayout::Spread {
                 vector: self.u64_literal()?,
             },
-            "fragment" | "rows" => {
+            "fragment" | "rows" | "mapped" => {
                 let atom_tok = self.bump();
                 let Tok::Str(atom) = &atom_tok.tok else {
+                    let what = match kind.as_str() {
+                        "mapped" => "the index map",
+                        _ => "the matrix atom's name",
+                    };
                     return Err(self.err_at(
                         &atom_tok,
                         format!(
-                            "expected the matrix atom's name as a string, found {}",
+                            "expected {what} as a string, found {}",
                             describe(&atom_tok.tok)
                         ),
                     ));
                 };
                 let atom = atom.clone();
-                if kind == "fragment" {
+                if kind == "mapped" {
+                    let map = atom
+                        .parse()
+                        .map_err(|e| self.err_at(&atom_tok, format!("not an index map: {e}")))?;
+                    BufferLayout::Mapped { map }
+                } else if kind == "fragment" {
                     BufferLayout::Fragment { atom }
                 } else {
                     BufferLayout::Rows { atom }
@@ -557,7 +566,7 @@ impl Parser {
                 return Err(self.err_at(
                     &tok,
                     format!(
-                        "unknown layout `{kind}` (shared, padded, swizzled, fragment, rows, spread)"
+                        "unknown layout `{kind}` (shared, padded, swizzled, mapped, fragment, rows, spread)"
                     ),
                 ));
             }

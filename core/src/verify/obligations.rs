@@ -1496,10 +1496,14 @@ impl<'f> Generator<'f> {
             let mut names = Vec::new();
             for buffer in std::mem::take(&mut self.shared) {
                 let bytes = i128::from(self.f.buffers[buffer].dtype.bytes());
-                let count = self
-                    .shape(buffer)
-                    .into_iter()
-                    .fold(Term::Const(bytes), |acc, extent| acc.times(extent));
+                // A padded or mapped layout takes its span.
+                let count = match self.f.layout_span(buffer) {
+                    Some(span) => Term::Const(i128::from(span) * bytes),
+                    None => self
+                        .shape(buffer)
+                        .into_iter()
+                        .fold(Term::Const(bytes), |acc, extent| acc.times(extent)),
+                };
                 let padded = match count.as_const() {
                     Some(c) => {
                         Term::Const((c + SHARED_ALIGN - 1).div_euclid(SHARED_ALIGN) * SHARED_ALIGN)

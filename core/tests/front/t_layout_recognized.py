@@ -1,10 +1,12 @@
-# `T.Layout` maps that are layouts tilec realizes are pinned as those;
-# others, and `T.Fragment`, are accepted with a warning and not followed.
+# `T.Layout` maps that are dense, padded or swizzled rows are pinned as
+# those; other maps whose function is integer arithmetic of the indices
+# are pinned as that arithmetic (`mapped`); the rest, and `T.Fragment`,
+# are accepted with a warning and not followed.
 # CHECK: alloc %A_shared: shared f16[64, 64] layout swizzled(128)
 # CHECK: alloc %B_shared: shared f16[64, 64] layout padded(72)
 # CHECK: alloc %D: shared f32[16, 32] layout swizzled(64)
 # CHECK: alloc %L: shared f16[64, 64] layout shared
-# CHECK: alloc %P: shared f16[64, 64]
+# CHECK: alloc %P: shared f16[64, 64] layout mapped("i1 * 64 + i0")
 # CHECK: alloc %H: shared f16[4, 16]
 # CHECK-NOT: layout
 # CHECK: alloc %C_local: fragment f32[64, 64]
@@ -43,7 +45,7 @@ def matmul(M=128, N=128, K=128, block=64):
                 B_shared: T.Layout([block, block], lambda i, j: i * (block + 8) + j),
                 D: panels(16, 32, 4, 64),
                 L: T.Layout((block, block), lambda i, j: (i, j)),
-                P: T.Layout((block, block), lambda i, j: [j, i]),  # WARNING: W0001
+                P: T.Layout((block, block), lambda i, j: [j, i]),
                 H: T.Layout((4, 16), lambda i, j: i * (1 << 61) + j),  # WARNING: W0001
                 C_local: T.Fragment((block, block), forward_thread_fn=lambda i, j: i),  # WARNING: W0001
             })

@@ -703,14 +703,124 @@ fn layout_map<'a>(
             span,
         ));
     };
+    let map = symbolic_map(ev, &f, &dims, &extents, &offsets, span);
     Ok(Value::Layout(Rc::new(LayoutSpec {
         buffer: None,
         kind: LayoutKind::Map {
             shape: dims,
             offsets,
+            map,
         },
         span,
     })))
+}
+
+/// The function of a `T.Layout` as an index map (`layout::IndexMap`),
+/// when it is one: the function is called once more with a placeholder
+/// variable per coordinate, and what it stages must be integer arithmetic
+/// of those variables that agrees with the values it gave `offsets` at
+/// every index. `None` otherwise (outside a kernel, or a function that
+/// branches on its arguments, calls what has no index-map form, stages
+/// statements or reports anything); nothing it staged is kept.
+fn symbolic_map<'a>(
+    ev: &mut Evaluator<'a>,
+    f: &Value<'a>,
+    dims: &[i64],
+    extents: &[u64],
+    offsets: &[u64],
+    span: Span,
+) -> Option<crate::layout::IndexMap> {
+    use crate::layout::{IndexMap, MapOp};
+    let st = ev.stager("`T.Layout`", span).ok()?;
+    let buffers = st.func.buffers.len();
+    let vars: Vec<Handle<ir::Var>> = (0..dims.len())
+        .map(|d| st.add_var(&format!("layout_i{d}"), DType::I32, ir::VarKind::Let))
+        .collect();
+    let args: Vec<Value<'a>> = vars.iter().map(|&v| Value::Expr(st.var(v))).collect();
+    st.push_block();
+    let diags = ev.diags.len();
+    let out = ev.call(f.clone(), args, Vec::new(), span);
+    let st = ev.stager("`T.Layout`", span).ok()?;
+    let staged = st.pop_block();
+    let quiet = ev.diags.len() == diags;
+    ev.diags.truncate(diags);
+    let st = ev.stager("`T.Layout`", span).ok()?;
+    if !staged.is_empty() || !quiet || st.func.buffers.len() != buffers {
+        return None;
+    }
+    let func = &st.func;
+    // The staged expression as an index map.
+    fn convert(
+        func: &ir::Function,
+        vars: &[Handle<ir::Var>],
+        e: Handle<ir::Expr>,
+        depth: usize,
+    ) -> Option<IndexMap> {
+        if depth > 64 {
+            return None;
+        }
+        Some(match &func.exprs[e] {
+            ir::Expr::Literal(Literal::Int(v, _)) => IndexMap::Const(*v),
+            ir::Expr::Var(v) => IndexMap::Dim(vars.iter().position(|x| x == v)? as u32),
+            ir::Expr::Cast { dtype, arg } if dtype.is_int() => {
+                convert(func, vars, *arg, depth + 1)?
+            }
+            ir::Expr::Binary { op, lhs, rhs } => {
+                let op = match op {
+                    BinaryOp::Add => MapOp::Add,
+                    BinaryOp::Sub => MapOp::Sub,
+                    BinaryOp::Mul => MapOp::Mul,
+                    BinaryOp::FloorDiv => MapOp::FloorDiv,
+                    BinaryOp::FloorMod => MapOp::FloorMod,
+                    BinaryOp::BitAnd => MapOp::BitAnd,
+                    BinaryOp::BitOr => MapOp::BitOr,
+                    BinaryOp::BitXor => MapOp::BitXor,
+                    BinaryOp::Shl => MapOp::Shl,
+                    BinaryOp::Shr => MapOp::Shr,
+                    BinaryOp::Min => MapOp::Min,
+                    BinaryOp::Max => MapOp::Max,
+                    _ => return None,
+                };
+                IndexMap::binary(
+                    op,
+                    convert(func, vars, *lhs, depth + 1)?,
+                    convert(func, vars, *rhs, depth + 1)?,
+                )
+            }
+            _ => return None,
+        })
+    }
+    let out = out.ok()?;
+    let items = out.as_sequence().unwrap_or_else(|| vec![out.clone()]);
+    if items.len() != extents.len() {
+        return None;
+    }
+    // Offset = the coordinates row-major over their extents.
+    let mut map: Option<IndexMap> = None;
+    for (item, &extent) in items.iter().zip(extents) {
+        let coord = match item {
+            Value::Int(v) => IndexMap::Const(*v),
+            Value::Expr(e) => convert(func, &vars, *e, 0)?,
+            _ => return None,
+        };
+        let extent = i64::try_from(extent).ok()?;
+        map = Some(match map {
+            None => coord,
+            Some(m) => {
+                let scaled = match extent {
+                    1 => m,
+                    e => IndexMap::binary(MapOp::Mul, m, IndexMap::Const(e)),
+                };
+                match coord {
+                    IndexMap::Const(0) => scaled,
+                    c => IndexMap::binary(MapOp::Add, scaled, c),
+                }
+            }
+        });
+    }
+    let map = map?;
+    let shape: Vec<u64> = dims.iter().map(|&d| d as u64).collect();
+    (map.check_over(&shape).ok()? == offsets).then_some(map)
 }
 
 /// The index of element `linear` (row-major) of `dims`, as Python ints.
@@ -812,7 +922,11 @@ fn pin_layout(
     let elem = b.dtype.bytes();
     let layout = match &spec.kind {
         LayoutKind::Fragment => return Ok(()),
-        LayoutKind::Map { shape, offsets } => {
+        LayoutKind::Map {
+            shape,
+            offsets,
+            map,
+        } => {
             if st.const_shape_of(buffer).as_ref() != Some(shape) {
                 return Err(Box::new(
                     Diagnostic::error(
@@ -843,17 +957,22 @@ fn pin_layout(
                 [n] => (1, *n as u64),
                 _ => (0, 0),
             };
-            match (rows > 0)
+            let family = (rows > 0)
                 .then(|| recognize(rows, cols, elem, offsets))
-                .flatten()
-            {
-                Some(layout) => layout,
-                None => {
+                .flatten();
+            match (family, map) {
+                (Some(layout), _) => layout,
+                // Offsets the lowering can address (32-bit element
+                // offsets).
+                (None, Some(map)) if offsets.iter().all(|&o| o <= i32::MAX as u64) => {
+                    ir::BufferLayout::Mapped { map: map.clone() }
+                }
+                _ => {
                     ev.report(Box::new(
                         Diagnostic::warning(
                             codes::IGNORED,
                             format!(
-                                "this `T.Layout` of `{name}` is not followed: it is none of the layouts tilec realizes (dense, padded or XOR-swizzled rows); the lowering chooses one"
+                                "this `T.Layout` of `{name}` is not followed: it is none of dense, padded or XOR-swizzled rows, and its function is not integer arithmetic of the indices (`+ - * // % & | ^ << >>`, `min`, `max`) with offsets below 2^31; the lowering chooses one"
                             ),
                             spec.span,
                         )

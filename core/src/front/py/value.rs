@@ -152,8 +152,14 @@ pub(crate) enum LayoutKind {
     /// Dense row-major rows.
     Linear,
     /// `T.Layout(shape, f)`: the offset `f` gives every element of `shape`
-    /// (row-major over the extents of its results), in row-major order.
-    Map { shape: Vec<i64>, offsets: Rc<[u64]> },
+    /// (row-major over the extents of its results), in row-major order,
+    /// and the function as an index map when it has that form
+    /// (`tl::symbolic_map`).
+    Map {
+        shape: Vec<i64>,
+        offsets: Rc<[u64]>,
+        map: Option<crate::layout::IndexMap>,
+    },
     /// `T.Fragment(...)`: a distribution over threads, which the lowering
     /// chooses itself.
     Fragment,
