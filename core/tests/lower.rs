@@ -1471,6 +1471,7 @@ def rows(M=16, N=32):
             Ss = T.alloc_shared((M,), "float32")
             Ts = T.alloc_shared((M,), "float32")
             F = T.alloc_fragment((M, N), "float32")
+            G = T.alloc_fragment((M, N), "float32")
             T.annotate_layout({
                 Xs: T.Layout((M, N), lambda i, j: (j ^ (i % 4)) * M + i),
                 Zs: T.Layout((M, N), lambda i, j: i * N + (j + 3 * i) % N),
@@ -1485,7 +1486,8 @@ def rows(M=16, N=32):
             T.cumsum(Xs, Zs, dim=1)
             T.copy(Ss, S)
             T.copy(Ts, T_)
-            T.copy(Zs, Z)
+            T.copy(Zs, G)
+            T.copy(G, Z)
     return rows_mapped
 "#;
 

@@ -1150,6 +1150,9 @@ impl<'a> Lower<'a> {
         if self.reuse {
             self.intervals = crate::passes::plan_shared_memory::live_intervals(self.f, body);
         }
+        // Mapped layouts first: they limit the vectors every later
+        // decision sizes (`mapped.rs`).
+        self.pin_maps()?;
         self.find_async_mma(body);
         self.find_resident(body);
         self.find_spread(body);
@@ -1159,7 +1162,6 @@ impl<'a> Lower<'a> {
             self.find_padding(body);
         }
         self.pin_paddings()?;
-        self.pin_maps()?;
         self.find_pipelines(body);
         if self.plan_ws(body) {
             self.ws = Some(ws::Ws::default());
