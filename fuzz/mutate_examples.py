@@ -5,7 +5,7 @@ Takes the kernel files of `examples/` and `conformance/corpus/`, changes
 one to three things in each copy that keep it a plausible TileLang kernel
 (a buffer's scope, a dtype, a stage or thread count, a tile or problem
 size, a warp policy, a transpose or causal flag, `T.Pipelined` against
-`T.serial`), and runs it with
+`T.serial`, a `T.Layout` map for a shared buffer), and runs it with
 
     tilec run FILE --backend sim --target T --check
 
@@ -18,6 +18,10 @@ race or other hazard the interpreter reports. Failing inputs are kept in
 the output folder with the command that failed.
 
     python3 fuzz/mutate_examples.py --tilec target/release/tilec --cases 200 --seed 1
+
+`--layouts` also pins a shared buffer of every case to a random
+`T.Layout` map (transposed, reversed or rotated rows, swapped pairs, an
+odd pitch, interleaved rows), which the lowering must follow.
 
 With `--compile-only` the files are mutated more freely (lines dropped or
 duplicated, numbers and names swapped) and only compiled and verified:
@@ -53,9 +57,52 @@ def replace(src, m, text):
     return src[: m.start()] + text + src[m.end() :]
 
 
+# `T.Layout` maps for a shared buffer of R rows and C columns (or of R
+# elements): transposed, reversed rows, rotated rows, pairs swapped,
+# padded by an odd pitch, blocks of four rows interleaved.
+MAPS_2D = [
+    "lambda i, j: j * ({R}) + i",
+    "lambda i, j: i * ({C}) + ({C}) - 1 - j",
+    "lambda i, j: i * ({C}) + (j + i) % ({C})",
+    "lambda i, j: i * ({C}) + (j ^ (i % 2))",
+    "lambda i, j: i * (({C}) + 3) + j",
+    "lambda i, j: i // 4 * 4 * ({C}) + j * 4 + i % 4",
+]
+MAPS_1D = ["lambda i: ({R}) - 1 - i", "lambda i: i * 2"]
+
+
+def layout_mutation(rng, src):
+    """Pins a shared buffer to a random `T.Layout` map, right after its
+    allocation."""
+    allocs = list(
+        re.finditer(r"^( *)(\w+) = T\.alloc_shared\(\(([^(),]+)(?:, ([^(),]+))?,?\)", src, re.M)
+    )
+    # A shape held in a variable: taken as two-dimensional.
+    named = list(re.finditer(r"^( *)(\w+) = T\.alloc_shared\(([A-Za-z_]\w*),", src, re.M))
+    m = pick(rng, allocs + named)
+    if m is None:
+        return src
+    if m in named:
+        indent, name, var = m.group(1), m.group(2), m.group(3)
+        rows, cols = var + "[0]", var + "[1]"
+    else:
+        indent, name, rows, cols = m.group(1), m.group(2), m.group(3).strip(), m.group(4)
+    if cols is None:
+        fn = rng.choice(MAPS_1D).format(R=rows)
+        shape = "(%s,)" % rows
+    else:
+        fn = rng.choice(MAPS_2D).format(R=rows, C=cols.strip())
+        shape = "(%s, %s)" % (rows, cols.strip())
+    end = src.index("\n", m.end()) + 1
+    line = "%sT.annotate_layout({%s: T.Layout(%s, %s)})\n" % (indent, name, shape, fn)
+    return src[:end] + line + src[end:]
+
+
 def semantic_mutation(rng, src):
     """One change that keeps the file a plausible kernel."""
-    kind = rng.randrange(7)
+    kind = rng.randrange(8)
+    if kind == 7:
+        return layout_mutation(rng, src)
     if kind == 0:
         m = pick(rng, re.finditer(r"T\.alloc_(shared|fragment)", src))
         if m:
@@ -137,6 +184,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per tilec call")
     ap.add_argument("--out", default="target/mutations", help="where failing inputs are kept")
     ap.add_argument("--compile-only", action="store_true", help="free mutations, compile and verify only")
+    ap.add_argument("--layouts", action="store_true", help="every case also pins a shared buffer to a T.Layout map")
     args = ap.parse_args()
 
     rng = random.Random(args.seed)
@@ -151,6 +199,8 @@ def main():
         mutate = free_mutation if args.compile_only else semantic_mutation
         for _ in range(rng.randint(1, 3)):
             src = mutate(rng, src)
+        if args.layouts:
+            src = layout_mutation(rng, src)
         with open(case_path, "w") as f:
             f.write(src)
         target = rng.choice(TARGETS)
