@@ -948,11 +948,18 @@ impl<'a> Lower<'a> {
         }
         let tiles_a: Vec<(i64, i64)> = (0..fm).map(|i| (i * m, 0)).collect();
         let tiles_b: Vec<(i64, i64)> = (0..fn_).map(|j| (0, j * n)).collect();
-        // Matrix loads read linear rows: not an operand swizzled by a pin.
-        let lda = (whole && resident_a.is_none() && pa.lane_swizzle.is_none())
+        // Matrix loads read linear rows, swizzled chunks or a map's runs:
+        // not an operand swizzled by a pin.
+        let loadable = |op: &AtomOperand| {
+            matches!(
+                op.lane_swizzle,
+                None | Some((super::mapped::Arranged::Mapped(_), _))
+            )
+        };
+        let lda = (whole && resident_a.is_none() && loadable(pa))
             .then(|| self.plan_matrix_loads(ma, pa, &tiles_a, plan.group, run_a))
             .flatten();
-        let ldb = (whole && pb.lane_swizzle.is_none())
+        let ldb = (whole && loadable(pb))
             .then(|| self.plan_matrix_loads(mb, pb, &tiles_b, plan.group, run_b))
             .flatten();
         // A swizzled operand is read only through matrix loads whose XOR
@@ -983,6 +990,18 @@ impl<'a> Lower<'a> {
                 ));
             }
         }
+        // A mapped operand's loads must name rows that start runs of its
+        // map for every lane, group and k-step (`ldmatrix.rs`); otherwise
+        // its fragments are loaded per lane.
+        let runs_fit = |op: &AtomOperand, p: &super::ldmatrix::LoadPlan, groups, k_col| {
+            let unit = 16 / (op.dtype.bytes() as i64).max(1);
+            p.swizzled.as_ref().is_none_or(|sw| {
+                !matches!(sw.layout, super::mapped::Arranged::Mapped(_))
+                    || super::ldmatrix::mapped_rows_aligned(sw, unit, groups, &ks, k_col)
+            })
+        };
+        let lda = lda.filter(|p| runs_fit(pa, p, &a_groups, a_k_col));
+        let ldb = ldb.filter(|p| runs_fit(pb, p, &b_groups, b_k_col));
         // The per-lane fragment addresses, where fragments are loaded per
         // lane (an operand whose fragments come from matrix loads needs
         // none).
@@ -1009,7 +1028,13 @@ impl<'a> Lower<'a> {
             };
             let (r, c) = mem(op, offset);
             let group = (s.scaled(g, r)?, s.scaled(g, c)?);
-            let e = s.swizzled_lane(p, sw, &lane, group)?;
+            let mut e = s.swizzled_lane(p, sw, &lane, group)?;
+            if let Some((super::mapped::Arranged::Mapped(_), stage)) = &op.lane_swizzle {
+                // The row-major index in the buffer: the operand's start
+                // (its base less the stage's offset) added.
+                let start = s.bin(BinaryOp::Sub, op.base.clone(), stage.clone())?;
+                e = s.bin(BinaryOp::Add, start, e)?;
+            }
             Ok(Some(s.let_reg(name, e, body)))
         };
         let a_sw = match &lda {
@@ -1059,7 +1084,13 @@ impl<'a> Lower<'a> {
                             out: &mut Vec<Stmt>|
          -> Result<()> {
             if let Some(sw) = &p.swizzled {
-                return s.swizzled_loads(p, sw, addr, &op.base, (kx, k_col), (arr, op.id), out);
+                // A mapped operand's loads add the stage's offset to the
+                // mapped index; a swizzled one's the base (its stage's).
+                let base = match &op.lane_swizzle {
+                    Some((super::mapped::Arranged::Mapped(_), stage)) => stage,
+                    _ => &op.base,
+                };
+                return s.swizzled_loads(p, sw, addr, base, (kx, k_col), (arr, op.id), out);
             }
             let k_off = s.scaled(kx, k_step)?;
             let base = s.sum(vec![addr.clone(), k_off])?;

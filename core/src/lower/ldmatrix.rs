@@ -39,6 +39,17 @@
 //! k-step. The base (a pipeline stage's offset, a multiple of the whole
 //! buffer) is added outside the XOR.
 //!
+//! # Mapped operands
+//! An operand in a buffer with a mapped layout (`mapped.rs`) whose map
+//! keeps runs of at least 16 bytes is planned in memory coordinates as a
+//! swizzled one. Lane `l` computes once the row-major index of the row it
+//! supplies (the operand's start in the buffer added); each load adds its
+//! chunk's shift and the k-step's offset to that index and computes the
+//! map on the sum, plus the stage's offset. That reads 16 consecutive,
+//! aligned bytes when every row start is a multiple of 16 bytes' columns
+//! for every lane, group, chunk and k-step ([`mapped_rows_aligned`]);
+//! otherwise the operand is loaded per lane.
+//!
 //! # Code
 //! Each thread computes once the address of the row it supplies: the
 //! operand's base and group offset as for fragment loads, plus `(lane %
@@ -47,6 +58,7 @@
 //! that address plus the k offset and the chunk's offset.
 
 use super::gemm::{AtomOperand, FragMap};
+use super::mapped::Arranged;
 use super::{BinaryOp, Expr, Lower, RegId, Result, Stmt, StmtKind, gcd, lit_i32};
 use crate::target::MatrixLoad;
 use crate::thread::{FragRef, SharedId};
@@ -68,12 +80,12 @@ pub(super) struct LoadPlan {
     pub(super) swizzled: Option<SwizzledLoads>,
 }
 
-/// A matrix-load plan over an XOR-swizzled buffer (`swizzle.rs`), in
-/// memory coordinates (row, column of the buffer; the loaded matrices'
-/// rows are the buffer's rows).
+/// A matrix-load plan over an XOR-swizzled buffer (`swizzle.rs`) or a
+/// mapped one (`mapped.rs`), in memory coordinates (row, column of the
+/// buffer; the loaded matrices' rows are the buffer's rows).
 #[derive(Clone, Debug)]
 pub(super) struct SwizzledLoads {
-    pub(super) layout: super::swizzle::Swizzled,
+    pub(super) layout: Arranged,
     /// Matrix `j`'s first row in the first chunk, relative to the
     /// operand's origin.
     pub(super) origins: Vec<(i64, i64)>,
@@ -176,12 +188,27 @@ fn try_plan(
         tile_origins.push(at);
     }
     let row_stride = if along_cols { op.sr } else { op.sc };
-    if let Some(layout) = op.swizzled {
+    // A swizzled operand, or a mapped one whose runs hold a loaded row
+    // (`mapped.rs`), is planned in memory coordinates; a buffer given any
+    // other arrangement by a pin has no matrix loads.
+    let arranged = match (op.swizzled, &op.lane_swizzle) {
+        (Some(layout), _) => Some((Arranged::Swizzled(layout), 16 / layout.elem)),
+        (None, Some((Arranged::Mapped(m), _))) => {
+            let elem = (op.dtype.bytes() as i64).max(1);
+            if m.vector * elem < 16 {
+                return None;
+            }
+            Some((Arranged::Mapped(m.clone()), 16 / elem))
+        }
+        (None, Some(_)) => return None,
+        (None, None) => None,
+    };
+    if let Some((layout, unit)) = arranged {
         // Memory coordinates: the loaded matrices' rows are the buffer's.
         let mem = |(r, c): (i64, i64)| if along_cols { (r, c) } else { (c, r) };
         let first: Vec<(i64, i64)> = tile_origins.first()?.iter().map(|&o| mem(o)).collect();
-        // Every row a lane names starts a 16-byte chunk of the layout.
-        let unit = 16 / layout.elem;
+        // Every row a lane names starts a 16-byte chunk of the layout (of
+        // a run the map keeps together).
         let mut shifts = Vec::with_capacity(tile_origins.len());
         let mut chunks = Vec::with_capacity(tile_origins.len());
         for (ch, at) in tile_origins.iter().enumerate() {
@@ -420,7 +447,10 @@ pub(super) fn swizzle_commutes(
     ks: &[i64],
     k_along_col: bool,
 ) -> bool {
-    let pc = sw.layout.panel_cols();
+    let Arranged::Swizzled(layout) = &sw.layout else {
+        return false;
+    };
+    let pc = layout.panel_cols();
     let count = i64::from(p.count).max(1);
     let mut starts = std::collections::BTreeSet::new();
     for lane in 0..lanes {
@@ -443,6 +473,26 @@ pub(super) fn swizzle_commutes(
             dr % 8 == 0 && starts.iter().all(|&s| s & bits == 0)
         })
     })
+}
+
+/// Whether every row the loads of a mapped plan `p` name starts a run of
+/// the map (`mapped.rs`): a multiple of `unit` columns for every lane,
+/// issuing group (`groups`, their (row, column) offsets), chunk and k-step
+/// (`ks`, along the columns when `k_along_col`). Runs are `unit` or more
+/// columns long and start on multiples of their length, so such a row is
+/// `unit` consecutive, aligned elements of memory.
+pub(super) fn mapped_rows_aligned(
+    sw: &SwizzledLoads,
+    unit: i64,
+    groups: &[(i64, i64)],
+    ks: &[i64],
+    k_along_col: bool,
+) -> bool {
+    let aligned = |c: i64| c.rem_euclid(unit.max(1)) == 0;
+    sw.origins.iter().all(|&(_, c)| aligned(c))
+        && groups.iter().all(|&(_, c)| aligned(c))
+        && sw.shifts.iter().all(|&(_, c)| aligned(c))
+        && (!k_along_col || ks.iter().all(|&k| aligned(k)))
 }
 
 impl Lower<'_> {
@@ -472,13 +522,25 @@ impl Lower<'_> {
         let in_matrix = self.bin(BinaryOp::FloorMod, lane.clone(), lit_i32(p.rows))?;
         let row = self.sum(vec![in_matrix, pick(self, &|o| o.0)?, group_row])?;
         let col = self.sum(vec![pick(self, &|o| o.1)?, group_col])?;
-        self.swizzled_index(&sw.layout, &row, &col)
+        match &sw.layout {
+            Arranged::Swizzled(layout) => self.swizzled_index(layout, &row, &col),
+            // A mapped plan keeps the row-major index of the lane's row;
+            // each load maps its own (`swizzled_loads`).
+            Arranged::Mapped(m) => {
+                let cols = m.dims.last().copied().unwrap_or(1);
+                let rows = self.bin(BinaryOp::Mul, row, lit_i32(cols))?;
+                self.bin(BinaryOp::Add, rows, col)
+            }
+        }
     }
 
     /// The matrix loads of one k-step of a swizzled plan: chunk `i` at
     /// `base + ((lane_index ^ (col mod P)) + (col / P)·R·P + row·P)` for
     /// its shift `(row, col)` plus the k-step's `kx` (module documentation,
-    /// "Swizzled operands").
+    /// "Swizzled operands"). For a mapped plan `lane_index` is the
+    /// row-major index of the lane's row in the buffer and `base` the
+    /// stage's offset: chunk `i` reads `base + MAP(lane_index + row·C +
+    /// col)`.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn swizzled_loads(
         &self,
@@ -490,8 +552,28 @@ impl Lower<'_> {
         (arr, id): (RegId, SharedId),
         out: &mut Vec<Stmt>,
     ) -> Result<()> {
-        let pc = sw.layout.panel_cols();
-        let panel = sw.layout.rows * pc;
+        let layout = match &sw.layout {
+            Arranged::Swizzled(layout) => layout,
+            Arranged::Mapped(m) => {
+                let cols = m.dims.last().copied().unwrap_or(1);
+                for (&(at, _), &(dr, dc)) in p.chunks.iter().zip(&sw.shifts) {
+                    let shift =
+                        self.bin(BinaryOp::Add, lane_index.clone(), lit_i32(dr * cols + dc))?;
+                    let k = if k_along_col {
+                        kx.clone()
+                    } else {
+                        self.scaled(kx, cols)?
+                    };
+                    let logical = self.bin(BinaryOp::Add, shift, k)?;
+                    let stored = self.element(Some(&sw.layout), logical)?;
+                    let index = self.bin(BinaryOp::Add, base.clone(), stored)?;
+                    out.push(self.matrix_load(p, at, (arr, id), index));
+                }
+                return Ok(());
+            }
+        };
+        let pc = layout.panel_cols();
+        let panel = layout.rows * pc;
         for (&(at, _), &(dr, dc)) in p.chunks.iter().zip(&sw.shifts) {
             let (row, col) = if k_along_col {
                 (

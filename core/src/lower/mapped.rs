@@ -13,9 +13,11 @@
 //!   computes the map on the access's indices ([`Lower::map_index`]).
 //! - Reductions and scans address elements by their row-major index; they
 //!   take it through [`Lower::element`] as they do for swizzled buffers.
-//! - Register atoms read or write such an operand per lane, each fragment
-//!   move mapping its element (`gemm.rs`, `frag_moves`), never through
-//!   matrix loads or stores, which read rows of consecutive elements; a
+//! - Register atoms read such an operand through matrix loads when the map
+//!   keeps runs of 16 bytes and every row a load names starts one
+//!   (`ldmatrix.rs`, "Mapped operands"); otherwise they read or write it
+//!   per lane, each fragment move mapping its element (`gemm.rs`,
+//!   `frag_moves`). Results are not staged into it with matrix stores; a
 //!   shared-operand atom (`swizzle.rs`) does not take the kernel, and no
 //!   bulk copy fills the buffer (`tma.rs` fills swizzled buffers only).
 //! - A vector of `w` elements moves `w` consecutive elements of a row as
