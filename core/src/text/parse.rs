@@ -552,9 +552,19 @@ impl Parser {
                 };
                 let atom = atom.clone();
                 if kind == "mapped" {
-                    let map = atom
-                        .parse()
-                        .map_err(|e| self.err_at(&atom_tok, format!("not an index map: {e}")))?;
+                    let map = atom.parse().map_err(|e| {
+                        let mut err = self.err_at(&atom_tok, format!("not an index map: {e}"));
+                        // Point inside the string (past its quote) when
+                        // the text has no escapes.
+                        if let crate::layout::LayoutError::Parse { position, .. } = e
+                            && !atom.contains(['\\', '"'])
+                            && let Ok(p) = u32::try_from(position + 1)
+                        {
+                            err.column += p;
+                            err.offset += position + 1;
+                        }
+                        err
+                    })?;
                     BufferLayout::Mapped { map }
                 } else if kind == "fragment" {
                     BufferLayout::Fragment { atom }
