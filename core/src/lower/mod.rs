@@ -1489,39 +1489,23 @@ impl<'a> Lower<'a> {
         if dims.len() != idx.len() {
             return Err(self.malformed("index count differs from the buffer's rank"));
         }
-        if let (Some(layout), [row, col]) = (self.swizzled.get(&buffer), idx) {
-            // A swizzled operand buffer (`swizzle.rs`): constant shape,
-            // and every access is a copy inside its region's bounds or
-            // guarded by them.
+        // A swizzled operand buffer (`swizzle.rs`: every access is a copy
+        // inside its region's bounds or guarded by them) or a mapped one
+        // (`mapped.rs`): constant shape, guarded as row-major rows are,
+        // the stored index through the layout.
+        let arranged = match (self.swizzled.get(&buffer), idx) {
+            (Some(layout), [_, _]) => Some((
+                vec![layout.rows, layout.cols],
+                mapped::Arranged::Swizzled(*layout),
+            )),
+            _ => self
+                .mapped
+                .get(&buffer)
+                .map(|m| (m.dims.clone(), mapped::Arranged::Mapped(m.clone()))),
+        };
+        if let Some((extents, layout)) = arranged {
             let mut guard = None;
-            for (ix, n) in [(row, layout.rows), (col, layout.cols)] {
-                let (lo_ok, hi_ok) = match ix.range {
-                    Some((lo, hi)) => (lo >= 0, hi < n),
-                    None => (false, false),
-                };
-                if !lo_ok {
-                    let c = self.bin(BinaryOp::Ge, ix.expr.clone(), lit_i32(0))?;
-                    guard = Some(self.and(guard, c)?);
-                }
-                if !hi_ok {
-                    let c = self.bin(BinaryOp::Lt, ix.expr.clone(), lit_i32(n))?;
-                    guard = Some(self.and(guard, c)?);
-                }
-            }
-            if self.trusted.contains(&buffer) {
-                guard = None;
-            }
-            let mut linear = self.swizzled_index(layout, &row.expr, &col.expr)?;
-            if let Some((base, _)) = self.stage_base.get(&buffer) {
-                linear = self.bin(BinaryOp::Add, base.clone(), linear)?;
-            }
-            return Ok((memref, linear, guard));
-        }
-        if let Some(m) = self.mapped.get(&buffer) {
-            // A mapped buffer (`mapped.rs`): constant shape, bounds as for
-            // row-major rows, the stored index through the map.
-            let mut guard = None;
-            for (ix, &n) in idx.iter().zip(&m.dims) {
+            for (ix, &n) in idx.iter().zip(&extents) {
                 let (lo_ok, hi_ok) = match ix.range {
                     Some((lo, hi)) => (lo >= 0, hi < n),
                     None => (false, false),
@@ -1539,7 +1523,10 @@ impl<'a> Lower<'a> {
                 guard = None;
             }
             let exprs: Vec<Expr> = idx.iter().map(|ix| ix.expr.clone()).collect();
-            let mut linear = self.map_index(m, &exprs)?;
+            let mut linear = match &layout {
+                mapped::Arranged::Swizzled(l) => self.swizzled_index(l, &exprs[0], &exprs[1])?,
+                mapped::Arranged::Mapped(m) => self.map_index(m, &exprs)?,
+            };
             if let Some((base, _)) = self.stage_base.get(&buffer) {
                 linear = self.bin(BinaryOp::Add, base.clone(), linear)?;
             }
