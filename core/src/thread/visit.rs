@@ -6,125 +6,186 @@ use std::collections::HashSet;
 
 use super::{AsyncA, Expr, ExprKind, Guard, RegId, RegRef, Stmt, StmtKind};
 
-/// Calls `f` on every expression statement `s` holds itself, not those of
-/// the statements nested in it.
-pub fn for_each_own_expr(s: &Stmt, f: &mut dyn FnMut(&Expr)) {
-    let reg_ref = |r: &RegRef, f: &mut dyn FnMut(&Expr)| {
-        if let RegRef::Elem(_, i) = r {
-            f(i);
+/// The expression walk of a statement, by shared or by mutable reference
+/// (one body for [`for_each_own_expr`] and [`for_each_own_expr_mut`]).
+macro_rules! own_exprs {
+    ($(#[$doc:meta])* $name:ident $(, $m:tt)?) => {
+        $(#[$doc])*
+        pub fn $name(s: &$($m)? Stmt, f: &mut dyn FnMut(&$($m)? Expr)) {
+            let reg_ref = |r: &$($m)? RegRef, f: &mut dyn FnMut(&$($m)? Expr)| {
+                if let RegRef::Elem(_, i) = r {
+                    f(i);
+                }
+            };
+            let guard = |g: &$($m)? Option<Guard>, f: &mut dyn FnMut(&$($m)? Expr)| {
+                if let Some(g) = g {
+                    f(&$($m)? g.cond);
+                }
+            };
+            match &$($m)? s.kind {
+                StmtKind::Assign { dst, value } => {
+                    reg_ref(dst, f);
+                    f(value);
+                }
+                StmtKind::Load {
+                    dst,
+                    index,
+                    guard: g,
+                    ..
+                } => {
+                    reg_ref(dst, f);
+                    f(index);
+                    guard(g, f);
+                }
+                StmtKind::Store {
+                    index,
+                    src,
+                    guard: g,
+                    ..
+                } => {
+                    f(index);
+                    reg_ref(src, f);
+                    guard(g, f);
+                }
+                StmtKind::AsyncCopy {
+                    dst_index,
+                    src_index,
+                    guard: g,
+                    ..
+                } => {
+                    f(dst_index);
+                    f(src_index);
+                    guard(g, f);
+                }
+                StmtKind::NamedBarrier { id, .. } => f(id),
+                StmtKind::Shuffle {
+                    dst, value, lane, ..
+                } => {
+                    reg_ref(dst, f);
+                    f(value);
+                    f(lane);
+                }
+                StmtKind::AtomicAdd {
+                    index,
+                    value,
+                    guard: g,
+                    ..
+                } => {
+                    f(index);
+                    f(value);
+                    guard(g, f);
+                }
+                StmtKind::AsyncMma {
+                    a, b, accumulate, ..
+                } => {
+                    if let AsyncA::Shared(m) = a {
+                        f(&$($m)? m.index);
+                    }
+                    f(&$($m)? b.index);
+                    f(accumulate);
+                }
+                StmtKind::MbarrierInit { index, count, .. } => {
+                    f(index);
+                    f(count);
+                }
+                StmtKind::MbarrierArrive { index, tx, .. } => {
+                    f(index);
+                    if let Some(tx) = tx {
+                        f(tx);
+                    }
+                }
+                StmtKind::AsyncCopyArrive { index, .. } => f(index),
+                StmtKind::MbarrierWait { index, parity, .. } => {
+                    f(index);
+                    f(parity);
+                }
+                StmtKind::TmaLoad {
+                    dst_index,
+                    coords,
+                    bar_index,
+                    ..
+                } => {
+                    f(dst_index);
+                    for c in coords {
+                        f(c);
+                    }
+                    f(bar_index);
+                }
+                StmtKind::MatrixLoad { index, .. } | StmtKind::MatrixStore { index, .. } => f(index),
+                StmtKind::For {
+                    start, count, step, ..
+                } => {
+                    f(start);
+                    f(count);
+                    f(step);
+                }
+                StmtKind::If { cond, .. } => f(cond),
+                StmtKind::Mma { .. }
+                | StmtKind::CommitGroup
+                | StmtKind::WaitGroup { .. }
+                | StmtKind::Barrier
+                | StmtKind::SetMaxRegisters { .. }
+                | StmtKind::AsyncMmaFence
+                | StmtKind::AsyncMmaCommit
+                | StmtKind::AsyncMmaWait { .. } => {}
+            }
         }
     };
-    let guard = |g: &Option<Guard>, f: &mut dyn FnMut(&Expr)| {
-        if let Some(g) = g {
-            f(&g.cond);
-        }
-    };
-    match &s.kind {
-        StmtKind::Assign { dst, value } => {
-            reg_ref(dst, f);
-            f(value);
-        }
-        StmtKind::Load {
-            dst,
-            index,
-            guard: g,
-            ..
-        } => {
-            reg_ref(dst, f);
-            f(index);
-            guard(g, f);
-        }
-        StmtKind::Store {
-            index,
-            src,
-            guard: g,
-            ..
-        } => {
-            f(index);
-            reg_ref(src, f);
-            guard(g, f);
-        }
-        StmtKind::AsyncCopy {
-            dst_index,
-            src_index,
-            guard: g,
-            ..
-        } => {
-            f(dst_index);
-            f(src_index);
-            guard(g, f);
-        }
-        StmtKind::NamedBarrier { id, .. } => f(id),
-        StmtKind::Shuffle {
-            dst, value, lane, ..
-        } => {
-            reg_ref(dst, f);
-            f(value);
-            f(lane);
-        }
-        StmtKind::AtomicAdd {
-            index,
-            value,
-            guard: g,
-            ..
-        } => {
-            f(index);
-            f(value);
-            guard(g, f);
-        }
-        StmtKind::AsyncMma {
-            a, b, accumulate, ..
-        } => {
-            if let AsyncA::Shared(m) = a {
-                f(&m.index);
+}
+
+own_exprs!(
+    /// Calls `f` on every expression statement `s` holds itself, not those
+    /// of the statements nested in it.
+    for_each_own_expr
+);
+
+own_exprs!(
+    /// [`for_each_own_expr`] with mutable access to each expression.
+    for_each_own_expr_mut, mut
+);
+
+/// Replaces every read of register `from` in `body` (nested statements
+/// included) by a read of `to`, a register of the same type.
+pub fn rename_reg(body: &mut [Stmt], from: RegId, to: RegId) {
+    fn expr(e: &mut Expr, from: RegId, to: RegId) {
+        match &mut e.kind {
+            ExprKind::Reg(r) if *r == from => *r = to,
+            ExprKind::Elem(r, a) => {
+                if *r == from {
+                    *r = to;
+                }
+                expr(a, from, to);
             }
-            f(&b.index);
-            f(accumulate);
-        }
-        StmtKind::MbarrierInit { index, count, .. } => {
-            f(index);
-            f(count);
-        }
-        StmtKind::MbarrierArrive { index, tx, .. } => {
-            f(index);
-            if let Some(tx) = tx {
-                f(tx);
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) => expr(a, from, to),
+            ExprKind::Binary(_, a, b) => {
+                expr(a, from, to);
+                expr(b, from, to);
+            }
+            ExprKind::Select(c, a, b) => {
+                expr(c, from, to);
+                expr(a, from, to);
+                expr(b, from, to);
+            }
+            ExprKind::Literal(_) | ExprKind::Param(_) | ExprKind::Special(_) | ExprKind::Reg(_) => {
             }
         }
-        StmtKind::AsyncCopyArrive { index, .. } => f(index),
-        StmtKind::MbarrierWait { index, parity, .. } => {
-            f(index);
-            f(parity);
-        }
-        StmtKind::TmaLoad {
-            dst_index,
-            coords,
-            bar_index,
-            ..
-        } => {
-            f(dst_index);
-            for c in coords {
-                f(c);
+    }
+    for s in body {
+        for_each_own_expr_mut(s, &mut |e| expr(e, from, to));
+        match &mut s.kind {
+            StmtKind::For { body, .. } => rename_reg(body, from, to),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                rename_reg(then_body, from, to);
+                if let Some(e) = else_body {
+                    rename_reg(e, from, to);
+                }
             }
-            f(bar_index);
+            _ => {}
         }
-        StmtKind::MatrixLoad { index, .. } | StmtKind::MatrixStore { index, .. } => f(index),
-        StmtKind::For {
-            start, count, step, ..
-        } => {
-            f(start);
-            f(count);
-            f(step);
-        }
-        StmtKind::If { cond, .. } => f(cond),
-        StmtKind::Mma { .. }
-        | StmtKind::CommitGroup
-        | StmtKind::WaitGroup { .. }
-        | StmtKind::Barrier
-        | StmtKind::SetMaxRegisters { .. }
-        | StmtKind::AsyncMmaFence
-        | StmtKind::AsyncMmaCommit
-        | StmtKind::AsyncMmaWait { .. } => {}
     }
 }
 
