@@ -1210,16 +1210,19 @@ fn an_epilogue_buffer_reuses_the_stages_of_the_loop_before_it() {
 
 /// FA3's rotated attention loop (`Q·Kᵀ` of key block `k` issued before
 /// the rescale and `P·V` of block `k − 1`, the softmax of `k` after them)
-/// is rotated as its lists ask, under pass config
-/// `tilec.follow_pipeline_lists` (without it, as without lists, with a
-/// warning naming the config): one loop of one more iteration whose
-/// copies stay pipelined (cp.async on sm_80, bulk copies on sm_90a,
-/// registers on gfx942) and whose consumers run for `k − σ`; it matches
-/// the reference under the SIMT interpreter. Lists with producers marked
-/// negative and one consumer stage lower as the loop without lists, and
-/// lists whose rotation would reorder two statements using one buffer
-/// (the softmax of `k` writing `acc_s_cast` before `P·V` of `k − 1` reads
-/// it) are not followed, with a warning naming the buffer.
+/// is rotated as its lists ask (pass config `tilec.follow_pipeline_lists`
+/// set to `False`: as without lists, quietly): one loop of one more
+/// iteration whose copies stay pipelined (cp.async on sm_80, bulk copies
+/// on sm_90a, registers on gfx942) and whose consumers run for `k − σ`;
+/// where the copies are asynchronous its first and last iterations are
+/// peeled off the guard-free middle, which on sm_90a keeps the producer
+/// warp group and the consumers' ping-pong turns. It matches the
+/// reference under the SIMT interpreter, also with a single key block
+/// (the middle empty). Lists with producers marked negative and one
+/// consumer stage lower as the loop without lists, and lists whose
+/// rotation would reorder two statements using one buffer (the softmax of
+/// `k` writing `acc_s_cast` before `P·V` of `k − 1` reads it) are not
+/// followed, with a warning naming the buffer.
 #[test]
 fn attention_with_rotating_group_lists_is_rotated() {
     let source = std::fs::read_to_string(examples_dir().join("flash_attention.py"))
@@ -1238,7 +1241,11 @@ fn attention_with_rotating_group_lists_is_rotated() {
     let asked = with_lists("[-1, 0, 3, 1, -1, 2]", "[-1, 0, 0, 1, -1, 1]");
     let jit = "@tilelang.jit(out_idx=[3])";
     assert!(asked.contains(jit), "the example's decorator changed");
-    let rotated = asked.replace(
+    let opted_out = asked.replace(
+        jit,
+        "@tilelang.jit(out_idx=[3], pass_configs={\"tilec.follow_pipeline_lists\": False})",
+    );
+    let asked_explicitly = asked.replace(
         jit,
         "@tilelang.jit(out_idx=[3], pass_configs={\"tilec.follow_pipeline_lists\": True})",
     );
@@ -1246,17 +1253,18 @@ fn attention_with_rotating_group_lists_is_rotated() {
     let reordering = with_lists("[-1, 0, 1, 2, -1, 3]", "[-1, 0, 0, 0, -1, 1]");
     let call = "flash_attention(1, 2, 256, 64, block_M=64, block_N=64, num_stages=2, threads=128)";
     let (base, none) = compile_source(&source, call);
-    let (rot, quiet_rot) = compile_source(&rotated, call);
+    let (rot, quiet_rot) = compile_source(&asked, call);
+    let (explicit, quiet_explicit) = compile_source(&asked_explicitly, call);
     let (prod, quiet) = compile_source(&producers, call);
     let (reord, warned) = compile_source(&reordering, call);
-    let (unasked, not_asked) = compile_source(&asked, call);
+    let (out, quiet_out) = compile_source(&opted_out, call);
     assert!(
-        not_asked.len() == 1 && not_asked[0].contains("tilec.follow_pipeline_lists"),
-        "{not_asked:?}"
-    );
-    assert!(
-        none.is_empty() && quiet.is_empty() && quiet_rot.is_empty(),
-        "{none:?} {quiet:?} {quiet_rot:?}"
+        none.is_empty()
+            && quiet.is_empty()
+            && quiet_rot.is_empty()
+            && quiet_explicit.is_empty()
+            && quiet_out.is_empty(),
+        "{none:?} {quiet:?} {quiet_rot:?} {quiet_explicit:?} {quiet_out:?}"
     );
     assert!(
         warned.len() == 1
@@ -1284,17 +1292,40 @@ fn attention_with_rotating_group_lists_is_rotated() {
             "unfollowed lists on {name}"
         );
         assert_eq!(
-            thread::print_module(&lower(&unasked)),
+            thread::print_module(&lower(&out)),
             want,
-            "lists not asked for on {name}"
+            "lists turned off on {name}"
         );
         let lowered = lower(&rot);
         let text = thread::print_module(&lowered);
         assert_ne!(text, want, "rotated lists on {name}");
+        assert_eq!(
+            thread::print_module(&lower(&explicit)),
+            text,
+            "rotation asked for explicitly on {name}"
+        );
         assert!(
             text.contains(pipelined),
             "{name}: the rotated loop is not pipelined\n{text}"
         );
+        // The head, the middle (from 1: one iteration peeled) and the
+        // tail; on gfx942 (synchronous copies) one guarded loop.
+        let loops: usize = ["for %k from", "for %k_mid", "for %k_tail"]
+            .iter()
+            .map(|l| text.matches(l).count())
+            .sum();
+        let peeled = name != "gfx942";
+        assert_eq!(loops, if peeled { 3 } else { 1 }, "{name}\n{text}");
+        if peeled {
+            assert!(text.contains(" from 1 count "), "{name}: no middle\n{text}");
+        }
+        if name == "sm_90a" {
+            // A producer warp group (giving its registers back).
+            assert!(
+                text.contains("setmaxnreg dec"),
+                "{name}: no producer\n{text}"
+            );
+        }
         run_and_compare(
             &rot.functions[0],
             &lowered,
@@ -1303,7 +1334,36 @@ fn attention_with_rotating_group_lists_is_rotated() {
             &format!("rotated attention on {name}"),
         )
         .unwrap_or_else(|e| panic!("{e}"));
+        // One key block: the head and the tail, no middle.
+        let one =
+            "flash_attention(1, 1, 64, 64, block_M=64, block_N=64, num_stages=2, threads=128)";
+        let (single, _) = compile_source(&asked, one);
+        run_and_compare(
+            &single.functions[0],
+            &lower(&single),
+            &target,
+            Class::Accumulation { len: 64 },
+            &format!("rotated attention over one key block on {name}"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
     }
+    // Two consumer warpgroups take turns in the middle iterations only.
+    let two = "flash_attention(1, 1, 256, 64, block_M=128, block_N=64, num_stages=2, threads=256)";
+    let (pair, _) = compile_source(&asked, two);
+    let target = target::builtin("sm_90a").unwrap_or_else(|e| panic!("{e}"));
+    let text =
+        thread::print_module(&lower::to_thread(&pair, &target).unwrap_or_else(|e| panic!("{e}")));
+    let turn = "bar_sync 2 + thread_idx // 128, 256";
+    let (head, rest) = text
+        .split_once("for %k_mid")
+        .unwrap_or_else(|| panic!("no middle loop\n{text}"));
+    let (middle, tail) = rest
+        .split_once("for %k_tail")
+        .unwrap_or_else(|| panic!("no tail loop\n{text}"));
+    assert!(
+        middle.contains(turn) && !head.contains(turn) && !tail.contains(turn),
+        "turns outside the middle, or none in it\n{text}"
+    );
 }
 
 /// `examples/gemm_ws.py` (roles handing stages over through phased

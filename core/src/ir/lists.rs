@@ -20,11 +20,12 @@
 //!
 //! - [`ListForm::Rotated`]: producers at negative stages, consumers at
 //!   several stages or ranked out of program order (FA3's rotated loop:
-//!   `Q·Kᵀ` of key block `k` issued before `P·V` of block `k − 1`), when
-//!   the function sets the pass config [`FOLLOW_ROTATIONS`]. The rotated
-//!   loop measured 1.2–1.5× slower than the loop without lists on the H200
-//!   (`bench/RESULTS.md`), so without it such lists take the default
-//!   schedule, with the warning saying how to ask for the rotation.
+//!   `Q·Kᵀ` of key block `k` issued before `P·V` of block `k − 1`). A
+//!   function that sets the pass config [`FOLLOW_ROTATIONS`] to `False`
+//!   gets the loop without lists instead ([`ListForm::Producers`], no
+//!   warning): on the H200 the rotated attention loop measured within
+//!   −14 % to +3.5 % of it (`bench/RESULTS.md`), so which is faster
+//!   depends on the kernel.
 //!
 //! Anything else ([`ListForm::Default`]: consumers at several stages
 //! without producers marked negative, a depth the buffers cannot hold,
@@ -52,9 +53,10 @@ use std::collections::BTreeSet;
 
 use super::{Buffer, Expr, Handle};
 
-/// The pass config (`pass_configs={"tilec.follow_pipeline_lists": True}`)
-/// under which rotated lists are followed (module documentation, "Rotated
-/// loops"); without it they take the schedule of the loop without lists.
+/// The pass config that, set to `False`
+/// (`pass_configs={"tilec.follow_pipeline_lists": False}`), has rotated
+/// lists take the schedule of the loop without lists instead of being
+/// followed (module documentation, "Rotated loops").
 pub const FOLLOW_ROTATIONS: &str = "tilec.follow_pipeline_lists";
 
 /// The form of a loop's lists (module documentation).
@@ -135,12 +137,10 @@ pub fn list_form(
         && let Some(rotated) = rotation(order, stage, body, f)
     {
         return Some(match rotated {
-            Ok(r) if f.attrs.flag(FOLLOW_ROTATIONS) => ListForm::Rotated(r),
-            Ok(_) => ListForm::Default {
-                reason: format!(
-                    "a rotation of the loop, which tilec follows with `pass_configs={{\"{FOLLOW_ROTATIONS}\": True}}`; it measured slower than the loop without lists on the H200"
-                ),
+            Ok(r) if f.attrs.flag_off(FOLLOW_ROTATIONS) => ListForm::Producers {
+                producer: r.producer,
             },
+            Ok(r) => ListForm::Rotated(r),
             Err(reason) => ListForm::Default { reason },
         });
     }

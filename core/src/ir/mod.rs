@@ -910,6 +910,14 @@ impl Attrs {
             .get(key)
             .is_some_and(|v| matches!(v.as_str(), "True" | "true" | "1"))
     }
+
+    /// Whether the `pass_configs` entry `key` is set to false (`False`,
+    /// `false` or `0`): a default of true turned off.
+    pub fn flag_off(&self, key: &str) -> bool {
+        self.pass_configs
+            .get(key)
+            .is_some_and(|v| matches!(v.as_str(), "False" | "false" | "0"))
+    }
 }
 
 /// One kernel function (a TileLang `prim_func`).

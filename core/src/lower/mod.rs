@@ -412,7 +412,7 @@ fn lower_kernel(
     // rewritten, with the same buffers and loop variables.
     let rotated = rotate::rotate_loops(func, stmt);
     let (func, stmt) = match &rotated {
-        Some((f, s)) => (f, s),
+        Some((f, s, _)) => (f, s),
         None => (func, stmt),
     };
     // Gemm results staged through shared memory (`epilogue.rs`): the
@@ -436,6 +436,9 @@ fn lower_kernel(
         attempt.mma_swizzle_pins = mma_swizzle_pins;
         attempt.async_allowed = async_mma;
         attempt.stage_cap = stage_cap;
+        if let Some((_, _, peels)) = &rotated {
+            attempt.peels = peels.clone();
+        }
         let err = match attempt.kernel(kernel_stmt, span, name.clone()) {
             Ok(mut kernel) => {
                 if finish {
@@ -703,6 +706,11 @@ struct Lower<'a> {
     /// `T.Pipelined` loops lowered with async copies (`pipeline.rs`), by
     /// loop variable.
     pipelines: HashMap<Handle<ir::Var>, pipeline::PipePlan>,
+    /// The rotated loops (`rotate.rs`), by loop variable.
+    peels: rotate::Peels,
+    /// The lowered conditions of the rotated loops' guards
+    /// (`pipeline.rs`, "Rotated loops").
+    guard_conds: Vec<Expr>,
     /// Multi-buffered shared buffers: elements per stage, stages.
     staged: HashMap<Handle<ir::Buffer>, (i64, i64)>,
     /// The element offset of the stage being accessed, and a number it is
@@ -843,6 +851,8 @@ impl<'a> Lower<'a> {
             proved: None,
             trusted: HashSet::new(),
             pipelines: HashMap::new(),
+            peels: HashMap::new(),
+            guard_conds: Vec::new(),
             staged: HashMap::new(),
             stage_base: HashMap::new(),
             pitch: HashMap::new(),
@@ -1923,6 +1933,9 @@ impl<'a> Lower<'a> {
             } => {
                 self.uniform_reads(&[*cond], out);
                 let c = self.expr(*cond, out)?;
+                if self.peels.values().any(|p| p.guards.contains(cond)) {
+                    self.guard_conds.push(c.clone());
+                }
                 let entry = self.pending.clone();
                 let span = self.span;
                 let mut t = Vec::new();

@@ -127,6 +127,28 @@
 //! about the latter, and `tilec verify` checks the schedule such lists
 //! ask for.
 //!
+//! # Rotated loops
+//! A loop `rotate.rs` rotated has its consumers under guards that hold in
+//! every iteration but the first and last `D` (the rotation's depth).
+//! Where the copies are asynchronous (per-thread or bulk), the loop is
+//! lowered once, as above, and its iteration emitted twice: as lowered,
+//! and with the guards among the consumers replaced by what they guard
+//! (their lowered conditions are recorded when the guards are lowered).
+//! The loop over `r ∈ [0, n)` (rotated iterations) then becomes three
+//! loops over the same pipeline, `[0, min(D, n))` and `[max(min(D, n),
+//! n − D), n)` with the guards and `[D, n − D)` without: every iteration
+//! once, in order, for any `n`, and registers (stage counters, parities)
+//! carry from one loop to the next as from one iteration to the next.
+//! Each copy binds fresh loop registers. The choices that depend on the
+//! consumers' form are made on the middle's: group releases of the bulk
+//! stages and the producer warp group (`ws.rs`; every iteration releases
+//! its stage, since every gemm has retired by the end of it), and the
+//! consumer warpgroups' ping-pong turns, taken in the middle only (both
+//! groups skip them in the other loops alike, so the turns stay paired).
+//! The fragment-prefetch split (`prefetch.rs`) is not applied: a guarded
+//! body does not have its shape. Without async copies the rotated loop
+//! runs as one loop with its guards.
+//!
 //! A loop that does not qualify is lowered as a serial loop, as before.
 
 use std::collections::HashSet;
@@ -138,6 +160,7 @@ use super::{
 };
 use crate::ir::{LoopKind, Region, Scope};
 use crate::target::AsyncCopy;
+use crate::thread::visit;
 
 /// Most registers per thread one producer's prefetch may take.
 const MAX_PREFETCH_SLOTS: i64 = 64;
@@ -160,6 +183,15 @@ pub(super) fn as_loop_var(vdtype: DType, e: Expr) -> Expr {
     } else {
         Expr::cast(vdtype, e)
     }
+}
+
+/// The middle iterations of a rotated loop (`Lower::close_pipe_loop`).
+pub(super) struct Middle {
+    /// The rotation's depth: iterations run over the guarded body at
+    /// each end.
+    pub(super) depth: i64,
+    /// The loop body without the guards.
+    pub(super) body: Vec<Stmt>,
 }
 
 /// A `T.Pipelined` loop chosen for pipelining.
@@ -528,6 +560,9 @@ impl Lower<'_> {
             .then(|| self.k_steps(&consumers))
             .flatten();
         let mut inner = prologue;
+        // Where the consumers land in `inner` (a rotated loop's guards are
+        // among them).
+        let mut consumed = 0..0;
         let wait = self.stmt(StmtKind::WaitGroup {
             pending: (dist - 1) as u32,
         });
@@ -574,7 +609,10 @@ impl Lower<'_> {
                     inner.extend(split.steps[j].1.iter().cloned());
                 }
             }
-            None => inner.append(&mut consumers),
+            None => {
+                consumed = inner.len()..inner.len() + consumers.len();
+                inner.append(&mut consumers);
+            }
         }
         if late {
             inner.append(&mut issue);
@@ -599,7 +637,8 @@ impl Lower<'_> {
             let k = split.steps.len();
             inner.extend(split.steps[k - 1].1.iter().cloned());
         }
-        self.close_pipe_loop((loop_reg, s0, n, inner), plan, out);
+        let middle = self.middle(var, &inner, consumed);
+        self.close_pipe_loop((loop_reg, s0, n, inner), middle, plan, out)?;
         out.push(self.stmt(StmtKind::WaitGroup { pending: 0 }));
         self.pending.union(&acc);
         Ok(())
@@ -640,24 +679,126 @@ impl Lower<'_> {
         })
     }
 
-    /// The loop `loop_reg` from `s0`, `n` times, over `inner`; after it,
-    /// the wait that retires a gemm group the loop left in flight.
+    /// The loop `loop_reg` from `s0`, `n` times, over `inner`; for a
+    /// rotated loop (`middle`), its first and last `depth` iterations over
+    /// `inner` and those between over the middle's body (module
+    /// documentation, "Rotated loops"). After it, the wait that retires a
+    /// gemm group the loop left in flight.
     pub(super) fn close_pipe_loop(
         &mut self,
         (loop_reg, s0, n, inner): (super::RegId, Expr, Expr, Vec<Stmt>),
+        middle: Option<Middle>,
         plan: &PipePlan,
         out: &mut Vec<Stmt>,
-    ) {
-        out.push(self.stmt(StmtKind::For {
-            var: loop_reg,
-            start: s0,
-            count: n,
-            step: lit_i32(1),
-            unroll: Unroll::None,
-            body: inner,
-        }));
+    ) -> Result<()> {
+        let for_stmt = |me: &Self, var, start, count, body| {
+            me.stmt(StmtKind::For {
+                var,
+                start,
+                count,
+                step: lit_i32(1),
+                unroll: Unroll::None,
+                body,
+            })
+        };
+        match middle {
+            None => out.push(for_stmt(self, loop_reg, s0, n, inner)),
+            Some(Middle { depth, mut body }) => {
+                // Iterations [0, min(D, n)), [D, n − D), [max(min(D, n),
+                // n − D), n): every iteration once, in order, whatever n.
+                let d = lit_i32(depth);
+                let head = self.bin(BinaryOp::Min, d.clone(), n.clone())?;
+                let mid_start = self.bin(BinaryOp::Add, s0.clone(), d.clone())?;
+                let mid_count = self.bin(BinaryOp::Sub, n.clone(), lit_i32(2 * depth))?;
+                let before_tail = self.bin(BinaryOp::Sub, n.clone(), d)?;
+                let skipped = self.bin(BinaryOp::Max, head.clone(), before_tail)?;
+                let tail_start = self.bin(BinaryOp::Add, s0.clone(), skipped.clone())?;
+                let tail_count = self.bin(BinaryOp::Sub, n, skipped)?;
+                let mut tail = inner.clone();
+                // Every loop binds a register of its own.
+                let mid_reg = self.rebound(loop_reg, "_mid", &mut body);
+                let tail_reg = self.rebound(loop_reg, "_tail", &mut tail);
+                out.push(for_stmt(self, loop_reg, s0, head, inner));
+                out.push(for_stmt(self, mid_reg, mid_start, mid_count, body));
+                out.push(for_stmt(self, tail_reg, tail_start, tail_count, tail));
+            }
+        }
         if plan.lag > 0 {
             out.push(self.stmt(StmtKind::AsyncMmaWait { pending: 0 }));
+        }
+        Ok(())
+    }
+
+    /// A fresh loop register for a copy of the loop `reg` binds, whose
+    /// body is `body`: the register is renamed in `body`, and so is every
+    /// loop register nested in it.
+    fn rebound(&mut self, reg: super::RegId, suffix: &str, body: &mut [Stmt]) -> super::RegId {
+        let old = &self.registers[reg.index()];
+        let (name, dtype, kind) = (old.name.clone(), old.dtype, old.kind);
+        let name = self.fresh(&format!("{name}{suffix}"));
+        let new = self.add_reg(name, dtype, kind);
+        visit::rename_reg(body, reg, new);
+        for s in body.iter_mut() {
+            self.rebind_nested(s);
+        }
+        new
+    }
+
+    /// Gives every loop inside `s` (and `s`, if a loop) a fresh register.
+    fn rebind_nested(&mut self, s: &mut Stmt) {
+        match &mut s.kind {
+            StmtKind::For { var, body, .. } => *var = self.rebound(*var, "", body),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                for t in then_body.iter_mut().chain(else_body.iter_mut().flatten()) {
+                    self.rebind_nested(t);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The middle of a rotated loop over `var` (`rotate.rs`, "Peeling")
+    /// whose iteration is lowered as `inner`: the same statements with the
+    /// guards among the consumers (`consumed`, a range of `inner`)
+    /// replaced by what they guard. `None` for a loop not rotated.
+    pub(super) fn middle(
+        &self,
+        var: Handle<ir::Var>,
+        inner: &[Stmt],
+        consumed: std::ops::Range<usize>,
+    ) -> Option<Middle> {
+        let peel = self.peels.get(&var)?;
+        let mut body = Vec::with_capacity(inner.len());
+        for (i, s) in inner.iter().enumerate() {
+            match &s.kind {
+                StmtKind::If {
+                    cond,
+                    then_body,
+                    else_body: None,
+                } if consumed.contains(&i) && self.guard_conds.contains(cond) => {
+                    body.extend(then_body.iter().cloned());
+                }
+                _ => body.push(s.clone()),
+            }
+        }
+        Some(Middle {
+            depth: peel.depth,
+            body,
+        })
+    }
+
+    /// The body a rotated loop's middle iterations run (`rotate.rs`,
+    /// "Peeling"), at the Tile IR level: what the choices that depend on
+    /// the consumers' form (group releases, a producer warp group) are
+    /// made on. `body` itself for any other loop.
+    pub(super) fn plain_body(&self, var: Handle<ir::Var>, body: &ir::Block) -> ir::Block {
+        match self.peels.get(&var) {
+            Some(peel) => peel.plain(body),
+            None => body.clone(),
         }
     }
 

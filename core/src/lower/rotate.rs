@@ -26,15 +26,66 @@
 //! buffers stay used only inside the loop. The loop keeps its variable
 //! (now `j`), stage count and schedule, so a pin on it applies; every
 //! statement appears once, so no variable is bound twice.
+//!
+//! # Peeling
+//! Every guard holds in the iterations `start + D ≤ j < start + n`: only
+//! the first and last `D` iterations need them. With each loop the
+//! rewrite returns a [`Peel`]: its depth and its guards, so that the
+//! pipeline lowering (`pipeline.rs`, "Rotated loops") can run those
+//! iterations as the loop's *middle*, without the guards: a body of the
+//! form the pipeline's specializations take (a producer warp group,
+//! ping-pong turns), as in the loop without lists. [`Peel::plain`] is
+//! that body at the Tile IR level, for the choices made on it.
+
+use std::collections::{HashMap, HashSet};
 
 use super::ir;
 use crate::ir::lists::ListForm;
 use crate::ir::{BinaryOp, Block, Expr, Function, Handle, Literal, LoopKind, Stmt, Var};
 
+/// A rotated loop's guards (module documentation, "Peeling").
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Peel {
+    /// The rotation's depth `D`: how many iterations at each end of the
+    /// loop run part of the body.
+    pub(super) depth: i64,
+    /// The conditions of the `if`s that guard the consumers.
+    pub(super) guards: HashSet<Handle<Expr>>,
+}
+
+impl Peel {
+    /// `body` (the rotated loop's, statements in place) with every guard
+    /// replaced by the statement it guards: what the iterations `start +
+    /// D ≤ j < start + n` run.
+    pub(super) fn plain(&self, body: &Block) -> Block {
+        let mut out = Block::new();
+        for (s, &span) in body.stmts.iter().zip(&body.spans) {
+            match s {
+                Stmt::If {
+                    cond,
+                    then,
+                    otherwise,
+                } if self.guards.contains(cond)
+                    && then.stmts.len() == 1
+                    && otherwise.stmts.is_empty() =>
+                {
+                    out.push(then.stmts[0].clone(), span);
+                }
+                other => out.push(other.clone(), span),
+            }
+        }
+        out
+    }
+}
+
+/// The rotated loops of a kernel, by loop variable.
+pub(super) type Peels = HashMap<Handle<Var>, Peel>;
+
 /// `kernel` of `func` with its rotated loops written out (module
-/// documentation), as a new function and kernel statement; `None` when no
-/// loop of the kernel has rotated lists.
-pub(super) fn rotate_loops(func: &Function, kernel: &Stmt) -> Option<(Function, Stmt)> {
+/// documentation), as a new function and kernel statement, with each
+/// rotated loop's [`Peel`]; `None` when no loop of the kernel has rotated
+/// lists.
+pub(super) fn rotate_loops(func: &Function, kernel: &Stmt) -> Option<(Function, Stmt, Peels)> {
     let Stmt::Kernel { body: kbody, .. } = kernel else {
         return None;
     };
@@ -50,12 +101,17 @@ pub(super) fn rotate_loops(func: &Function, kernel: &Stmt) -> Option<(Function, 
     let Stmt::Kernel { body, .. } = &mut stmt else {
         return None;
     };
-    rotate_block(&mut f, body).ok()?;
-    Some((f, stmt))
+    let mut peels = Peels::new();
+    rotate_block(&mut f, body, &mut peels).ok()?;
+    Some((f, stmt, peels))
 }
 
 /// Rewrites the rotated loops of `block` and of the blocks inside it.
-fn rotate_block(f: &mut Function, block: &mut Block) -> Result<(), ir::TypeError> {
+fn rotate_block(
+    f: &mut Function,
+    block: &mut Block,
+    peels: &mut Peels,
+) -> Result<(), ir::TypeError> {
     let old = std::mem::take(block);
     for (mut stmt, span) in old.stmts.into_iter().zip(old.spans) {
         if matches!(
@@ -65,19 +121,19 @@ fn rotate_block(f: &mut Function, block: &mut Block) -> Result<(), ir::TypeError
                 ..
             }
         ) {
-            let rotated = rotate_loop(f, stmt)?;
+            let rotated = rotate_loop(f, stmt, peels)?;
             block.push(rotated, span);
             continue;
         }
         match &mut stmt {
             Stmt::For { body, .. } | Stmt::Parallel { body, .. } | Stmt::Role { body, .. } => {
-                rotate_block(f, body)?;
+                rotate_block(f, body, peels)?;
             }
             Stmt::If {
                 then, otherwise, ..
             } => {
-                rotate_block(f, then)?;
-                rotate_block(f, otherwise)?;
+                rotate_block(f, then, peels)?;
+                rotate_block(f, otherwise, peels)?;
             }
             _ => {}
         }
@@ -88,7 +144,7 @@ fn rotate_block(f: &mut Function, block: &mut Block) -> Result<(), ir::TypeError
 
 /// What a pipelined loop becomes: itself when its lists are not rotated,
 /// else the rotated loop (module documentation).
-fn rotate_loop(f: &mut Function, stmt: Stmt) -> Result<Stmt, ir::TypeError> {
+fn rotate_loop(f: &mut Function, stmt: Stmt, peels: &mut Peels) -> Result<Stmt, ir::TypeError> {
     let Some(ListForm::Rotated(r)) = ir::lists::loop_form(&stmt, f) else {
         return Ok(stmt);
     };
@@ -113,6 +169,7 @@ fn rotate_loop(f: &mut Function, stmt: Stmt) -> Result<Stmt, ir::TypeError> {
     let j = f.add_expr(Expr::Var(var))?;
     let end = bin(f, BinaryOp::Add, start, extent)?;
     let mut rotated = Block::new();
+    let mut guards = HashSet::new();
     for &i in &r.issue {
         let sigma = r.stage[i];
         let (s, at) = (&body.stmts[i], body.spans[i]);
@@ -137,6 +194,7 @@ fn rotate_loop(f: &mut Function, stmt: Stmt) -> Result<Stmt, ir::TypeError> {
                 bin(f, BinaryOp::And, above, below)?
             }
         };
+        guards.insert(cond);
         let mut then = Block::new();
         then.push(s, at);
         rotated.push(
@@ -148,8 +206,20 @@ fn rotate_loop(f: &mut Function, stmt: Stmt) -> Result<Stmt, ir::TypeError> {
             at,
         );
     }
-    let d = lit(f, r.depth);
-    let extent = bin(f, BinaryOp::Add, extent, d)?;
+    let extent = match f.as_const_int(extent) {
+        Some(n) => lit(f, n + r.depth),
+        None => {
+            let d = lit(f, r.depth);
+            bin(f, BinaryOp::Add, extent, d)?
+        }
+    };
+    peels.insert(
+        var,
+        Peel {
+            depth: r.depth,
+            guards,
+        },
+    );
     Ok(Stmt::For {
         var,
         start,

@@ -271,9 +271,12 @@ impl Lower<'_> {
         // With one gemm as the only consumer, each issuing group releases
         // the stage its retired group read on a second barrier per stage
         // (`empty`), and no block barrier is needed (module documentation).
-        let consumers = super::pipeline::consumers_of(body, &plan.producers);
+        // A rotated loop's choices follow its middle iterations (the
+        // guarded ones release their stages the same way).
+        let plain = self.plain_body(var, body);
+        let consumers = super::pipeline::consumers_of(&plain, &plan.producers);
         let empty = self
-            .release_group(body, plan, &consumers)
+            .release_group(&plain, plan, &consumers)
             .map(|group| (self.barrier_buffer("empty", st), group));
         // A specialized kernel (`ws.rs`) needs the group release.
         let specialized = self.ws.is_some();
@@ -368,9 +371,11 @@ impl Lower<'_> {
             parity: use_phase,
         }));
         self.async_lag = plan.lag > 0;
+        let first_consumer = inner.len();
         let r = self.consumers_in_stage(body, plan, use_stage, &mut inner);
         self.async_lag = false;
         r?;
+        let consumed = first_consumer..inner.len();
         // The stage iteration i − lag read is free again: released by its
         // readers' arrivals (`empty`), or by a barrier.
         let mut refill_wait = Vec::new();
@@ -433,10 +438,16 @@ impl Lower<'_> {
                 .iter()
                 .filter(|s| matches!(s, ir::Stmt::Gemm { .. }))
                 .count();
+            let mut middle = self.middle(var, &inner, consumed);
             if gemms >= 2 {
-                self.ping_pong(&mut inner, out)?;
+                // Turns only where every iteration issues its gemms: the
+                // loop, or a rotated loop's middle.
+                match &mut middle {
+                    Some(m) => self.ping_pong(&mut m.body, out)?,
+                    None => self.ping_pong(&mut inner, out)?,
+                }
             }
-            self.close_pipe_loop((loop_reg, s0, n, inner), plan, out);
+            self.close_pipe_loop((loop_reg, s0, n, inner), middle, plan, out)?;
             self.pending.union(&acc);
             return Ok(());
         }
@@ -457,7 +468,8 @@ impl Lower<'_> {
         for (stage, phase) in pairs {
             self.step_stage(stage, phase, st, &mut inner)?;
         }
-        self.close_pipe_loop((loop_reg, s0, n, inner), plan, out);
+        let middle = self.middle(var, &inner, consumed);
+        self.close_pipe_loop((loop_reg, s0, n, inner), middle, plan, out)?;
         self.pending.union(&acc);
         Ok(())
     }

@@ -180,8 +180,9 @@ impl<'l> Lower<'l> {
             if plan.tma.is_none() {
                 return false;
             }
-            let consumers = super::pipeline::consumers_of(body, &plan.producers);
-            self.release_group(body, plan, &consumers).is_some()
+            let body = self.plain_body(*var, body);
+            let consumers = super::pipeline::consumers_of(&body, &plan.producers);
+            self.release_group(&body, plan, &consumers).is_some()
         })
     }
 

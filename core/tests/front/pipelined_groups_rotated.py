@@ -1,6 +1,8 @@
 # The warp-specialized attention form: copies at a negative stage, the
-# consumers at stages 0 and 1 in a rotated order. The lowering does not
-# rotate loops, so it says it pipelines the loop as without the lists.
+# consumers at stages 0 and 1 in a rotated order. This rotation would run
+# `T.clear(s)` of one iteration before the gemm into `s` of the one
+# before, so it is not followed: the loop is pipelined as without the
+# lists, with a warning naming the buffer.
 # CHECK: order=[0, 2, 4, 1, 3], stage=[-1, 0, 1, -1, 1]
 import tilelang
 import tilelang.language as T

@@ -720,7 +720,7 @@ impl<'a> Evaluator<'a> {
                         lists_span,
                     )
                     .with_note(
-                        "lists are followed when the copies into shared memory have stage 0 and everything else one stage, or (with pass config `tilec.follow_pipeline_lists`) the copies a negative stage and the rest a rotation that keeps every dependence; the results are the same either way (docs/tilelang-support.md)",
+                        "lists are followed when the copies into shared memory have stage 0 and everything else one stage, or the copies a negative stage and the rest a rotation that keeps every dependence; the results are the same either way (docs/tilelang-support.md)",
                     ),
                 );
             }
