@@ -178,7 +178,7 @@ fn rotate_loop(f: &mut Function, stmt: Stmt, peels: &mut Peels) -> Result<Stmt, 
             _ => {
                 let d = lit(f, sigma);
                 let k = bin(f, BinaryOp::Sub, j, d)?;
-                (k, substituted(f, s, var, k)?)
+                (k, crate::passes::substituted(f, s, var, k)?)
             }
         };
         if r.producer[i] {
@@ -232,74 +232,4 @@ fn rotate_loop(f: &mut Function, stmt: Stmt, peels: &mut Peels) -> Result<Stmt, 
         },
         body: rotated,
     })
-}
-
-/// `stmt` with `var` replaced by `with` in every expression it holds
-/// (binders kept: the copy replaces the original).
-fn substituted(
-    f: &mut Function,
-    stmt: &Stmt,
-    var: Handle<Var>,
-    with: Handle<Expr>,
-) -> Result<Stmt, ir::TypeError> {
-    let mut block = Block::new();
-    block.push(stmt.clone(), Default::default());
-    let mut failed = None;
-    crate::passes::for_each_expr_mut(&mut block, &mut |h| match substitute(f, *h, var, with) {
-        Ok(e) => *h = e,
-        Err(e) => failed = Some(e),
-    });
-    match (failed, block.stmts.pop()) {
-        (Some(e), _) => Err(e),
-        (None, Some(s)) => Ok(s),
-        (None, None) => Ok(stmt.clone()),
-    }
-}
-
-/// `e` with `var` replaced by `with` (shared subexpressions without it
-/// are kept).
-fn substitute(
-    f: &mut Function,
-    e: Handle<Expr>,
-    var: Handle<Var>,
-    with: Handle<Expr>,
-) -> Result<Handle<Expr>, ir::TypeError> {
-    let sub = |f: &mut Function, x| substitute(f, x, var, with);
-    let new = match f.exprs[e].clone() {
-        Expr::Literal(_) => return Ok(e),
-        Expr::Var(v) => return Ok(if v == var { with } else { e }),
-        Expr::Unary { op, arg } => Expr::Unary {
-            op,
-            arg: sub(f, arg)?,
-        },
-        Expr::Binary { op, lhs, rhs } => Expr::Binary {
-            op,
-            lhs: sub(f, lhs)?,
-            rhs: sub(f, rhs)?,
-        },
-        Expr::Select {
-            cond,
-            then,
-            otherwise,
-        } => Expr::Select {
-            cond: sub(f, cond)?,
-            then: sub(f, then)?,
-            otherwise: sub(f, otherwise)?,
-        },
-        Expr::Cast { dtype, arg } => Expr::Cast {
-            dtype,
-            arg: sub(f, arg)?,
-        },
-        Expr::Load { buffer, indices } => Expr::Load {
-            buffer,
-            indices: indices
-                .into_iter()
-                .map(|i| sub(f, i))
-                .collect::<Result<_, _>>()?,
-        },
-    };
-    if new == f.exprs[e] {
-        return Ok(e);
-    }
-    f.add_expr(new)
 }
