@@ -1218,8 +1218,10 @@ fn an_epilogue_buffer_reuses_the_stages_of_the_loop_before_it() {
 /// peeled off the guard-free middle, which on sm_90a keeps the producer
 /// warp group and the consumers' ping-pong turns. It matches the
 /// reference under the SIMT interpreter, also with a single key block
-/// (the middle empty). Lists with producers marked negative and one
-/// consumer stage lower as the loop without lists, and lists whose
+/// (the middle empty). The same lists with every stage one higher (the
+/// copies at 0 rather than negative) are the same rotation. Lists with
+/// producers marked negative and one consumer stage lower as the loop
+/// without lists, and lists whose
 /// rotation would reorder two statements using one buffer (the softmax of
 /// `k` writing `acc_s_cast` before `P·V` of `k − 1` reads it) are not
 /// followed, with a warning naming the buffer.
@@ -1249,12 +1251,17 @@ fn attention_with_rotating_group_lists_is_rotated() {
         jit,
         "@tilelang.jit(out_idx=[3], pass_configs={\"tilec.follow_pipeline_lists\": True})",
     );
+    // The same schedule with the copies at stage 0 and the rest one
+    // stage later (no negative stage: the copies at the lowest stage are
+    // the producers).
+    let shifted = with_lists("[-1, 0, 3, 1, -1, 2]", "[0, 1, 1, 2, 0, 2]");
     let producers = with_lists("[-1, 0, 1, 2, -1, 3]", "[-1, 0, 0, 0, -1, 0]");
     let reordering = with_lists("[-1, 0, 1, 2, -1, 3]", "[-1, 0, 0, 0, -1, 1]");
     let call = "flash_attention(1, 2, 256, 64, block_M=64, block_N=64, num_stages=2, threads=128)";
     let (base, none) = compile_source(&source, call);
     let (rot, quiet_rot) = compile_source(&asked, call);
     let (explicit, quiet_explicit) = compile_source(&asked_explicitly, call);
+    let (shift, quiet_shift) = compile_source(&shifted, call);
     let (prod, quiet) = compile_source(&producers, call);
     let (reord, warned) = compile_source(&reordering, call);
     let (out, quiet_out) = compile_source(&opted_out, call);
@@ -1263,8 +1270,9 @@ fn attention_with_rotating_group_lists_is_rotated() {
             && quiet.is_empty()
             && quiet_rot.is_empty()
             && quiet_explicit.is_empty()
+            && quiet_shift.is_empty()
             && quiet_out.is_empty(),
-        "{none:?} {quiet:?} {quiet_rot:?} {quiet_explicit:?} {quiet_out:?}"
+        "{none:?} {quiet:?} {quiet_rot:?} {quiet_explicit:?} {quiet_shift:?} {quiet_out:?}"
     );
     assert!(
         warned.len() == 1
@@ -1303,6 +1311,11 @@ fn attention_with_rotating_group_lists_is_rotated() {
             thread::print_module(&lower(&explicit)),
             text,
             "rotation asked for explicitly on {name}"
+        );
+        assert_eq!(
+            thread::print_module(&lower(&shift)),
+            text,
+            "rotation without negative stages on {name}"
         );
         assert!(
             text.contains(pipelined),
@@ -1364,6 +1377,74 @@ fn attention_with_rotating_group_lists_is_rotated() {
         middle.contains(turn) && !head.contains(turn) && !tail.contains(turn),
         "turns outside the middle, or none in it\n{text}"
     );
+}
+
+/// A `T.Pipelined` GEMM loop written as TileLang's manual-schedule form —
+/// `stage`/`order` without `num_stages` (the depth is one more than the
+/// largest stage) and a replayable bind (`base = k * block_K`) the lists
+/// leave out — lowers exactly as the same loop with `num_stages=2` and the
+/// index written inline: pipelined with async copies (the bind is
+/// substituted where it is used, so the copies start the body), matching
+/// the reference. Before, the lists went unfollowed (no depth) and the
+/// bind kept the copies from being pipelined at all.
+#[test]
+fn manual_schedule_lists_with_binds_are_followed() {
+    const TEMPLATE: &str = r#"import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[-1])
+def mm(M=96, N=64, K=160):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, 64), T.ceildiv(M, 64), threads=128) as (bx, by):
+            A_s = T.alloc_shared((64, 32), "float16")
+            B_s = T.alloc_shared((32, 64), "float16")
+            acc = T.alloc_fragment((64, 64), "float32")
+            T.clear(acc)
+            for k in HEAD:
+BIND                T.copy(A[by * 64, INDEX], A_s)
+                T.copy(B[INDEX, bx * 64], B_s)
+                T.gemm(A_s, B_s, acc)
+            T.copy(acc, C[by * 64, bx * 64])
+
+    return main
+"#;
+    let source = |head: &str, bind: &str, index: &str| {
+        TEMPLATE
+            .replace("HEAD", head)
+            .replace("BIND", bind)
+            .replace("INDEX", index)
+    };
+    let call = "mm()";
+    let manual = source(
+        "T.Pipelined(T.ceildiv(K, 32), stage=[0, 0, 1], order=[0, 1, 2])",
+        "                base: T.int32 = k * 32\n",
+        "base",
+    );
+    let inline = source(
+        "T.Pipelined(T.ceildiv(K, 32), num_stages=2, stage=[0, 0, 1], order=[0, 1, 2])",
+        "",
+        "k * 32",
+    );
+    let (m, quiet) = compile_source(&manual, call);
+    let (i, _) = compile_source(&inline, call);
+    assert!(quiet.is_empty(), "{quiet:?}");
+    let target = target::builtin("sm_80").unwrap_or_else(|e| panic!("{e}"));
+    let lower =
+        |module: &Module| lower::to_thread(module, &target).unwrap_or_else(|e| panic!("{e}"));
+    let lowered = lower(&m);
+    let text = thread::print_module(&lowered);
+    assert_eq!(text, thread::print_module(&lower(&i)));
+    assert!(text.contains("cp_async"), "not pipelined\n{text}");
+    run_and_compare(
+        &m.functions[0],
+        &lowered,
+        &target,
+        Class::Accumulation { len: 160 },
+        "manual schedule with a bind",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// `examples/gemm_ws.py` (roles handing stages over through phased

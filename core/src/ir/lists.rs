@@ -18,18 +18,20 @@
 //!   order: the loop is pipelined as without lists, `num_stages` deep.
 //! - No lists at all.
 //!
-//! - [`ListForm::Rotated`]: producers at negative stages, consumers at
-//!   several stages or ranked out of program order (FA3's rotated loop:
-//!   `Q·Kᵀ` of key block `k` issued before `P·V` of block `k − 1`). A
+//! - [`ListForm::Rotated`]: producers at negative stages (or, with no
+//!   negative stage, the copies into shared memory at the lowest stage),
+//!   consumers at several stages or ranked out of program order (FA3's
+//!   rotated loop: `Q·Kᵀ` of key block `k` issued before `P·V` of block
+//!   `k − 1`). A
 //!   function that sets the pass config [`FOLLOW_ROTATIONS`] to `False`
 //!   gets the loop without lists instead ([`ListForm::Producers`], no
 //!   warning): on the H200 the rotated attention loop measured within
 //!   −14 % to +3.5 % of it (`bench/RESULTS.md`), so which is faster
 //!   depends on the kernel.
 //!
-//! Anything else ([`ListForm::Default`]: consumers at several stages
-//! without producers marked negative, a depth the buffers cannot hold,
-//! fewer than two stages, a rotation that would reorder dependent
+//! Anything else ([`ListForm::Default`]: statements other than copies
+//! into shared memory at a negative stage, a depth the buffers cannot
+//! hold, fewer than two stages, a rotation that would reorder dependent
 //! statements) runs with the schedule the loop gets without lists; the
 //! front end says so in a warning, and `tilec verify` still checks the
 //! schedule the lists ask for. The results are the same either way: a
@@ -151,7 +153,8 @@ pub fn list_form(
 /// is one more iteration of the rotated loop).
 const MAX_ROTATION: i64 = 64;
 
-/// The rotated form of lists with producers at negative stages whose
+/// The rotated form of lists with producers (copies at negative stages,
+/// or without any, copies into shared memory at the lowest stage) whose
 /// consumers are at several stages or ranked out of program order
 /// (module documentation, "Rotated loops"): `None` for other lists, an
 /// error saying why when the rotation would change what the loop
@@ -165,14 +168,30 @@ fn rotation(
     let stage = stage?;
     let len = body.stmts.len();
     let copies = copies_into_shared(body, f);
-    if stage.len() != len
-        || order.is_some_and(|o| o.len() != len)
-        || !stage.iter().any(|&s| s < 0)
-        || stage.iter().zip(&copies).any(|(&s, &c)| s < 0 && !c)
-    {
+    if stage.len() != len || order.is_some_and(|o| o.len() != len) {
         return None;
     }
-    let lowest = stage.iter().copied().filter(|&s| s >= 0).min()?;
+    // The producers: the copies at negative stages or, without those, the
+    // copies into shared memory at the lowest stage.
+    let first = stage.iter().copied().min()?;
+    let producer: Vec<bool> = if first < 0 {
+        stage.iter().map(|&s| s < 0).collect()
+    } else {
+        stage
+            .iter()
+            .zip(&copies)
+            .map(|(&s, &c)| c && s == first)
+            .collect()
+    };
+    if producer.iter().zip(&copies).any(|(&p, &c)| p && !c) || !producer.contains(&true) {
+        return None;
+    }
+    let lowest = stage
+        .iter()
+        .zip(&producer)
+        .filter(|(_, p)| !**p)
+        .map(|(&s, _)| s)
+        .min()?;
     let mut access = Vec::with_capacity(len);
     for stmt in &body.stmts {
         match statement_accesses(stmt, f) {
@@ -183,13 +202,13 @@ fn rotation(
     // Producers take the stage of their first reader after them.
     let mut stages: Vec<i64> = stage.iter().map(|&s| s - lowest).collect();
     for i in 0..len {
-        if stage[i] >= 0 {
+        if !producer[i] {
             continue;
         }
         let super::Stmt::Copy { dst, .. } = &body.stmts[i] else {
             return None;
         };
-        let reader = (i + 1..len).find(|&j| stage[j] >= 0 && access[j].0.contains(&dst.buffer));
+        let reader = (i + 1..len).find(|&j| !producer[j] && access[j].0.contains(&dst.buffer));
         match reader {
             Some(j) => stages[i] = stage[j] - lowest,
             None => {
@@ -249,9 +268,50 @@ fn rotation(
     Some(Ok(Rotated {
         stage: stages,
         issue,
-        producer: stage.iter().map(|&s| s < 0).collect(),
+        producer,
         depth,
     }))
+}
+
+/// Which top-level statements of a pipelined loop's `body` are
+/// *replayable binds*: `let`s whose value reads no buffer a statement of
+/// the body writes. TileLang leaves them out of the `order`/`stage` lists
+/// and evaluates them again wherever a statement uses them, which for a
+/// value that depends only on the iteration is the same as substituting
+/// it. Nothing is replayable in a body holding what the analysis cannot
+/// see through (allocations, barriers, nested pipelines).
+pub fn replayable_binds(body: &super::Block, f: &super::Function) -> Vec<bool> {
+    let mut written = BTreeSet::new();
+    for stmt in &body.stmts {
+        match stmt {
+            super::Stmt::Let { .. } => {}
+            other => match statement_accesses(other, f) {
+                Ok((_, writes)) => written.extend(writes),
+                Err(_) => return vec![false; body.stmts.len()],
+            },
+        }
+    }
+    body.stmts
+        .iter()
+        .map(|stmt| match stmt {
+            super::Stmt::Let { value, .. } => {
+                let mut reads = BTreeSet::new();
+                expr_loads(f, *value, &mut reads);
+                reads.is_disjoint(&written)
+            }
+            _ => false,
+        })
+        .collect()
+}
+
+/// Adds to `reads` every buffer `e` loads from.
+fn expr_loads(f: &super::Function, e: Handle<Expr>, reads: &mut BTreeSet<Handle<Buffer>>) {
+    if let Expr::Load { buffer, .. } = &f.exprs[e] {
+        reads.insert(*buffer);
+    }
+    for o in f.exprs[e].operands() {
+        expr_loads(f, o, reads);
+    }
 }
 
 /// The buffers a statement reads and writes.
@@ -270,18 +330,10 @@ fn conflict(a: &Accesses, b: &Accesses) -> Option<Handle<Buffer>> {
 fn statement_accesses(stmt: &super::Stmt, f: &super::Function) -> Result<Accesses, &'static str> {
     use super::Stmt;
     let mut acc: Accesses = Default::default();
-    fn exprs(f: &super::Function, e: Handle<Expr>, reads: &mut BTreeSet<Handle<Buffer>>) {
-        if let Expr::Load { buffer, .. } = &f.exprs[e] {
-            reads.insert(*buffer);
-        }
-        for o in f.exprs[e].operands() {
-            exprs(f, o, reads);
-        }
-    }
     fn region(f: &super::Function, r: &super::Region, reads: &mut BTreeSet<Handle<Buffer>>) {
         for range in &r.ranges {
-            exprs(f, range.start, reads);
-            exprs(f, range.extent, reads);
+            expr_loads(f, range.start, reads);
+            expr_loads(f, range.extent, reads);
         }
     }
     fn walk(
@@ -308,13 +360,13 @@ fn statement_accesses(stmt: &super::Stmt, f: &super::Function) -> Result<Accesse
                 for r in [a, b, c] {
                     region(f, r, reads);
                 }
-                exprs(f, *clear_accum, reads);
+                expr_loads(f, *clear_accum, reads);
                 reads.extend([a.buffer, b.buffer, c.buffer]);
                 writes.insert(c.buffer);
             }
             Stmt::Fill { dst, value } => {
                 region(f, dst, reads);
-                exprs(f, *value, reads);
+                expr_loads(f, *value, reads);
                 writes.insert(dst.buffer);
             }
             Stmt::Reduce { src, dst, .. } | Stmt::Cumsum { src, dst, .. } => {
@@ -327,7 +379,7 @@ fn statement_accesses(stmt: &super::Stmt, f: &super::Function) -> Result<Accesse
                     region(f, r, reads);
                     reads.insert(r.buffer);
                 } else if let super::AtomicValue::Scalar(e) = value {
-                    exprs(f, *e, reads);
+                    expr_loads(f, *e, reads);
                 }
                 reads.insert(dst.buffer);
                 writes.insert(dst.buffer);
@@ -338,13 +390,13 @@ fn statement_accesses(stmt: &super::Stmt, f: &super::Function) -> Result<Accesse
                 value,
             } => {
                 for &i in indices {
-                    exprs(f, i, reads);
+                    expr_loads(f, i, reads);
                 }
-                exprs(f, *value, reads);
+                expr_loads(f, *value, reads);
                 writes.insert(*buffer);
             }
-            Stmt::Assume { cond } => exprs(f, *cond, reads),
-            Stmt::Let { value, .. } if !top => exprs(f, *value, reads),
+            Stmt::Assume { cond } => expr_loads(f, *cond, reads),
+            Stmt::Let { value, .. } if !top => expr_loads(f, *value, reads),
             Stmt::Let { .. } => return Err("a `let` binding"),
             Stmt::For {
                 start,
@@ -356,15 +408,15 @@ fn statement_accesses(stmt: &super::Stmt, f: &super::Function) -> Result<Accesse
                 if matches!(kind, super::LoopKind::Pipelined { .. }) {
                     return Err("a pipelined loop");
                 }
-                exprs(f, *start, reads);
-                exprs(f, *extent, reads);
+                expr_loads(f, *start, reads);
+                expr_loads(f, *extent, reads);
                 for s in &body.stmts {
                     walk(f, s, false, acc)?;
                 }
             }
             Stmt::Parallel { extents, body, .. } => {
                 for &e in extents {
-                    exprs(f, e, reads);
+                    expr_loads(f, e, reads);
                 }
                 for s in &body.stmts {
                     walk(f, s, false, acc)?;
@@ -375,7 +427,7 @@ fn statement_accesses(stmt: &super::Stmt, f: &super::Function) -> Result<Accesse
                 then,
                 otherwise,
             } => {
-                exprs(f, *cond, reads);
+                expr_loads(f, *cond, reads);
                 for s in then.stmts.iter().chain(&otherwise.stmts) {
                     walk(f, s, false, acc)?;
                 }

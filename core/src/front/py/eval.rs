@@ -667,7 +667,7 @@ impl<'a> Evaluator<'a> {
         if is_parallel {
             stager.parallel_depth -= 1;
         }
-        let body = stager.pop_block();
+        let mut body = stager.pop_block();
         let mut warning = None;
         // Diagnostics about the lists point at `T.Pipelined(...)`.
         let lists_span = span_of(&*s.iter);
@@ -682,11 +682,34 @@ impl<'a> Evaluator<'a> {
             ..
         }) = &mut kind
         {
+            // Replayable binds are substituted where they are used: the
+            // lists leave them out (or, in older code, list them and are
+            // read without their entries).
+            let binds = replay_binds(&mut stager.func, &mut body).map_err(|e| {
+                Box::new(Diagnostic::error(
+                    codes::IR_TYPE,
+                    format!("a bind of the pipelined loop could not be replayed: {e}"),
+                    span,
+                ))
+            })?;
+            let len = body.len();
             if let Some(groups) = &spec.group
                 && (order.is_some() || stage.is_some())
             {
-                let (o, st) =
-                    ir::lists::expand_groups(groups, order.as_deref(), stage.as_deref(), body.len())
+                let expanded =
+                    ir::lists::expand_groups(groups, order.as_deref(), stage.as_deref(), len)
+                        .or_else(|m| {
+                            // Groups counting the binds too.
+                            ir::lists::expand_groups(
+                                groups,
+                                order.as_deref(),
+                                stage.as_deref(),
+                                binds.len(),
+                            )
+                            .map(|(o, st)| (without(o, &binds), without(st, &binds)))
+                            .map_err(|_| m)
+                        });
+                let (o, st) = expanded
                         .map_err(|m| {
                             Box::new(
                                 Diagnostic::error(codes::BAD_TILELANG_ARGUMENT, m, lists_span)
@@ -698,6 +721,15 @@ impl<'a> Evaluator<'a> {
                         })?;
                 *order = o;
                 *stage = st;
+            } else if binds.len() != len {
+                // Lists with an entry for every statement, binds included.
+                for list in [&mut *order, &mut *stage] {
+                    if let Some(l) = list
+                        && l.len() == binds.len()
+                    {
+                        *l = without(Some(std::mem::take(l)), &binds).unwrap_or_default();
+                    }
+                }
             }
             let len_ok = [order.as_ref(), stage.as_ref()]
                 .iter()
@@ -720,7 +752,7 @@ impl<'a> Evaluator<'a> {
                         lists_span,
                     )
                     .with_note(
-                        "lists are followed when the copies into shared memory have stage 0 and everything else one stage, or the copies a negative stage and the rest a rotation that keeps every dependence; the results are the same either way (docs/tilelang-support.md)",
+                        "lists are followed when the copies into shared memory have stage 0 and everything else one stage, or the copies a negative (or the lowest) stage and the rest a rotation that keeps every dependence; the results are the same either way (docs/tilelang-support.md)",
                     ),
                 );
             }
@@ -2910,4 +2942,45 @@ fn bound_names(stmt: &ast::Stmt) -> Vec<String> {
 fn empty_parameters() -> &'static ast::Parameters {
     static EMPTY: std::sync::OnceLock<ast::Parameters> = std::sync::OnceLock::new();
     EMPTY.get_or_init(ast::Parameters::default)
+}
+
+/// Substitutes the replayable binds of a pipelined loop's `body`
+/// (`ir::lists::replayable_binds`) into the statements after them and
+/// drops them; returns, for each statement the body had, whether it was
+/// one.
+fn replay_binds(f: &mut ir::Function, body: &mut ir::Block) -> Result<Vec<bool>, ir::TypeError> {
+    let binds = ir::lists::replayable_binds(body, f);
+    if !binds.contains(&true) {
+        return Ok(binds);
+    }
+    let old = std::mem::take(body);
+    let mut stmts: Vec<(Stmt, Span)> = old.stmts.into_iter().zip(old.spans).collect();
+    for i in 0..stmts.len() {
+        let Stmt::Let { var, value } = stmts[i].0 else {
+            continue;
+        };
+        if !binds[i] {
+            continue;
+        }
+        for later in stmts.iter_mut().skip(i + 1) {
+            later.0 = crate::passes::substituted(f, &later.0, var, value)?;
+        }
+    }
+    for ((stmt, span), bind) in stmts.into_iter().zip(&binds) {
+        if !bind {
+            body.push(stmt, span);
+        }
+    }
+    Ok(binds)
+}
+
+/// `list` without the entries at the statements `dropped` marks.
+fn without(list: Option<Vec<i64>>, dropped: &[bool]) -> Option<Vec<i64>> {
+    list.map(|l| {
+        l.into_iter()
+            .zip(dropped)
+            .filter(|(_, d)| !**d)
+            .map(|(v, _)| v)
+            .collect()
+    })
 }

@@ -1863,16 +1863,26 @@ pub(crate) fn call<'a>(
                 span,
             )?;
             let (s, e) = loop_range(ev, a.req(0, "an extent")?, a.get(1), span)?;
-            let num_stages = a.int(2, 0, "`num_stages`")?;
+            let order = int_list(a.get(3), "`order`", span)?;
+            let stage = int_list(a.get(4), "`stage`", span)?;
+            // Without `num_stages`, a `stage` list implies its depth.
+            let given = !matches!(a.get(2), None | Some(Value::None));
+            let num_stages = match &stage {
+                Some(st) if !given => st.iter().max().map_or(0, |&m| m.saturating_add(1).max(0)),
+                _ => a.int(2, 0, "`num_stages`")?,
+            };
             if !(0..=16).contains(&num_stages) {
+                let what = if given {
+                    ""
+                } else {
+                    " (one more than the largest `stage`)"
+                };
                 return Err(err(
                     codes::BAD_TILELANG_ARGUMENT,
-                    format!("`num_stages` must be between 0 and 16, got {num_stages}"),
+                    format!("`num_stages`{what} must be between 0 and 16, got {num_stages}"),
                     span,
                 ));
             }
-            let order = int_list(a.get(3), "`order`", span)?;
-            let stage = int_list(a.get(4), "`stage`", span)?;
             let group = match a.get(6) {
                 None | Some(Value::None) => None,
                 Some(g) => {
