@@ -795,10 +795,14 @@ impl Lower<'_> {
     /// "Peeling"), at the Tile IR level: what the choices that depend on
     /// the consumers' form (group releases, a producer warp group) are
     /// made on. `body` itself for any other loop.
-    pub(super) fn plain_body(&self, var: Handle<ir::Var>, body: &ir::Block) -> ir::Block {
+    pub(super) fn plain_body<'b>(
+        &self,
+        var: Handle<ir::Var>,
+        body: &'b ir::Block,
+    ) -> std::borrow::Cow<'b, ir::Block> {
         match self.peels.get(&var) {
-            Some(peel) => peel.plain(body),
-            None => body.clone(),
+            Some(peel) => std::borrow::Cow::Owned(peel.plain(body)),
+            None => std::borrow::Cow::Borrowed(body),
         }
     }
 
