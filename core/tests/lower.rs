@@ -1289,34 +1289,30 @@ fn attention_with_rotating_group_lists_is_rotated() {
         let lower = |m: &Module| lower::to_thread(m, &target).unwrap_or_else(|e| panic!("{e}"));
         let want = thread::print_module(&lower(&base));
         assert!(want.contains("for %k"), "{want}");
-        assert_eq!(
-            thread::print_module(&lower(&prod)),
-            want,
-            "producer lists on {name}"
-        );
-        assert_eq!(
-            thread::print_module(&lower(&reord)),
-            want,
-            "unfollowed lists on {name}"
-        );
-        assert_eq!(
-            thread::print_module(&lower(&out)),
-            want,
-            "lists turned off on {name}"
-        );
+        for (module, what) in [
+            (&prod, "producer lists"),
+            (&reord, "unfollowed lists"),
+            (&out, "lists turned off"),
+        ] {
+            assert_eq!(
+                thread::print_module(&lower(module)),
+                want,
+                "{what} on {name}"
+            );
+        }
         let lowered = lower(&rot);
         let text = thread::print_module(&lowered);
         assert_ne!(text, want, "rotated lists on {name}");
-        assert_eq!(
-            thread::print_module(&lower(&explicit)),
-            text,
-            "rotation asked for explicitly on {name}"
-        );
-        assert_eq!(
-            thread::print_module(&lower(&shift)),
-            text,
-            "rotation without negative stages on {name}"
-        );
+        for (module, what) in [
+            (&explicit, "rotation asked for explicitly"),
+            (&shift, "rotation without negative stages"),
+        ] {
+            assert_eq!(
+                thread::print_module(&lower(module)),
+                text,
+                "{what} on {name}"
+            );
+        }
         assert!(
             text.contains(pipelined),
             "{name}: the rotated loop is not pipelined\n{text}"
