@@ -10,7 +10,13 @@
 //! - `# ERROR: T0302` written at the end of a line — an error with that code
 //!   whose primary location is on that line; `# ERROR-ANYWHERE: T0200` — an
 //!   error with that code at any (or no) location; `# WARNING: W0001` — a
-//!   warning on that line.
+//!   warning on that line;
+//! - `# RUN` — the compiled kernel is also run by the reference interpreter
+//!   on fixed inputs (parameter `p`'s element `i` is `((i + 3p) * 5 % 7) / 2`
+//!   cast to its dtype), and must run without error;
+//!   `# RUN-SYMBOL: n=64` binds a symbolic size for that run (may repeat);
+//!   `# RUN-EQUAL: B = A` — after the run, the elements of parameters `B`
+//!   and `A` are equal (may repeat; implies `# RUN`).
 //!
 //! Every diagnostic must be expected. A file without ERROR directives must
 //! compile, and its printed IR must equal the snapshot `<name>.tir` beside
@@ -18,6 +24,7 @@
 
 use std::path::{Path, PathBuf};
 use tilec_core::front::{self, Severity, line_col, py};
+use tilec_core::interp;
 
 fn collect(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -51,8 +58,10 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
     let mut options = py::Options::default();
     let mut checks: Vec<(bool, String)> = Vec::new();
     let mut expected = Vec::new();
+    let mut run = RunSpec::default();
     for (i, line) in source.lines().enumerate() {
         let lineno = i + 1;
+        run.read(line)?;
         if let Some(k) = directive(line, "KERNEL") {
             options.kernel = Some(k.to_string());
         }
@@ -179,6 +188,9 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
             return Err(format!("CHECK-NOT matched: {n}\n--- IR ---\n{text}"));
         }
     }
+    if run.wanted {
+        run.check(&module)?;
+    }
     let snapshot = path.with_extension("tir");
     if bless {
         std::fs::write(&snapshot, &text).map_err(|e| e.to_string())?;
@@ -198,6 +210,82 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// What the `# RUN` directives ask of a file.
+#[derive(Default)]
+struct RunSpec {
+    wanted: bool,
+    symbols: interp::SymbolValues,
+    equal: Vec<(String, String)>,
+}
+
+impl RunSpec {
+    fn read(&mut self, line: &str) -> Result<(), String> {
+        if line.trim_end().ends_with("# RUN") {
+            self.wanted = true;
+        }
+        if let Some(d) = directive(line, "RUN-SYMBOL") {
+            let (n, v) = d.split_once('=').ok_or("RUN-SYMBOL needs NAME=VALUE")?;
+            let v: i64 = v
+                .trim()
+                .parse()
+                .map_err(|e| format!("RUN-SYMBOL {d}: {e}"))?;
+            self.symbols.insert(n.trim().to_string(), v);
+            self.wanted = true;
+        }
+        if let Some(d) = directive(line, "RUN-EQUAL") {
+            let (a, b) = d.split_once('=').ok_or("RUN-EQUAL needs `B = A`")?;
+            self.equal
+                .push((a.trim().to_string(), b.trim().to_string()));
+            self.wanted = true;
+        }
+        Ok(())
+    }
+
+    /// Runs every function of `module` on the fixed inputs and checks the
+    /// equalities asked for.
+    fn check(&self, module: &tilec_core::ir::Module) -> Result<(), String> {
+        for func in &module.functions {
+            let shapes = interp::param_shapes(func, &self.symbols)
+                .map_err(|e| format!("`{}`: parameter shapes: {e}", func.name))?;
+            let mut args = Vec::new();
+            for (p, (param, shape)) in func.params.iter().zip(&shapes).enumerate() {
+                let dtype = func.buffers[param.buffer].dtype;
+                let n: usize = shape.iter().product();
+                let values = (0..n).map(|i| ((i + 3 * p) * 5 % 7) as f64 / 2.0).collect();
+                args.push(
+                    interp::Tensor::from_f64(dtype, shape.clone(), values)
+                        .map_err(|e| e.to_string())?,
+                );
+            }
+            let options = interp::RunOptions {
+                symbols: self.symbols.clone(),
+                ..interp::RunOptions::default()
+            };
+            interp::run_with(func, &mut args, &options)
+                .map_err(|e| format!("`{}`: the reference interpreter failed: {e}", func.name))?;
+            let by_name = |name: &str| {
+                func.params
+                    .iter()
+                    .position(|p| func.buffers[p.buffer].name == name)
+                    .map(|i| args[i].to_f64_vec())
+                    .ok_or_else(|| format!("RUN-EQUAL: `{}` has no parameter `{name}`", func.name))
+            };
+            for (a, b) in &self.equal {
+                let (x, y) = (by_name(a)?, by_name(b)?);
+                if x != y {
+                    let first = x.iter().zip(&y).position(|(u, v)| u != v);
+                    return Err(format!(
+                        "RUN-EQUAL: `{a}` differs from `{b}` (lengths {} and {}; first difference at element {first:?})",
+                        x.len(),
+                        y.len()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 fn diff(want: &str, got: &str) -> String {

@@ -1,3 +1,4 @@
+# RUN
 # CHECK: %F[%i] = %F[%i] + f32(1.0)
 # CHECK: %F[%i] = %F[%i] * %A[%i]
 import tilelang

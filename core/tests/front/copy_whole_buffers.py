@@ -1,3 +1,4 @@
+# RUN-EQUAL: B = A
 # CHECK: alloc %S: shared f16[64, 64]
 # CHECK: copy %A[
 # CHECK: -> %S[
