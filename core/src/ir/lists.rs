@@ -305,7 +305,11 @@ pub fn replayable_binds(body: &super::Block, f: &super::Function) -> Vec<bool> {
 }
 
 /// Adds to `reads` every buffer `e` loads from.
-fn expr_loads(f: &super::Function, e: Handle<Expr>, reads: &mut BTreeSet<Handle<Buffer>>) {
+pub(crate) fn expr_loads(
+    f: &super::Function,
+    e: Handle<Expr>,
+    reads: &mut BTreeSet<Handle<Buffer>>,
+) {
     if let Expr::Load { buffer, .. } = &f.exprs[e] {
         reads.insert(*buffer);
     }

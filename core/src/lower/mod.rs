@@ -317,6 +317,34 @@ fn lower_function(
     proved: Option<&HashSet<AccessSite>>,
     mut out: Option<&mut thread::Module>,
 ) -> Result<Vec<KernelChoices>> {
+    // Scalar binds between kernels (`splitK = K // split_k` before
+    // `T.Kernel`) that read no buffer are replayed inside the kernels
+    // that use them; a bind that reads memory stays and is refused below.
+    let pure_binds: Vec<bool> = func
+        .body
+        .stmts
+        .iter()
+        .map(|s| match s {
+            ir::Stmt::Let { value, .. } => {
+                let mut reads = BTreeSet::new();
+                ir::lists::expr_loads(func, *value, &mut reads);
+                reads.is_empty()
+            }
+            _ => false,
+        })
+        .collect();
+    let replayed;
+    let func = if pure_binds.contains(&true) {
+        let mut f = func.clone();
+        let mut body = std::mem::take(&mut f.body);
+        crate::passes::replay_binds_where(&mut f, &mut body, pure_binds)
+            .map_err(|e| malformed(format!("replaying a scalar bind: {e}"), Span::UNKNOWN))?;
+        f.body = body;
+        replayed = f;
+        &replayed
+    } else {
+        func
+    };
     let mut per_kernel = Vec::new();
     let kernels = func
         .body

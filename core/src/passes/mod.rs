@@ -474,6 +474,48 @@ impl Pipeline {
 
 // ---- Helpers for passes ----------------------------------------------------
 
+/// Substitutes the replayable binds of `body` (scalar `let`s whose values
+/// read no buffer the block writes, `ir::lists::replayable_binds`) into
+/// the statements after them and drops them; returns, for each statement
+/// the body had, whether it was one. The front end does this for a
+/// pipelined loop's body, the lowering for a function's body (binds
+/// between kernels).
+pub fn replay_binds(f: &mut Function, body: &mut Block) -> Result<Vec<bool>, crate::ir::TypeError> {
+    let binds = crate::ir::lists::replayable_binds(body, f);
+    replay_binds_where(f, body, binds)
+}
+
+/// [`replay_binds`] of the `let`s that `binds` marks (one flag per
+/// statement of `body`).
+pub fn replay_binds_where(
+    f: &mut Function,
+    body: &mut Block,
+    binds: Vec<bool>,
+) -> Result<Vec<bool>, crate::ir::TypeError> {
+    if !binds.contains(&true) {
+        return Ok(binds);
+    }
+    let old = std::mem::take(body);
+    let mut stmts: Vec<(Stmt, Span)> = old.stmts.into_iter().zip(old.spans).collect();
+    for i in 0..stmts.len() {
+        let Stmt::Let { var, value } = stmts[i].0 else {
+            continue;
+        };
+        if !binds[i] {
+            continue;
+        }
+        for later in stmts.iter_mut().skip(i + 1) {
+            later.0 = substituted(f, &later.0, var, value)?;
+        }
+    }
+    for ((stmt, span), bind) in stmts.into_iter().zip(&binds) {
+        if !bind {
+            body.push(stmt, span);
+        }
+    }
+    Ok(binds)
+}
+
 /// `stmt` with `var` replaced by `with` in every expression it holds
 /// (binders kept: the copy replaces the original).
 pub fn substituted(

@@ -685,7 +685,7 @@ impl<'a> Evaluator<'a> {
             // Replayable binds are substituted where they are used: the
             // lists leave them out (or, in older code, list them and are
             // read without their entries).
-            let binds = replay_binds(&mut stager.func, &mut body).map_err(|e| {
+            let binds = crate::passes::replay_binds(&mut stager.func, &mut body).map_err(|e| {
                 Box::new(Diagnostic::error(
                     codes::IR_TYPE,
                     format!("a bind of the pipelined loop could not be replayed: {e}"),
@@ -2942,36 +2942,6 @@ fn bound_names(stmt: &ast::Stmt) -> Vec<String> {
 fn empty_parameters() -> &'static ast::Parameters {
     static EMPTY: std::sync::OnceLock<ast::Parameters> = std::sync::OnceLock::new();
     EMPTY.get_or_init(ast::Parameters::default)
-}
-
-/// Substitutes the replayable binds of a pipelined loop's `body`
-/// (`ir::lists::replayable_binds`) into the statements after them and
-/// drops them; returns, for each statement the body had, whether it was
-/// one.
-fn replay_binds(f: &mut ir::Function, body: &mut ir::Block) -> Result<Vec<bool>, ir::TypeError> {
-    let binds = ir::lists::replayable_binds(body, f);
-    if !binds.contains(&true) {
-        return Ok(binds);
-    }
-    let old = std::mem::take(body);
-    let mut stmts: Vec<(Stmt, Span)> = old.stmts.into_iter().zip(old.spans).collect();
-    for i in 0..stmts.len() {
-        let Stmt::Let { var, value } = stmts[i].0 else {
-            continue;
-        };
-        if !binds[i] {
-            continue;
-        }
-        for later in stmts.iter_mut().skip(i + 1) {
-            later.0 = crate::passes::substituted(f, &later.0, var, value)?;
-        }
-    }
-    for ((stmt, span), bind) in stmts.into_iter().zip(&binds) {
-        if !bind {
-            body.push(stmt, span);
-        }
-    }
-    Ok(binds)
 }
 
 /// `list` without the entries at the statements `dropped` marks.
