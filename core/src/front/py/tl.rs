@@ -1567,15 +1567,19 @@ pub(crate) fn call<'a>(
             ev.binop(super::value::PyBinOp::Pow, a, b, span)
         }
         "clamp" => {
-            let [x, lo, hi] = args.as_slice() else {
-                return Err(err(
-                    codes::BAD_ARGUMENTS,
-                    "`T.clamp` takes a value, a lower and an upper bound",
-                    span,
-                ));
+            let a = Args::new("clamp", &["dst", "min_val", "max_val"], args, kwargs, span)?;
+            let (x, lo, hi) = match (a.get(0), a.get(1), a.get(2)) {
+                (Some(x), Some(lo), Some(hi)) => (x.clone(), lo.clone(), hi.clone()),
+                _ => {
+                    return Err(err(
+                        codes::BAD_ARGUMENTS,
+                        "`T.clamp` takes a value, a lower and an upper bound",
+                        span,
+                    ));
+                }
             };
-            let m = call(ev, "max", vec![x.clone(), lo.clone()], vec![], span)?;
-            call(ev, "min", vec![m, hi.clone()], vec![], span)
+            let m = call(ev, "max", vec![x, lo], vec![], span)?;
+            call(ev, "min", vec![m, hi], vec![], span)
         }
         "if_then_else" => {
             let [c, a, b] = args.as_slice() else {
