@@ -103,6 +103,8 @@ const FUNCTIONS: &[&str] = &[
     "mbarrier_wait_parity",
     "create_list_of_mbarrier",
     "get_mbarrier",
+    "wgmma_gemm",
+    "wait_wgmma",
 ];
 
 /// Names under `T.` that exist in TileLang but that tilec does not support
@@ -112,8 +114,6 @@ const KNOWN_UNSUPPORTED: &[&str] = &[
     "alloc_global",
     "tma_copy",
     "mbarrier_expect_tx",
-    "wgmma_gemm",
-    "wait_wgmma",
     "ClusterKernel",
     "Persistent",
     "annotate_safe_value",
@@ -1706,6 +1706,32 @@ pub(crate) fn call<'a>(
             Ok(Value::None)
         }
         "gemm" => gemm(ev, args, kwargs, span),
+        "wgmma_gemm" => {
+            // TileLang's explicit Hopper gemm without its implicit wait:
+            // the same product; the lowering picks the atom (`wgmma` on
+            // sm_90a where the operands qualify) and retires it before
+            // the result is read, which `T.wait_wgmma` would have asked.
+            if args.len() > 7 {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    format!(
+                        "`T.wgmma_gemm` takes at most 7 positional arguments, {} given",
+                        args.len()
+                    ),
+                    span,
+                ));
+            }
+            let kwargs = kwargs
+                .into_iter()
+                .filter(|(k, _)| k != "annotations")
+                .collect();
+            gemm(ev, args, kwargs, span)
+        }
+        "wait_wgmma" => {
+            let _ = Args::new("wait_wgmma", &["id"], args, kwargs, span)?;
+            need_kernel(ev, "`T.wait_wgmma`", span)?;
+            Ok(Value::None)
+        }
         "fill" | "clear" => {
             let (target, value) = if name == "clear" {
                 let a = Args::new("clear", &["buffer"], args, kwargs, span)?;
