@@ -97,6 +97,8 @@ pub(crate) fn exec(env: &mut Env, op: &Op) -> Eval<()> {
                 exec_block(env, otherwise)
             }
         }
+        Op::ThreadIf(t) => super::guard::exec_thread_if(env, t),
+        Op::ThreadLet => Ok(()),
         Op::Let { var, value } => {
             match value.eval(env)? {
                 Scalar::Int(v) => env.ints[*var] = v,

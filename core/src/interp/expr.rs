@@ -237,6 +237,14 @@ pub(crate) struct Compiler<'f> {
     cache: RefCell<Vec<Option<Code>>>,
     /// Current nesting depth of [`Compiler::code`].
     depth: Cell<usize>,
+    /// The current kernel's thread variable and thread count, and whether
+    /// per-thread code (a thread-guarded region, [`super::guard`]) is
+    /// being compiled, where the thread variable may be read.
+    pub(crate) thread: Cell<Option<(Handle<Var>, u32)>>,
+    pub(crate) per_thread: Cell<bool>,
+    /// Block-level `let`s computed from the thread variable, in order:
+    /// evaluated per thread inside thread-guarded regions.
+    pub(crate) thread_lets: RefCell<Vec<(Handle<Var>, Handle<Expr>)>>,
 }
 
 impl<'f> Compiler<'f> {
@@ -246,6 +254,9 @@ impl<'f> Compiler<'f> {
             symbols,
             cache: RefCell::new(vec![None; func.exprs.len()]),
             depth: Cell::new(0),
+            thread: Cell::new(None),
+            per_thread: Cell::new(false),
+            thread_lets: RefCell::new(Vec::new()),
         }
     }
 
@@ -319,7 +330,10 @@ impl<'f> Compiler<'f> {
 
     /// Compiles an expression (once; later calls share the code).
     pub(crate) fn code(&self, expr: Handle<Expr>) -> Eval<Code> {
-        if let Some(Some(code)) = self.cache.borrow().get(expr.index()) {
+        // Per-thread code is compiled afresh: what it compiles may read the
+        // thread variable, which block-level code may not.
+        let cached = !self.per_thread.get();
+        if cached && let Some(Some(code)) = self.cache.borrow().get(expr.index()) {
             return Ok(code.clone());
         }
         let depth = self.depth.get();
@@ -332,7 +346,7 @@ impl<'f> Compiler<'f> {
         let result = self.compile_node(expr);
         self.depth.set(depth);
         let code = result?;
-        if let Some(slot) = self.cache.borrow_mut().get_mut(expr.index()) {
+        if cached && let Some(slot) = self.cache.borrow_mut().get_mut(expr.index()) {
             *slot = Some(code.clone());
         }
         Ok(code)
@@ -437,10 +451,23 @@ impl<'f> Compiler<'f> {
                     Code::Int(Rc::new(move |_| Ok(value)))
                 })
             }
+            VarKind::ThreadIdx if self.per_thread.get() => {
+                Ok(Code::Int(Rc::new(move |env| Ok(env.ints[index]))))
+            }
             VarKind::ThreadIdx => Err(unsupported(format!(
                 "per-thread code (it reads the thread index `{}`) is not executed by the reference interpreter",
                 v.name
             ))),
+            VarKind::Let
+                if !self.per_thread.get()
+                    && self.thread_lets.borrow().iter().any(|(v, _)| *v == var) =>
+            {
+                Err(unsupported(format!(
+                    "per-thread code (it reads `{}`, computed from the thread index) is not \
+                     executed by the reference interpreter outside an `if` on the thread index",
+                    v.name
+                )))
+            }
             VarKind::Loop | VarKind::Let | VarKind::BlockIdx => Ok(if v.dtype.is_float() {
                 Code::Float(Rc::new(move |env| Ok(env.floats[index])))
             } else {

@@ -24,7 +24,10 @@
 //! tile level the body describes what the block does as a whole, so it runs
 //! once per block, not once per thread; a body that reads the kernel's
 //! thread variable is per-thread code, which this interpreter does not run
-//! (an [`InterpError::Unsupported`] error before anything executes). A grid
+//! (an [`InterpError::Unsupported`] error before anything executes), except
+//! in an `if` on the thread variable (a thread-guarded region, run as
+//! `guard.rs` describes: a branch with tile operations once, a branch of
+//! scalar statements once per thread that takes it). A grid
 //! with an extent below 1 launches no block. Kernels run one after another,
 //! so a later kernel sees everything an earlier one wrote.
 //!
@@ -129,6 +132,7 @@
 mod error;
 mod exec;
 mod expr;
+mod guard;
 mod program;
 mod roles;
 mod scalar;

@@ -84,6 +84,11 @@ pub(crate) enum Op {
         then: CBlock,
         otherwise: CBlock,
     },
+    /// An `if` on the thread index ([`super::guard`]).
+    ThreadIf(Box<super::guard::ThreadIf>),
+    /// A block-level `let` computed from the thread index: evaluated per
+    /// thread by the thread-guarded regions that read it.
+    ThreadLet,
     Let {
         var: usize,
         value: Code,
@@ -217,13 +222,16 @@ impl Compiler<'_> {
                     )));
                 }
                 self.var(*thread_var)?;
+                let outer = self.thread.replace(Some((*thread_var, *threads)));
+                let body_code = self.block(body);
+                self.thread.set(outer);
                 Op::Kernel {
                     grid: grid.iter().map(|&g| self.int(g)).collect::<Eval<_>>()?,
                     block_vars: block_vars
                         .iter()
                         .map(|&v| self.binding(v))
                         .collect::<Eval<_>>()?,
-                    body: self.block(body)?,
+                    body: body_code?,
                     roles: role_plan(body, *threads)?,
                 }
             }
@@ -269,11 +277,20 @@ impl Compiler<'_> {
                 cond,
                 then,
                 otherwise,
+            } if self.is_thread_guard(*cond) => self.thread_if(*cond, then, otherwise)?,
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
             } => Op::If {
                 cond: self.condition(*cond)?,
                 then: self.block(then)?,
                 otherwise: self.block(otherwise)?,
             },
+            Stmt::Let { var, value } if self.is_thread_let(*value) => {
+                self.thread_lets.borrow_mut().push((*var, *value));
+                Op::ThreadLet
+            }
             Stmt::Let { var, value } => {
                 let v = self.var(*var)?;
                 let ty = self.dtype(*value)?;

@@ -39,8 +39,11 @@
 //! (`if thread_idx == 0`). Every `for` kind becomes a plain `for` (step
 //! 1), except `T.Pipelined` loops that `pipeline.rs` pipelines; `assume` emits nothing, but `assume x % c == 0` (and conjunctions
 //! of such) at the top level of the function or kernel body is a fact
-//! that vector alignment proofs use. Reading the thread variable outside a
-//! `parallel` nest is not supported (it would make uniform code diverge).
+//! that vector alignment proofs use. Code that reads the thread variable
+//! outside a `parallel` nest runs per thread: a store whose index or value
+//! reads it is made by every thread, and an `if` on it is a thread-guarded
+//! region (`guard.rs`: its tile operations are spread over the threads that
+//! pass the condition, its barriers placed before the `if`).
 //!
 //! **Cooperative statements** distribute their elements cyclically over
 //! the block's `T` threads: for an iteration space of `P` elements, thread
@@ -135,6 +138,7 @@ mod choices;
 mod copy;
 mod epilogue;
 mod gemm;
+mod guard;
 mod hoist;
 mod infer;
 mod ldmatrix;
@@ -813,6 +817,17 @@ struct Lower<'a> {
     copy_async: bool,
     /// A handed-over copy could not go async: its arrival waits instead.
     async_fallback: bool,
+    /// The kernel's thread variable, its thread count, the variables that
+    /// depend on it and the values of those that are `let`s (`guard.rs`).
+    thread_var: Option<Handle<ir::Var>>,
+    block_threads: i64,
+    tdep: HashSet<Handle<ir::Var>>,
+    tdep_lets: HashMap<Handle<ir::Var>, Handle<ir::Expr>>,
+    /// The thread-guarded region being lowered, the ranges given numbered
+    /// barriers, and a refusal found while placing a barrier in it.
+    guard: Option<guard::GuardCx>,
+    guard_ids: Vec<(i64, i64)>,
+    guard_error: Option<LowerError>,
 }
 
 fn lit_i32(v: i64) -> Expr {
@@ -912,6 +927,13 @@ impl<'a> Lower<'a> {
             async_atom: None,
             async_allowed: true,
             async_lag: false,
+            thread_var: None,
+            block_threads: 1,
+            tdep: HashSet::new(),
+            tdep_lets: HashMap::new(),
+            guard: None,
+            guard_ids: Vec::new(),
+            guard_error: None,
         }
     }
 
@@ -962,6 +984,10 @@ impl<'a> Lower<'a> {
     }
 
     fn barrier(&mut self, out: &mut Vec<Stmt>) {
+        if self.guard.is_some() {
+            self.guard_barrier(out);
+            return;
+        }
         if self.role.is_none() {
             self.unpublished = false;
         }
@@ -1185,6 +1211,7 @@ impl<'a> Lower<'a> {
             self.specialize = false;
             self.pipelining = false;
         }
+        self.plan_guards(*thread_var, body);
         if self.reuse {
             self.intervals = crate::passes::plan_shared_memory::live_intervals(self.f, body);
         }
@@ -1886,6 +1913,7 @@ impl<'a> Lower<'a> {
 
     fn uniform_stmt(&mut self, stmt: &ir::Stmt, out: &mut Vec<Stmt>) -> Result<()> {
         let f = self.f;
+        self.check_guarded(stmt)?;
         match stmt {
             ir::Stmt::Kernel { .. } => Err(self.unsupported("a kernel inside a kernel")),
             ir::Stmt::Alloc { buffer, init } => {
@@ -1958,6 +1986,11 @@ impl<'a> Lower<'a> {
                 cond,
                 then,
                 otherwise,
+            } if self.reads_tdep(*cond) => self.guarded_if(stmt, *cond, then, otherwise, out),
+            ir::Stmt::If {
+                cond,
+                then,
+                otherwise,
             } => {
                 self.uniform_reads(&[*cond], out);
                 let c = self.expr(*cond, out)?;
@@ -1985,6 +2018,7 @@ impl<'a> Lower<'a> {
                 indices,
                 value,
             } => {
+                let owner = self.store_owner(*buffer, indices, *value)?;
                 let mut exprs = indices.clone();
                 exprs.push(*value);
                 self.uniform_reads(&exprs, out);
@@ -2009,11 +2043,14 @@ impl<'a> Lower<'a> {
                 self.trusting(&[(site, *buffer)], |s| {
                     s.store(*buffer, &idx, reg_expr(v.reg(), dtype), &mut body)
                 })?;
-                out.push(self.stmt(StmtKind::If {
-                    cond: self.bin(BinaryOp::Eq, self.tid(), lit_i32(0))?,
-                    then_body: body,
-                    else_body: None,
-                }));
+                match owner {
+                    Some(cond) => out.push(self.stmt(StmtKind::If {
+                        cond,
+                        then_body: body,
+                        else_body: None,
+                    })),
+                    None => out.extend(body),
+                }
                 Ok(())
             }
             ir::Stmt::Barrier => {

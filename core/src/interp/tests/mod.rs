@@ -5,6 +5,7 @@
 //! loops in the test, or with native `f32` / `half` arithmetic), never by the
 //! interpreter itself.
 
+mod guard;
 mod perf;
 mod roles;
 mod run;

@@ -1,0 +1,284 @@
+//! Thread-guarded regions: an `if` whose condition reads the kernel's
+//! thread variable (`tx = T.get_thread_binding()`, `if tx < 128:`).
+//!
+//! TileLang's meaning: the branch runs on the threads that pass the
+//! condition. The interpreter evaluates the condition for every thread
+//! `0 .. threads` of the block, then runs each branch for the threads that
+//! take it:
+//! - a branch with tile operations (`copy`, `fill`, `parallel`, `gemm`,
+//!   `reduce`, `cumsum`, `atomic_add`, an initialised `alloc`) runs once,
+//!   as whole-tile operations, since TileLang spreads them over the
+//!   branch's threads; those threads must be a range of the thread index,
+//!   and such a branch may not read the thread index itself;
+//! - a branch of scalar statements only runs once per thread that takes
+//!   it, in increasing thread order, with the thread variable bound (the
+//!   result of code without races between those threads).
+//!
+//! Per-thread stores into `fragment`, `local` and `var` buffers are
+//! refused: TileLang keeps one copy of those per thread, this interpreter
+//! one per block. Reading the thread variable anywhere else is per-thread
+//! code the interpreter does not run.
+
+use super::error::{Eval, malformed, unsupported};
+use super::exec::exec_block;
+use super::expr::{Code, Compiler, Env, IntFn};
+use super::program::{CBlock, Op};
+use super::scalar::Scalar;
+use crate::ir::{AtomicValue, Block, Expr, Function, Handle, Region, Scope, Stmt, Var};
+
+/// A compiled thread-guarded `if`.
+pub(crate) struct ThreadIf {
+    /// The thread variable's index and the block's thread count.
+    tx: usize,
+    threads: i64,
+    /// The block-level `let`s computed from the thread index, evaluated
+    /// for each thread before the condition.
+    lets: Vec<(usize, Code)>,
+    cond: IntFn,
+    then: CBlock,
+    otherwise: CBlock,
+    /// Whether each branch holds tile operations (runs once).
+    then_tile: bool,
+    else_tile: bool,
+}
+
+fn is_tile(stmt: &Stmt) -> bool {
+    matches!(
+        stmt,
+        Stmt::Parallel { .. }
+            | Stmt::Copy { .. }
+            | Stmt::Fill { .. }
+            | Stmt::Gemm { .. }
+            | Stmt::Reduce { .. }
+            | Stmt::Cumsum { .. }
+            | Stmt::AtomicAdd { .. }
+            | Stmt::Alloc { init: Some(_), .. }
+    )
+}
+
+fn has_tile(block: &Block) -> bool {
+    let mut found = false;
+    block.walk(&mut |s, _| found |= is_tile(s));
+    found
+}
+
+/// Whether `e` reads one of `vs`.
+fn reads_var(f: &Function, e: Handle<Expr>, vs: &[Handle<Var>]) -> bool {
+    match f.exprs.try_get(e) {
+        None | Some(Expr::Literal(_)) => false,
+        Some(Expr::Var(w)) => vs.contains(w),
+        Some(Expr::Unary { arg, .. } | Expr::Cast { arg, .. }) => reads_var(f, *arg, vs),
+        Some(Expr::Binary { lhs, rhs, .. }) => reads_var(f, *lhs, vs) || reads_var(f, *rhs, vs),
+        Some(Expr::Select {
+            cond,
+            then,
+            otherwise,
+        }) => reads_var(f, *cond, vs) || reads_var(f, *then, vs) || reads_var(f, *otherwise, vs),
+        Some(Expr::Load { indices, .. }) => indices.iter().any(|&i| reads_var(f, i, vs)),
+    }
+}
+
+/// The expressions a statement reads directly (not those of nested
+/// blocks).
+fn stmt_exprs(stmt: &Stmt) -> Vec<Handle<Expr>> {
+    let region = |r: &Region, out: &mut Vec<Handle<Expr>>| {
+        for range in &r.ranges {
+            out.push(range.start);
+            out.push(range.extent);
+        }
+    };
+    let mut out = Vec::new();
+    match stmt {
+        Stmt::Kernel { grid, .. } => out.extend(grid),
+        Stmt::Alloc { init, .. } => out.extend(init),
+        Stmt::For { start, extent, .. } => out.extend([*start, *extent]),
+        Stmt::Parallel { extents, .. } => out.extend(extents),
+        Stmt::If { cond, .. } | Stmt::Assume { cond } => out.push(*cond),
+        Stmt::Let { value, .. } => out.push(*value),
+        Stmt::Store { indices, value, .. } => {
+            out.extend(indices);
+            out.push(*value);
+        }
+        Stmt::Copy { src, dst } => {
+            region(src, &mut out);
+            region(dst, &mut out);
+        }
+        Stmt::Gemm {
+            a,
+            b,
+            c,
+            clear_accum,
+            ..
+        } => {
+            for r in [a, b, c] {
+                region(r, &mut out);
+            }
+            out.push(*clear_accum);
+        }
+        Stmt::Fill { dst, value } => {
+            region(dst, &mut out);
+            out.push(*value);
+        }
+        Stmt::AtomicAdd { dst, value } => {
+            region(dst, &mut out);
+            match value {
+                AtomicValue::Scalar(e) => out.push(*e),
+                AtomicValue::Region(r) => region(r, &mut out),
+            }
+        }
+        Stmt::BarrierArrive { index, .. } => out.push(*index),
+        Stmt::BarrierWait { index, parity, .. } => out.extend([*index, *parity]),
+        Stmt::Reduce { .. }
+        | Stmt::Cumsum { .. }
+        | Stmt::Barrier
+        | Stmt::AllocBarrier { .. }
+        | Stmt::Role { .. } => {}
+    }
+    out
+}
+
+impl Compiler<'_> {
+    /// The thread variable and the block-level `let`s computed from it.
+    fn thread_vars(&self) -> Vec<Handle<Var>> {
+        let mut vs: Vec<Handle<Var>> = self.thread.get().map(|(tv, _)| tv).into_iter().collect();
+        vs.extend(self.thread_lets.borrow().iter().map(|(v, _)| *v));
+        vs
+    }
+
+    /// Whether an `if` with this condition is a thread-guarded region.
+    pub(crate) fn is_thread_guard(&self, cond: Handle<Expr>) -> bool {
+        !self.per_thread.get() && reads_var(self.func, cond, &self.thread_vars())
+    }
+
+    /// Whether a block-level `let` with this value is computed from the
+    /// thread index.
+    pub(crate) fn is_thread_let(&self, value: Handle<Expr>) -> bool {
+        self.is_thread_guard(value)
+    }
+
+    /// Compiles a thread-guarded `if` (module documentation).
+    pub(crate) fn thread_if(
+        &self,
+        cond: Handle<Expr>,
+        then: &Block,
+        otherwise: &Block,
+    ) -> Eval<Op> {
+        let (tv, threads) = self
+            .thread
+            .get()
+            .ok_or_else(|| malformed("a thread-guarded `if` outside a kernel"))?;
+        let f = self.func;
+        let vs = self.thread_vars();
+        for block in [then, otherwise] {
+            let tile = has_tile(block);
+            let mut problem = None;
+            block.walk(&mut |s, _| {
+                if problem.is_some() {
+                    return;
+                }
+                if let Stmt::Store { buffer, .. } = s
+                    && let Some(b) = f.buffers.try_get(*buffer)
+                    && matches!(b.scope, Scope::Fragment | Scope::Local | Scope::Var)
+                {
+                    problem = Some(format!(
+                        "a store into the {} buffer `{}` under an `if` on the thread index \
+                         (TileLang keeps one copy of it per thread; the reference interpreter \
+                         one per block)",
+                        b.scope.name(),
+                        b.name
+                    ));
+                } else if tile && stmt_exprs(s).iter().any(|&e| reads_var(f, e, &vs)) {
+                    problem = Some(
+                        "code that reads the thread index beside tile operations under an \
+                         `if` on the thread index (the reference interpreter runs such a \
+                         branch once, as whole-tile operations)"
+                            .to_string(),
+                    );
+                }
+            });
+            if let Some(what) = problem {
+                return Err(unsupported(what));
+            }
+        }
+        let thread_lets = self.thread_lets.borrow().clone();
+        self.per_thread.set(true);
+        let compiled = (|| -> Eval<_> {
+            let mut lets = Vec::new();
+            for (v, value) in thread_lets {
+                lets.push((v.index(), self.code(value)?));
+            }
+            Ok((
+                lets,
+                self.condition(cond)?,
+                self.block(then)?,
+                self.block(otherwise)?,
+            ))
+        })();
+        self.per_thread.set(false);
+        let (lets, cond, then_code, else_code) = compiled?;
+        Ok(Op::ThreadIf(Box::new(ThreadIf {
+            tx: tv.index(),
+            lets,
+            threads: i64::from(threads),
+            cond,
+            then: then_code,
+            otherwise: else_code,
+            then_tile: has_tile(then),
+            else_tile: has_tile(otherwise),
+        })))
+    }
+}
+
+/// Binds the thread variable and the `let`s computed from it.
+fn set_thread(env: &mut Env, t: &ThreadIf, i: i64) -> Eval<()> {
+    env.ints[t.tx] = i;
+    for (var, code) in &t.lets {
+        match code.eval(env)? {
+            Scalar::Int(v) => env.ints[*var] = v,
+            Scalar::Float(x) => env.floats[*var] = x,
+        }
+    }
+    Ok(())
+}
+
+/// Runs a thread-guarded `if` (module documentation).
+pub(crate) fn exec_thread_if(env: &mut Env, t: &ThreadIf) -> Eval<()> {
+    let saved = env.ints[t.tx];
+    let mut pass = Vec::with_capacity(t.threads.max(0) as usize);
+    for i in 0..t.threads {
+        set_thread(env, t, i)?;
+        pass.push((t.cond)(env)? != 0);
+    }
+    for (body, taken, tile) in [
+        (&t.then, true, t.then_tile),
+        (&t.otherwise, false, t.else_tile),
+    ] {
+        if body.ops.is_empty() {
+            continue;
+        }
+        let threads: Vec<i64> = (0..t.threads)
+            .filter(|&i| pass[i as usize] == taken)
+            .collect();
+        let (Some(&first), Some(&last)) = (threads.first(), threads.last()) else {
+            continue;
+        };
+        if tile {
+            if (last - first + 1) as usize != threads.len() {
+                return Err(unsupported(
+                    "tile operations under an `if` whose threads are not a range of the thread \
+                     index (TileLang spreads them over the threads that pass the condition)",
+                ));
+            }
+            env.ints[t.tx] = first;
+            exec_block(env, body)?;
+        } else {
+            for i in threads {
+                set_thread(env, t, i)?;
+                env.tick(1)?;
+                exec_block(env, body)?;
+            }
+        }
+    }
+    env.ints[t.tx] = saved;
+    Ok(())
+}
