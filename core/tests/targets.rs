@@ -590,3 +590,53 @@ fn a_minimal_description_loads_with_its_claims() {
         "{err}"
     );
 }
+
+/// `sm_100a.json` is a description, not a builtin (the lowering has no
+/// tcgen05 path): it loads and validates, keeps sm_90a's warp-level
+/// atom with the same fragments, has no `wgmma` (sm_90a only), and claims
+/// nothing as measured on the hardware.
+#[test]
+fn the_blackwell_description_loads_and_measures_nothing() {
+    let text = include_str!("../targets/sm_100a.json");
+    let sm100 = TargetDescription::from_json(text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(sm100.name, "sm_100a");
+    assert!(!target::builtin_names().contains(&"sm_100a"));
+    assert!(
+        sm100
+            .matrix_atoms
+            .iter()
+            .all(|a| !a.name.starts_with("wgmma"))
+    );
+    let sm90 = load("sm_90a");
+    let (new, old) = (atom(&sm100, "mma.m16n8k16"), atom(&sm90, "mma.m16n8k16"));
+    assert_eq!((&new.shape, &new.types), (&old.shape, &old.types));
+    assert_eq!(
+        (&new.a, &new.b, &new.accumulator),
+        (&old.a, &old.b, &old.accumulator)
+    );
+    let json: serde_json::Value = serde_json::from_str(text).expect("json");
+    let mut measured = Vec::new();
+    fn visit(v: &serde_json::Value, measured: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                if m.get("status").and_then(|s| s.as_str()) == Some("M") {
+                    measured.push(v.to_string());
+                }
+                m.values().for_each(|x| visit(x, measured));
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| visit(x, measured)),
+            _ => {}
+        }
+    }
+    visit(&json, &mut measured);
+    assert!(
+        measured.is_empty(),
+        "claims measured on sm_100: {measured:?}"
+    );
+    assert!(
+        sm100
+            .unknowns
+            .iter()
+            .any(|u| u.field == "memory_spaces[tmem]")
+    );
+}

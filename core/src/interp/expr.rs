@@ -56,6 +56,10 @@ pub(crate) struct Slot {
     pub(crate) shape: Vec<usize>,
     /// Row-major strides, in elements.
     pub(crate) strides: Vec<usize>,
+    /// Where each element lies in `data`, by row-major index, for a
+    /// global buffer in a `mapped` layout (a rearrangement of the
+    /// caller's tensor); `None`: at its row-major index.
+    pub(crate) places: Option<Rc<[usize]>>,
     pub(crate) data: TensorData,
 }
 
@@ -72,8 +76,23 @@ impl Slot {
             scope,
             shape,
             strides,
+            places: None,
             data,
         }
+    }
+
+    /// Where the element at row-major index `k` lies in `data`.
+    pub(crate) fn place(&self, k: usize) -> usize {
+        place(self.places.as_deref(), k)
+    }
+}
+
+/// Where the element at row-major index `k` lies, under `places`
+/// ([`Slot::places`]).
+pub(crate) fn place(places: Option<&[usize]>, k: usize) -> usize {
+    match places {
+        Some(p) => p.get(k).copied().unwrap_or(usize::MAX),
+        None => k,
     }
 }
 
@@ -181,7 +200,7 @@ impl Env {
             }
         }
         if inside {
-            Ok(Some((offset, slot)))
+            Ok(Some((slot.place(offset), slot)))
         } else if slot.scope == Scope::Global {
             Ok(None)
         } else {

@@ -292,8 +292,9 @@ fn run_here(func: &Function, args: &mut [Tensor], options: &RunOptions) -> Resul
     let mut env = Env::new(func, options.step_limit);
     for (param, arg) in func.params.iter().zip(args.iter_mut()) {
         let data = std::mem::replace(&mut arg.data, TensorData::Int(Vec::new()));
-        env.slots[param.buffer.index()] =
-            Some(Slot::new(arg.dtype, Scope::Global, arg.shape.clone(), data));
+        let mut slot = Slot::new(arg.dtype, Scope::Global, arg.shape.clone(), data);
+        slot.places = global_places(func, param.buffer, &arg.shape);
+        env.slots[param.buffer.index()] = Some(slot);
     }
     let result = exec::exec_block(&mut env, &program);
     // Hand the storage back whether or not the run succeeded.
@@ -303,6 +304,22 @@ fn run_here(func: &Function, args: &mut [Tensor], options: &RunOptions) -> Resul
         }
     }
     result.map_err(|e| *e)
+}
+
+/// Where the elements of global `buffer` (of `shape`) lie in the caller's
+/// tensor when a `mapped` layout rearranges it (the verifier checked the
+/// map places every element once, below the element count).
+fn global_places(
+    func: &Function,
+    buffer: crate::ir::Handle<crate::ir::Buffer>,
+    shape: &[usize],
+) -> Option<std::rc::Rc<[usize]>> {
+    let crate::ir::BufferLayout::Mapped { map } = func.buffers[buffer].layout.as_ref()? else {
+        return None;
+    };
+    let shape: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
+    let offsets = map.check_over(&shape).ok()?;
+    Some(offsets.into_iter().map(|o| o as usize).collect())
 }
 
 /// Binds the symbolic sizes of `func` from the shapes of its arguments (one

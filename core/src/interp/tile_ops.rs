@@ -15,7 +15,7 @@
 
 use super::TensorData;
 use super::error::{Eval, malformed, tile_shape};
-use super::expr::{Code, Env, Slot};
+use super::expr::{Code, Env, Slot, place};
 use super::program::{AtomicSource, CRegion, GemmOp};
 use super::scalar::{self, Scalar, as_f64, int_to_f64, int_to_i128, nan_max, nan_min};
 use crate::ir::{DType, ReduceKind};
@@ -81,6 +81,7 @@ fn eval_region(env: &Env, region: &CRegion, op: &'static str) -> Eval<RegionBox>
 fn walk(
     shape: &[usize],
     strides: &[usize],
+    places: Option<&[usize]>,
     region: &RegionBox,
     mut f: impl FnMut(Option<usize>),
 ) -> Eval<()> {
@@ -90,7 +91,7 @@ fn walk(
     }
     let inside = |d: usize, g: i64| g >= 0 && (g as u64) < shape[d] as u64;
     let Some(last) = rank.checked_sub(1) else {
-        f(Some(0));
+        f(Some(place(places, 0)));
         return Ok(());
     };
     if region.extent.contains(&0) {
@@ -110,7 +111,7 @@ fn walk(
             let g = first.wrapping_add(j as i64);
             f(outer
                 .filter(|_| inside(last, g))
-                .map(|o| o + g as usize * strides[last]));
+                .map(|o| place(places, o + g as usize * strides[last])));
         }
         let mut d = last;
         loop {
@@ -149,16 +150,28 @@ fn gather(env: &Env, region: &RegionBox) -> Eval<(Column, DType)> {
     let column = match &slot.data {
         TensorData::Float(data) => {
             let mut out = Vec::with_capacity(n);
-            walk(&slot.shape, &slot.strides, region, |o| {
-                out.push(o.and_then(|o| data.get(o).copied()).unwrap_or(0.0));
-            })?;
+            walk(
+                &slot.shape,
+                &slot.strides,
+                slot.places.as_deref(),
+                region,
+                |o| {
+                    out.push(o.and_then(|o| data.get(o).copied()).unwrap_or(0.0));
+                },
+            )?;
             Column::Float(out)
         }
         TensorData::Int(data) => {
             let mut out = Vec::with_capacity(n);
-            walk(&slot.shape, &slot.strides, region, |o| {
-                out.push(o.and_then(|o| data.get(o).copied()).unwrap_or(0));
-            })?;
+            walk(
+                &slot.shape,
+                &slot.strides,
+                slot.places.as_deref(),
+                region,
+                |o| {
+                    out.push(o.and_then(|o| data.get(o).copied()).unwrap_or(0));
+                },
+            )?;
             Column::Int(out)
         }
     };
@@ -180,19 +193,20 @@ fn scatter(env: &mut Env, region: &RegionBox, values: &Column, from: DType) -> E
         dtype,
         shape,
         strides,
+        places,
         data,
         ..
     } = env.slot_mut(region.buffer)?;
     let to = *dtype;
     let mut k = 0usize;
     match data {
-        TensorData::Float(data) => walk(shape, strides, region, |o| {
+        TensorData::Float(data) => walk(shape, strides, places.as_deref(), region, |o| {
             if let Some(e) = o.and_then(|o| data.get_mut(o)) {
                 *e = to.round_f64(as_f64(values.get(k), from));
             }
             k += 1;
         }),
-        TensorData::Int(data) => walk(shape, strides, region, |o| {
+        TensorData::Int(data) => walk(shape, strides, places.as_deref(), region, |o| {
             if let Some(e) = o.and_then(|o| data.get_mut(o))
                 && let Scalar::Int(v) = scalar::cast(values.get(k), from, to)
             {
@@ -230,20 +244,25 @@ pub(crate) fn fill(env: &mut Env, dst: &CRegion, value: &Code) -> Eval<()> {
     let Slot {
         shape,
         strides,
+        places,
         data,
         ..
     } = env.slot_mut(d.buffer)?;
     match (data, value) {
-        (TensorData::Float(data), Scalar::Float(x)) => walk(shape, strides, &d, |o| {
-            if let Some(e) = o.and_then(|o| data.get_mut(o)) {
-                *e = x;
-            }
-        }),
-        (TensorData::Int(data), Scalar::Int(v)) => walk(shape, strides, &d, |o| {
-            if let Some(e) = o.and_then(|o| data.get_mut(o)) {
-                *e = v;
-            }
-        }),
+        (TensorData::Float(data), Scalar::Float(x)) => {
+            walk(shape, strides, places.as_deref(), &d, |o| {
+                if let Some(e) = o.and_then(|o| data.get_mut(o)) {
+                    *e = x;
+                }
+            })
+        }
+        (TensorData::Int(data), Scalar::Int(v)) => {
+            walk(shape, strides, places.as_deref(), &d, |o| {
+                if let Some(e) = o.and_then(|o| data.get_mut(o)) {
+                    *e = v;
+                }
+            })
+        }
         _ => Err(malformed("fill value does not match the buffer's class")),
     }
 }
@@ -369,24 +388,53 @@ impl Axis {
     }
 }
 
+/// Every element of `slot` in row-major order.
 fn values_f64(slot: &Slot) -> Vec<f64> {
-    match &slot.data {
+    let v: Vec<f64> = match &slot.data {
         TensorData::Float(v) => v.clone(),
         TensorData::Int(v) => v.iter().map(|&x| int_to_f64(x, slot.dtype)).collect(),
+    };
+    in_row_major(slot, v)
+}
+
+/// Every element of `slot` in row-major order.
+fn values_i128(slot: &Slot) -> Vec<i128> {
+    let v: Vec<i128> = match &slot.data {
+        TensorData::Float(v) => v.iter().map(|&x| x as i128).collect(),
+        TensorData::Int(v) => v.iter().map(|&x| int_to_i128(x, slot.dtype)).collect(),
+    };
+    in_row_major(slot, v)
+}
+
+/// `stored` (a slot's storage order) in row-major order.
+fn in_row_major<T: Copy + Default>(slot: &Slot, stored: Vec<T>) -> Vec<T> {
+    match &slot.places {
+        None => stored,
+        Some(p) => p
+            .iter()
+            .map(|&o| stored.get(o).copied().unwrap_or_default())
+            .collect(),
     }
 }
 
-fn values_i128(slot: &Slot) -> Vec<i128> {
-    match &slot.data {
-        TensorData::Float(v) => v.iter().map(|&x| x as i128).collect(),
-        TensorData::Int(v) => v.iter().map(|&x| int_to_i128(x, slot.dtype)).collect(),
+/// `values` (row-major) in `slot`'s storage order.
+fn in_storage<T: Copy>(slot: &Slot, values: &[T]) -> Vec<T> {
+    let mut out = values.to_vec();
+    if let Some(p) = &slot.places {
+        for (&o, &v) in p.iter().zip(values) {
+            if let Some(e) = out.get_mut(o) {
+                *e = v;
+            }
+        }
     }
+    out
 }
 
 /// Replaces every element of `buffer` with `values` (computed in `f64`),
 /// rounding each once into the buffer's type.
 fn store_all_f64(env: &mut Env, buffer: usize, values: &[f64]) -> Eval<()> {
     let slot = env.slot_mut(buffer)?;
+    let values = &in_storage(slot, values)[..];
     let to = slot.dtype;
     match &mut slot.data {
         TensorData::Float(data) => {
@@ -406,6 +454,7 @@ fn store_all_f64(env: &mut Env, buffer: usize, values: &[f64]) -> Eval<()> {
 /// Replaces every element of the integer `buffer` with `values`, wrapped.
 fn store_all_i128(env: &mut Env, buffer: usize, values: &[i128]) -> Eval<()> {
     let slot = env.slot_mut(buffer)?;
+    let values = &in_storage(slot, values)[..];
     let to = slot.dtype;
     match &mut slot.data {
         TensorData::Int(data) => {
@@ -605,20 +654,21 @@ pub(crate) fn atomic_add(env: &mut Env, dst: &CRegion, value: &AtomicSource) -> 
         dtype,
         shape,
         strides,
+        places,
         data,
         ..
     } = env.slot_mut(d.buffer)?;
     let to = *dtype;
     let mut k = 0usize;
     match data {
-        TensorData::Float(data) => walk(shape, strides, &d, |o| {
+        TensorData::Float(data) => walk(shape, strides, places.as_deref(), &d, |o| {
             if let Some(e) = o.and_then(|o| data.get_mut(o)) {
                 let v = as_f64(scalar::cast(value_at(k), from, to), to);
                 *e = to.round_f64(*e + v);
             }
             k += 1;
         }),
-        TensorData::Int(data) => walk(shape, strides, &d, |o| {
+        TensorData::Int(data) => walk(shape, strides, places.as_deref(), &d, |o| {
             if let Some(e) = o.and_then(|o| data.get_mut(o))
                 && let Scalar::Int(v) = scalar::cast(value_at(k), from, to)
             {

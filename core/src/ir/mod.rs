@@ -199,7 +199,8 @@ pub struct Buffer {
     /// How the lowering to threads keeps an on-chip buffer, once
     /// `infer-layouts` chose (or a kernel's author pinned it); `None`
     /// leaves the choice to the lowering. No effect on what the kernel
-    /// computes.
+    /// computes, except `mapped` on a global buffer (an author's
+    /// `T.Layout` rearranging the caller's tensor, docs/ir.md "Layouts").
     pub layout: Option<BufferLayout>,
 }
 

@@ -778,10 +778,35 @@ impl<'a> Checker<'a> {
         self.undo.push(HandleRef::Var(v));
     }
 
+    /// What is wrong with mapped layout `map` on global `buffer`: it must
+    /// rearrange the caller's tensor, every element at a distinct offset
+    /// below the element count.
+    fn global_map_problem(&self, buffer: &Buffer, map: &crate::layout::IndexMap) -> Option<String> {
+        let shape: Option<Vec<u64>> = buffer
+            .shape
+            .iter()
+            .map(|&e| self.f.as_const_int(e).and_then(|v| u64::try_from(v).ok()))
+            .collect();
+        let Some(shape) = shape else {
+            return Some("a mapped layout needs a constant shape".to_string());
+        };
+        match map.check_over(&shape) {
+            Err(e) => Some(format!("`{map}` is not a layout of shape {shape:?}: {e}")),
+            Ok(offsets) if offsets.iter().any(|&o| o >= offsets.len() as u64) => Some(format!(
+                "`{map}` places elements of global shape {shape:?} beyond its {} elements",
+                offsets.len()
+            )),
+            Ok(_) => None,
+        }
+    }
+
     /// What is wrong with `layout` on `buffer`, if anything.
     fn layout_problem(&self, buffer: &Buffer, layout: &BufferLayout) -> Option<String> {
         if buffer.scope == Scope::Global {
-            return Some("global buffers have no on-chip layout".to_string());
+            return match layout {
+                BufferLayout::Mapped { map } => self.global_map_problem(buffer, map),
+                _ => Some("global buffers have no on-chip layout".to_string()),
+            };
         }
         let last = buffer.shape.last().and_then(|&e| self.f.as_const_int(e));
         match layout {

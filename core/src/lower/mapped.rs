@@ -109,6 +109,24 @@ pub(super) enum Arranged {
 impl Lower<'_> {
     /// Realizes every `mapped` pin (module documentation).
     pub(super) fn pin_maps(&mut self) -> Result<()> {
+        // A global buffer in a mapped layout (a `T.Layout` rearranging the
+        // caller's tensor): every access, copy and bulk transfer would
+        // have to follow the map; not done yet.
+        if let Some((_, b)) = self
+            .f
+            .buffers
+            .iter()
+            .find(|(_, b)| b.scope == ir::Scope::Global && b.layout.is_some())
+        {
+            return Err(super::unsupported(
+                format!(
+                    "global buffer `{}` in a `T.Layout` (`mapped` layout): the interpreter \
+                     follows it, the lowering does not yet",
+                    b.name
+                ),
+                ir::Span::UNKNOWN,
+            ));
+        }
         let mut pins: Vec<(Handle<ir::Buffer>, IndexMap)> = self
             .pins
             .layouts

@@ -10,6 +10,7 @@
 //! typing rules), `tl.rs` (the `T.*` vocabulary), `builtins.rs` (Python
 //! built-ins, `math`, methods), `codes.rs` (stable diagnostic codes).
 
+mod big_layout;
 mod builtins;
 pub mod codes;
 mod eval;

@@ -643,17 +643,13 @@ fn layout_map<'a>(
                 span,
             )
         })?;
-    let total = dims
-        .iter()
-        .try_fold(1i64, |a, &d| a.checked_mul(d))
-        .filter(|&t| t <= LAYOUT_MAP_LIMIT)
-        .ok_or_else(|| {
-            err(
-                codes::UNSUPPORTED_TILELANG,
-                format!("a `T.Layout` of more than {LAYOUT_MAP_LIMIT} elements"),
-                span,
-            )
-        })?;
+    let total = dims.iter().try_fold(1i64, |a, &d| a.checked_mul(d));
+    let total = match total {
+        Some(t) if t <= LAYOUT_MAP_LIMIT => t,
+        // Too many elements to call the function at each: its staged form
+        // is enumerated instead (`big_layout.rs`).
+        _ => return super::big_layout::layout(ev, &f, dims, span),
+    };
     let mut results: Vec<Vec<i64>> = Vec::with_capacity(total as usize);
     for linear in 0..total {
         let out = ev.call(f.clone(), index_values(linear, &dims), Vec::new(), span)?;
@@ -716,12 +712,9 @@ fn layout_map<'a>(
 }
 
 /// The function of a `T.Layout` as an index map (`layout::IndexMap`),
-/// when it is one: the function is called once more with a placeholder
-/// variable per coordinate, and what it stages must be integer arithmetic
-/// of those variables that agrees with the values it gave `offsets` at
-/// every index. `None` otherwise (outside a kernel, or a function that
-/// branches on its arguments, calls what has no index-map form, stages
-/// statements or reports anything); nothing it staged is kept.
+/// when it is one: what it stages for placeholder indices
+/// ([`symbolic_coords`]) must agree with the values it gave `offsets` at
+/// every index. `None` otherwise.
 fn symbolic_map<'a>(
     ev: &mut Evaluator<'a>,
     f: &Value<'a>,
@@ -730,6 +723,27 @@ fn symbolic_map<'a>(
     offsets: &[u64],
     span: Span,
 ) -> Option<crate::layout::IndexMap> {
+    let coords = symbolic_coords(ev, f, dims, span)?;
+    if coords.len() != extents.len() {
+        return None;
+    }
+    let map = row_major_map(coords, extents)?;
+    let shape: Vec<u64> = dims.iter().map(|&d| d as u64).collect();
+    (map.check_over(&shape).ok()? == offsets).then_some(map)
+}
+
+/// What the function of a `T.Layout` stages when called once with a
+/// placeholder variable per index (TileLang calls it so too): one index
+/// map per coordinate it returns, when each is integer arithmetic of the
+/// placeholders. `None` otherwise (outside a kernel, or a function that
+/// branches on its arguments, calls what has no index-map form, stages
+/// statements or reports anything); nothing it staged is kept.
+pub(super) fn symbolic_coords<'a>(
+    ev: &mut Evaluator<'a>,
+    f: &Value<'a>,
+    dims: &[i64],
+    span: Span,
+) -> Option<Vec<crate::layout::IndexMap>> {
     use crate::layout::{IndexMap, MapOp};
     let st = ev.stager("`T.Layout`", span).ok()?;
     let buffers = st.func.buffers.len();
@@ -792,17 +806,25 @@ fn symbolic_map<'a>(
     }
     let out = out.ok()?;
     let items = out.as_sequence().unwrap_or_else(|| vec![out.clone()]);
-    if items.len() != extents.len() {
-        return None;
-    }
-    // Offset = the coordinates row-major over their extents.
+    items
+        .iter()
+        .map(|item| match item {
+            Value::Int(v) => Some(IndexMap::Const(*v)),
+            Value::Expr(e) => convert(func, &vars, *e, 0),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The offset of coordinates `coords` row-major over `extents`, as one
+/// index map.
+pub(super) fn row_major_map(
+    coords: Vec<crate::layout::IndexMap>,
+    extents: &[u64],
+) -> Option<crate::layout::IndexMap> {
+    use crate::layout::{IndexMap, MapOp};
     let mut map: Option<IndexMap> = None;
-    for (item, &extent) in items.iter().zip(extents) {
-        let coord = match item {
-            Value::Int(v) => IndexMap::Const(*v),
-            Value::Expr(e) => convert(func, &vars, *e, 0)?,
-            _ => return None,
-        };
+    for (coord, &extent) in coords.into_iter().zip(extents) {
         let extent = i64::try_from(extent).ok()?;
         map = Some(match map {
             None => coord,
@@ -818,9 +840,7 @@ fn symbolic_map<'a>(
             }
         });
     }
-    let map = map?;
-    let shape: Vec<u64> = dims.iter().map(|&d| d as u64).collect();
-    (map.check_over(&shape).ok()? == offsets).then_some(map)
+    map
 }
 
 /// The index of element `linear` (row-major) of `dims`, as Python ints.
@@ -891,6 +911,11 @@ fn pin_layout(
     let st = ev.stager("`T.annotate_layout`", span)?;
     let b = &st.func.buffers[buffer];
     let name = b.name.clone();
+    if b.scope == Scope::Global {
+        let layout = super::big_layout::global_layout(st, buffer, spec)?;
+        st.func.buffers[buffer].layout = layout;
+        return Ok(());
+    }
     if b.scope != Scope::Shared {
         return Err(Box::new(
             Diagnostic::error(
