@@ -34,6 +34,7 @@ pub(crate) fn exec(env: &mut Env, op: &Op) -> Eval<()> {
             block_vars,
             body,
             roles,
+            threads,
         } => {
             let mut dims = Vec::with_capacity(grid.len());
             for g in grid {
@@ -54,7 +55,12 @@ pub(crate) fn exec(env: &mut Env, op: &Op) -> Eval<()> {
                 }
                 match roles {
                     Some(plan) => super::roles::exec_block(env, body, plan)?,
-                    None => exec_block(env, body)?,
+                    None => {
+                        // Every thread of the block runs what it runs,
+                        // and arrives at a barrier with it.
+                        env.arrivals = *threads;
+                        exec_block(env, body)?;
+                    }
                 }
             }
             Ok(())

@@ -59,6 +59,9 @@ pub(crate) enum Op {
         body: CBlock,
         /// How the block runs its roles, when it has some.
         roles: Option<RolePlan>,
+        /// The block's threads: how many arrive at a barrier together
+        /// in a block without roles.
+        threads: u32,
     },
     Alloc {
         buffer: usize,
@@ -233,6 +236,7 @@ impl Compiler<'_> {
                         .collect::<Eval<_>>()?,
                     body: body_code?,
                     roles: role_plan(body, *threads)?,
+                    threads: *threads,
                 }
             }
             Stmt::Alloc { buffer, init } => {

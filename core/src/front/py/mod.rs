@@ -16,6 +16,7 @@ pub mod codes;
 mod eval;
 mod stage;
 mod tl;
+mod tl_more;
 mod value;
 
 use crate::front::Diagnostic;

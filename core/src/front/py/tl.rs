@@ -112,9 +112,7 @@ const FUNCTIONS: &[&str] = &[
 const KNOWN_UNSUPPORTED: &[&str] = &[
     "reinterpret",
     "alloc_global",
-    "tma_copy",
     "mbarrier_expect_tx",
-    "ClusterKernel",
     "Persistent",
     "annotate_safe_value",
     "call_extern",
@@ -130,9 +128,10 @@ const KNOWN_UNSUPPORTED: &[&str] = &[
 
 /// Looks up `T.<name>`.
 pub(crate) fn attr<'a>(name: &str) -> Option<Value<'a>> {
-    if let Some(d) = DType::from_tilelang_name(name)
-        && !matches!(name, "int" | "float" | "double" | "long" | "short")
-    {
+    if let Some(v) = super::tl_more::attr(name) {
+        return Some(v);
+    }
+    if let Some(d) = DType::from_tilelang_name(name) {
         return Some(Value::DType(d));
     }
     if name == "GemmWarpPolicy" {
@@ -547,7 +546,7 @@ fn check_same_extents(
 
 /// The barrier an `arrive` or `wait` names: a barrier buffer (its first
 /// barrier) or one element of one.
-fn barrier_element<'a>(
+pub(super) fn barrier_element<'a>(
     ev: &mut Evaluator<'a>,
     v: &Value<'a>,
     name: &str,
@@ -1258,11 +1257,21 @@ pub(crate) fn call<'a>(
                     ));
                 }
             }
-            if args.is_empty() || args.len() > 3 {
+            // No grid extents: TileLang binds no block index and launches
+            // one block.
+            let args = if args.is_empty() {
+                vec![Value::Int(1)]
+            } else {
+                args
+            };
+            if args.len() > 3 {
                 return Err(Box::new(
                     Diagnostic::error(
                         codes::BAD_TILELANG_ARGUMENT,
-                        format!("`T.Kernel` takes 1 to 3 grid extents, got {}", args.len()),
+                        format!(
+                            "`T.Kernel` takes at most 3 grid extents, got {}",
+                            args.len()
+                        ),
                         span,
                     )
                     .with_label("grid extents"),
@@ -1690,6 +1699,7 @@ pub(crate) fn call<'a>(
                     "disable_tma",
                     "eviction_policy",
                     "loop_layout",
+                    "annotations",
                 ],
                 args,
                 kwargs,
@@ -1784,12 +1794,30 @@ pub(crate) fn call<'a>(
             let kind = ReduceKind::from_name(&name["reduce_".len()..]).unwrap_or(ReduceKind::Sum);
             let a = Args::new(
                 leak_name(name),
-                &["buffer", "out", "dim", "clear"],
+                &[
+                    "buffer",
+                    "out",
+                    "dim",
+                    "clear",
+                    "batch",
+                    "nan_propagate",
+                    "annotations",
+                ],
                 args,
                 kwargs,
                 span,
             )?;
             need_kernel(ev, &format!("`T.{name}`"), span)?;
+            // How many outputs share one cross-thread reduction, and
+            // lowering controls: neither changes the result.
+            if a.int(4, 1, "`batch`")? < 1 {
+                return Err(err(
+                    codes::BAD_TILELANG_ARGUMENT,
+                    format!("`batch` of `T.{name}` must be at least 1"),
+                    span,
+                ));
+            }
+            a.flag(5, false)?;
             let src = whole_buffer(a.req(0, "a source buffer")?, name, span)?;
             let dst = whole_buffer(a.req(1, "an output buffer")?, name, span)?;
             let dim = a.int(2, -1, "`dim`")?;
@@ -2348,6 +2376,7 @@ pub(crate) fn call<'a>(
                 }
             }
         }
+        more if super::tl_more::handles(more) => super::tl_more::call(ev, more, args, kwargs, span),
         other => Err(Box::new(
             Diagnostic::error(
                 codes::UNSUPPORTED_TILELANG,

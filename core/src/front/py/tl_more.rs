@@ -1,0 +1,353 @@
+//! More of the `T.*` vocabulary: aliases, copies whose mechanism TileLang
+//! lets the user pick (`T.tma_copy`, `T.async_copy`), launch variants
+//! (`T.ClusterKernel`) and hints without effect on results. Each name here
+//! is staged as the tile operation or expression it means in TileLang, or
+//! refused with a diagnostic that says what to write instead.
+
+use super::codes;
+use super::eval::{Evaluator, err};
+use super::value::{EResult, Value};
+use crate::front::Diagnostic;
+use crate::ir::{BinaryOp, DType, Span, UnaryOp};
+
+/// `T.<name>` values this module adds, with the static name each carries.
+const FUNCTIONS: &[(&str, &str)] = &[
+    ("tma_copy", "T.tma_copy"),
+    ("async_copy", "T.async_copy"),
+    ("tma_store_wait", "T.tma_store_wait"),
+    ("ClusterKernel", "T.ClusterKernel"),
+    ("Serial", "T.Serial"),
+    ("Select", "T.Select"),
+    ("__exp", "T.__exp"),
+    ("isfinite", "T.isfinite"),
+    ("pdl_trigger", "T.pdl_trigger"),
+    ("pdl_sync", "T.pdl_sync"),
+    ("annotate_restrict_buffers", "T.annotate_restrict_buffers"),
+    ("annotate_min_blocks_per_sm", "T.annotate_min_blocks_per_sm"),
+    ("dtype", "T.dtype"),
+];
+
+/// Looks up the names this module adds to `T.`.
+pub(crate) fn attr<'a>(name: &str) -> Option<Value<'a>> {
+    // TileLang's short dtype names (`tilelang/language/dtypes.py`).
+    let alias = match name {
+        "int" => Some(DType::I32),
+        "uint" => Some(DType::U32),
+        "long" => Some(DType::I64),
+        "short" => Some(DType::I16),
+        "float" => Some(DType::F32),
+        "double" => Some(DType::F64),
+        _ => None,
+    };
+    if let Some(d) = alias {
+        return Some(Value::DType(d));
+    }
+    FUNCTIONS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, full)| Value::Builtin(full))
+}
+
+/// A note for `T.<name>` when tilec knows why it is refused.
+pub(crate) fn unsupported_note(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "tfloat32" => {
+            "`T.tfloat32` is TensorFloat-32, a 19-bit float format for tensor-core operands; \
+             tilec has no such dtype: keep the operands `T.float32` (tilec's gemm then \
+             multiplies them in full float32 precision)"
+        }
+        "int4" | "uint4" => {
+            "4-bit integers are packed two to a byte; tilec has no such dtype: store the \
+             values as `T.int8` (or pack them by hand into `T.uint8`)"
+        }
+        _ => return None,
+    })
+}
+
+/// Whether `call` stages `T.<name>`.
+pub(crate) fn handles(name: &str) -> bool {
+    FUNCTIONS.iter().any(|(n, _)| *n == name)
+}
+
+/// Keyword arguments of `name` after its positional ones, checked against
+/// `allowed`; returns them.
+fn keywords<'a>(
+    name: &str,
+    kwargs: Vec<(String, Value<'a>)>,
+    allowed: &[&str],
+    span: Span,
+) -> EResult<Vec<(String, Value<'a>)>> {
+    for (k, _) in &kwargs {
+        if !allowed.contains(&k.as_str()) {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::BAD_ARGUMENTS,
+                    format!("`T.{name}` has no parameter `{k}`"),
+                    span,
+                )
+                .with_label("unknown keyword")
+                .with_note(format!("parameters: {}", allowed.join(", "))),
+            ));
+        }
+    }
+    Ok(kwargs)
+}
+
+fn take<'a>(kwargs: &mut Vec<(String, Value<'a>)>, key: &str) -> Option<Value<'a>> {
+    let i = kwargs.iter().position(|(k, _)| k == key)?;
+    Some(kwargs.remove(i).1).filter(|v| !matches!(v, Value::None))
+}
+
+/// The source and destination of a copy variant: positional or keywords.
+fn copy_operands<'a>(
+    name: &str,
+    args: Vec<Value<'a>>,
+    kwargs: &mut Vec<(String, Value<'a>)>,
+    span: Span,
+) -> EResult<Vec<Value<'a>>> {
+    let mut ops = args;
+    if ops.len() > 2 {
+        return Err(err(
+            codes::BAD_ARGUMENTS,
+            format!("`T.{name}` takes a source and a destination, then keywords"),
+            span,
+        ));
+    }
+    for key in ["src", "dst"].iter().skip(ops.len()) {
+        match take(kwargs, key) {
+            Some(v) => ops.push(v),
+            None => {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    format!(
+                        "`T.{name}` needs a {}",
+                        if *key == "src" {
+                            "source"
+                        } else {
+                            "destination"
+                        }
+                    ),
+                    span,
+                ));
+            }
+        }
+    }
+    Ok(ops)
+}
+
+/// Calls `T.<name>` for a name `handles` accepts.
+pub(crate) fn call<'a>(
+    ev: &mut Evaluator<'a>,
+    name: &str,
+    args: Vec<Value<'a>>,
+    kwargs: Vec<(String, Value<'a>)>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    match name {
+        // TileLang's `T.tma_copy` is a copy whose loads the user completes
+        // through a barrier (`barrier=`, then an arrive and a wait on it) and
+        // whose stores through `T.tma_store_wait`. tilec stages it as the
+        // copy it is: a `copy` is complete when the next statement runs, so
+        // the user's arrive and wait still order what they order, and the
+        // transaction count TileLang adds to the barrier is already met.
+        "tma_copy" => {
+            let mut kw = keywords(
+                name,
+                kwargs,
+                &[
+                    "src",
+                    "dst",
+                    "barrier",
+                    "cluster_mask",
+                    "leader_scope_threads",
+                    "eviction_policy",
+                    "annotations",
+                ],
+                span,
+            )?;
+            let ops = copy_operands(name, args, &mut kw, span)?;
+            if take(&mut kw, "cluster_mask").is_some() {
+                return Err(Box::new(
+                    Diagnostic::error(
+                        codes::UNSUPPORTED_TILELANG,
+                        "`T.tma_copy(..., cluster_mask=...)` (a multicast to the blocks of a cluster) is not supported yet",
+                        span,
+                    )
+                    .with_label("multicast copy")
+                    .with_note("without `cluster_mask` each block copies its own tile: drop it, and every block loads the tile itself"),
+                ));
+            }
+            if let Some(bar) = take(&mut kw, "barrier") {
+                // Checked to be a barrier; nothing is staged for it.
+                super::tl::barrier_element(ev, &bar, "tma_copy", span)?;
+            }
+            super::tl::call(ev, "copy", ops, Vec::new(), span)
+        }
+        // `T.async_copy` is a copy into shared memory issued with
+        // `cp.async`, which the user waits for; staged as `copy`, complete
+        // when the next statement runs.
+        "async_copy" => {
+            let mut kw = keywords(
+                name,
+                kwargs,
+                &[
+                    "src",
+                    "dst",
+                    "coalesced_width",
+                    "annotations",
+                    "loop_layout",
+                ],
+                span,
+            )?;
+            let ops = copy_operands(name, args, &mut kw, span)?;
+            super::tl::call(ev, "copy", ops, Vec::new(), span)
+        }
+        // Waits for the stores of `T.tma_copy`: they are complete already.
+        "tma_store_wait" => {
+            keywords(name, kwargs, &["count", "read"], span)?;
+            ev.kernel_stager("`T.tma_store_wait`", span)?;
+            Ok(Value::None)
+        }
+        "ClusterKernel" => {
+            // A launch in clusters of blocks: how blocks are scheduled, not
+            // what they compute. tilec has none of the cluster-level
+            // operations (`T.copy_cluster`, cluster barriers, multicast
+            // copies), so a kernel that compiles does not depend on it.
+            if !kwargs.iter().any(|(k, _)| k == "cluster_dims") {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    "`T.ClusterKernel` needs `cluster_dims`",
+                    span,
+                ));
+            }
+            super::tl::call(ev, "Kernel", args, kwargs, span)
+        }
+        "Serial" => super::tl::call(ev, "serial", args, kwargs, span),
+        "Select" => {
+            keywords(name, kwargs, &[], span)?;
+            let [c, a, b] = args.as_slice() else {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    "`T.Select` takes a condition and two values",
+                    span,
+                ));
+            };
+            ev.select(c, a, b, span)
+        }
+        // TileLang's fast-math exponential (`__expf`): staged as `exp`,
+        // which tilec computes to full precision unless fast math is on.
+        "__exp" => {
+            keywords(name, kwargs, &[], span)?;
+            let [x] = args.as_slice() else {
+                return Err(err(codes::BAD_ARGUMENTS, "`T.__exp` takes one value", span));
+            };
+            let float = match x {
+                Value::Float(_) => true,
+                v if v.is_staged() => {
+                    let st = ev.stager("`T.__exp`", span)?;
+                    let e = st.value_expr(v, None, span)?;
+                    st.ty(e).is_float()
+                }
+                _ => false,
+            };
+            if !float {
+                return Err(err(
+                    codes::BAD_TILELANG_ARGUMENT,
+                    "`T.__exp` takes a floating-point value",
+                    span,
+                ));
+            }
+            super::tl::call(ev, "exp", args, Vec::new(), span)
+        }
+        "isfinite" => {
+            keywords(name, kwargs, &[], span)?;
+            let [x] = args.as_slice() else {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    "`T.isfinite` takes one value",
+                    span,
+                ));
+            };
+            if !x.is_staged() {
+                return match x {
+                    Value::Int(_) | Value::Bool(_) => Ok(Value::Bool(true)),
+                    Value::Float(f) => Ok(Value::Bool(f.is_finite())),
+                    other => Err(err(
+                        codes::TYPE_ERROR,
+                        format!("`T.isfinite` takes a number, got {}", other.a_type_name()),
+                        span,
+                    )),
+                };
+            }
+            let st = ev.stager("`T.isfinite`", span)?;
+            let e = st.value_expr(x, None, span)?;
+            if !st.ty(e).is_float() {
+                return Ok(Value::Expr(st.lit(crate::ir::Literal::Bool(true))));
+            }
+            let nan = st.unary(UnaryOp::IsNan, e, span)?;
+            let inf = st.unary(UnaryOp::IsInf, e, span)?;
+            let either = st.binary(BinaryOp::Or, nan, inf, span)?;
+            Ok(Value::Expr(st.unary(UnaryOp::Not, either, span)?))
+        }
+        // Programmatic dependent launch: when the next kernel may start and
+        // where this one waits for the previous one. Kernels tilec launches
+        // run one after another, so neither changes a result.
+        "pdl_trigger" | "pdl_sync" => {
+            if !args.is_empty() || !kwargs.is_empty() {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    format!("`T.{name}` takes no arguments"),
+                    span,
+                ));
+            }
+            ev.kernel_stager(&format!("`T.{name}`"), span)?;
+            Ok(Value::None)
+        }
+        // Parameters that may alias: tilec never assumes they do not.
+        "annotate_restrict_buffers" => {
+            keywords(name, kwargs, &[], span)?;
+            for v in &args {
+                if !matches!(v, Value::Buffer(_)) {
+                    return Err(err(
+                        codes::TYPE_ERROR,
+                        format!(
+                            "`T.annotate_restrict_buffers` takes buffers, got {}",
+                            v.a_type_name()
+                        ),
+                        span,
+                    ));
+                }
+            }
+            Ok(Value::None)
+        }
+        // An occupancy hint for the register allocator.
+        "annotate_min_blocks_per_sm" => {
+            keywords(name, kwargs, &["n"], span)?;
+            let n = args.first().and_then(Value::as_int);
+            if n.is_none_or(|n| n <= 0) {
+                return Err(err(
+                    codes::BAD_TILELANG_ARGUMENT,
+                    "`T.annotate_min_blocks_per_sm` takes a positive compile-time integer",
+                    span,
+                ));
+            }
+            Ok(Value::None)
+        }
+        "dtype" => {
+            keywords(name, kwargs, &[], span)?;
+            let [d] = args.as_slice() else {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    "`T.dtype` takes one dtype name",
+                    span,
+                ));
+            };
+            Ok(Value::DType(super::tl::dtype_of(d, span)?))
+        }
+        other => Err(err(
+            codes::UNSUPPORTED_TILELANG,
+            format!("`T.{other}` is not supported by tilec"),
+            span,
+        )),
+    }
+}
