@@ -14,6 +14,7 @@ mod builtins;
 pub mod codes;
 mod eval;
 mod stage;
+mod tir;
 mod tl;
 mod value;
 

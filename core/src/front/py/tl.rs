@@ -135,6 +135,9 @@ pub(crate) fn attr<'a>(name: &str) -> Option<Value<'a>> {
     {
         return Some(Value::DType(d));
     }
+    if let Some(v) = super::tir::attr(name) {
+        return Some(v);
+    }
     if name == "GemmWarpPolicy" {
         return Some(Value::Module("T.GemmWarpPolicy"));
     }
@@ -2293,6 +2296,7 @@ pub(crate) fn call<'a>(
                 }
             }
         }
+        n if super::tir::handles(n) => super::tir::call(ev, n, args, kwargs, span),
         other => Err(Box::new(
             Diagnostic::error(
                 codes::UNSUPPORTED_TILELANG,
