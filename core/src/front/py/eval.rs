@@ -98,6 +98,11 @@ impl<'a> Evaluator<'a> {
         self.frames.last().copied().unwrap_or(false) && !self.stagers.is_empty()
     }
 
+    /// Whether the running frame is staged code (a prim_func body or macro).
+    pub(crate) fn in_staged_frame(&self) -> bool {
+        self.staged_frame()
+    }
+
     /// The stager of the kernel being built; an error outside one.
     pub fn stager(&mut self, what: &str, span: Span) -> EResult<&mut Stager> {
         match self.stagers.last_mut() {
@@ -178,6 +183,9 @@ impl<'a> Evaluator<'a> {
         stmts: &'a [ast::Stmt],
         scope: &Rc<Scope<'a>>,
     ) -> EResult<Flow<'a>> {
+        if let Some(flow) = super::tir::exec_block(self, stmts, scope) {
+            return flow;
+        }
         for stmt in stmts {
             match self.exec_stmt(stmt, scope) {
                 Ok(Flow::Normal) => {}
@@ -1161,7 +1169,7 @@ impl<'a> Evaluator<'a> {
                     let s = self.stager("assignment", span)?;
                     let trivially_pure =
                         matches!(s.func.exprs[*e], ir::Expr::Literal(_) | ir::Expr::Var(_));
-                    if !trivially_pure {
+                    if !trivially_pure && !super::tir::substituted_let(s, *e) {
                         let dtype = s.ty(*e);
                         let var = s.add_var(name, dtype, VarKind::Let);
                         s.emit(Stmt::Let { var, value: *e }, span);
@@ -2797,7 +2805,7 @@ pub(crate) fn is_eager(c: &Closure<'_>) -> bool {
             _ => false,
         })
     }
-    !has_prim_func(&def.body) && has_with(&def.body)
+    !has_prim_func(&def.body) && (has_with(&def.body) || super::tir::binds_launch_axes(&def.body))
 }
 
 pub(crate) fn decorator_mentions(e: &ast::Expr, name: &str) -> bool {

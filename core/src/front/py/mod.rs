@@ -15,6 +15,7 @@ mod builtins;
 pub mod codes;
 mod eval;
 mod stage;
+mod tir;
 mod tl;
 mod tl_more;
 mod value;

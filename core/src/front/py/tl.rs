@@ -134,6 +134,9 @@ pub(crate) fn attr<'a>(name: &str) -> Option<Value<'a>> {
     if let Some(d) = DType::from_tilelang_name(name) {
         return Some(Value::DType(d));
     }
+    if let Some(v) = super::tir::attr(name) {
+        return Some(v);
+    }
     if name == "GemmWarpPolicy" {
         return Some(Value::Module("T.GemmWarpPolicy"));
     }
@@ -2377,6 +2380,7 @@ pub(crate) fn call<'a>(
             }
         }
         more if super::tl_more::handles(more) => super::tl_more::call(ev, more, args, kwargs, span),
+        n if super::tir::handles(n) => super::tir::call(ev, n, args, kwargs, span),
         other => Err(Box::new(
             Diagnostic::error(
                 codes::UNSUPPORTED_TILELANG,
