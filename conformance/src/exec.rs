@@ -135,6 +135,7 @@ fn front_end(case: &Case) -> Result<py::Output, String> {
     let options = Options {
         kernel: case.kernel.clone(),
         defines: case.defines.clone(),
+        target: None,
     };
     Ok(py::compile(&source, &options))
 }

@@ -80,6 +80,7 @@ fn compile_case(case: &Case) -> Result<(Module, Option<KernelCall>), String> {
     let options = Options {
         kernel: case.kernel.clone(),
         defines: case.defines.clone(),
+        target: None,
     };
     let out = compile(&source, &options);
     if out.has_errors() {
@@ -102,6 +103,7 @@ fn error_codes(case: &Case) -> Vec<&'static str> {
     let options = Options {
         kernel: case.kernel.clone(),
         defines: case.defines.clone(),
+        target: None,
     };
     compile(&source, &options)
         .diagnostics

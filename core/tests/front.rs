@@ -4,6 +4,8 @@
 //! comments in the file:
 //! - `# KERNEL: matmul(257, 129, 77)` — the `--kernel` expression;
 //! - `# DEFINE: NAME=VALUE` — a `-D` binding (may repeat);
+//! - `# TARGET: sm_90a` — the target whose facts answer build-time device
+//!   queries (default: none, and such queries are errors);
 //! - `# CHECK: text` — the printed IR contains `text`, after the previous
 //!   CHECK's match (in order); `# CHECK-NOT: text` — it does not contain it
 //!   between the neighbouring CHECK matches;
@@ -70,6 +72,9 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
             options
                 .defines
                 .insert(n.trim().to_string(), v.trim().to_string());
+        }
+        if let Some(t) = directive(line, "TARGET") {
+            options.target = Some(py::TargetFacts::for_target(t));
         }
         if let Some(c) = directive(line, "CHECK") {
             checks.push((true, c.to_string()));

@@ -280,6 +280,7 @@ fn compile_source(source: &str, call: &str) -> (Module, Vec<String>) {
         &py::Options {
             kernel: Some(call.to_string()),
             defines: BTreeMap::new(),
+            target: None,
         },
     );
     let messages = out.diagnostics.iter().map(|d| d.message.clone()).collect();

@@ -1195,6 +1195,7 @@ fn held_matrix_groups_get_their_own_pipeline_obligations() {
         &py::Options {
             kernel: Some("matmul(512, 512, 512, num_stages=3)".to_string()),
             defines: Default::default(),
+            target: None,
         },
     );
     let module = out.module.expect("compiles");
@@ -1230,6 +1231,7 @@ fn wgmma_accumulators_are_obligations_too() {
         &py::Options {
             kernel: Some("matmul(512, 512, 512, block_K=64)".to_string()),
             defines: Default::default(),
+            target: None,
         },
     );
     let module = out.module.expect("compiles");

@@ -375,6 +375,14 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub plugins: PluginArgs,
 
+    /// The target the file is checked for: a built-in description (sm_80,
+    /// sm_90a, gfx942, apple) or a plugin's target name. The file's
+    /// build-time device queries (`torch.cuda.get_device_capability()`,
+    /// `driver.get_num_sms()`) are answered from it. Default: sm_80, as
+    /// for `compile`.
+    #[arg(long, value_name = "ARCH")]
+    pub target: Option<String>,
+
     /// Print the result as one JSON object on standard output:
     /// {ok, diagnostics: [{severity, code, message, file, line, col,
     /// end_line, end_col, label, notes, secondary}]}. Lines and columns are

@@ -167,6 +167,15 @@ impl TargetDescription {
         self.sources.iter().find(|source| source.id == id)
     }
 
+    /// The multiprocessor count of the target's parts, when every part
+    /// records one and they all agree (`None` for no parts, or parts that
+    /// differ: then the architecture alone does not say).
+    pub fn multiprocessor_count(&self) -> Option<u32> {
+        let mut counts = self.parts.iter().map(|p| p.multiprocessors);
+        let first = counts.next()??;
+        counts.all(|c| c == Some(first)).then_some(first)
+    }
+
     /// The part whose driver-reported device name is `device`.
     pub fn part(&self, device: &str) -> Option<&Part> {
         self.parts.iter().find(|p| p.device == device)

@@ -214,5 +214,10 @@ pub struct Part {
     /// Off-chip memory bandwidth, GB/s (10^9 bytes per second).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_gbps: Option<u64>,
+    /// Streaming multiprocessors (AMD: compute units) of the part, what
+    /// `multi_processor_count` reports; TileLang files read it at build
+    /// time (`driver.get_num_sms()`) to size persistent grids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multiprocessors: Option<u32>,
     pub provenance: Provenance,
 }

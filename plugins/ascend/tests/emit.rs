@@ -39,6 +39,7 @@ fn module(file: &str, call: &str) -> Module {
         &py::Options {
             kernel: Some(call.to_string()),
             defines: BTreeMap::new(),
+            target: None,
         },
     );
     out.module
@@ -476,6 +477,7 @@ fn refusal_at(src: &str, call: &str) -> (String, String) {
         &py::Options {
             kernel: Some(call.to_string()),
             defines: BTreeMap::new(),
+            target: None,
         },
     );
     let m = out
@@ -543,6 +545,7 @@ fn what_mixed_kernels_cannot_do_is_refused_at_its_line() {
         &py::Options {
             kernel: Some("mixed()".to_string()),
             defines: BTreeMap::new(),
+            target: None,
         },
     );
     let m = out

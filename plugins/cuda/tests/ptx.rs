@@ -177,6 +177,7 @@ fn compile_example(file: &str, call: &str) -> tilec_core::ir::Module {
         &py::Options {
             kernel: Some(call.to_string()),
             defines: BTreeMap::new(),
+            target: None,
         },
     );
     out.module

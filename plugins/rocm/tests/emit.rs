@@ -106,6 +106,7 @@ fn compile_example(file: &Path, call: Option<&str>) -> tilec_core::ir::Module {
         &py::Options {
             kernel: call.map(str::to_string),
             defines: BTreeMap::new(),
+            target: None,
         },
     );
     out.module

@@ -102,7 +102,7 @@ pub fn bench(args: &BenchArgs, cx: &Context) -> Exit {
         sets: 1,
         peak: None,
     };
-    let frontend = Frontend::load(&args.source);
+    let frontend = Frontend::load(&args.source, args.target.as_deref());
     if !args.json {
         eprint!("{}", frontend.render(&cx.renderer));
     }

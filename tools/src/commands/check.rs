@@ -9,7 +9,7 @@ use crate::json;
 
 pub fn run(args: &CheckArgs, cx: &Context) -> Exit {
     let plugin_failures = Plugins::load(&args.plugins.paths, false).explicit_failures();
-    let frontend = Frontend::load(&args.source);
+    let frontend = Frontend::load(&args.source, args.target.as_deref());
     let ok = frontend.succeeded() && plugin_failures.is_empty();
     if args.json {
         let mut diagnostics: Vec<json::Diagnostic> = plugin_failures

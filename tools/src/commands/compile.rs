@@ -85,7 +85,7 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
 
     let mut phases = Phases::default();
     let started = Instant::now();
-    let mut frontend = Frontend::load(&args.source);
+    let mut frontend = Frontend::load(&args.source, target.as_deref());
     phases.record("front end", started);
     let started = Instant::now();
     let mut timings = Vec::new();

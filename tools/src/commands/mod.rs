@@ -47,6 +47,12 @@ pub struct Context {
 }
 
 /// A source file after the front end and the verifier.
+/// The target whose facts answer a file's build-time device queries
+/// (`torch.cuda.get_device_capability()`, `driver.get_num_sms()`) when the
+/// command names none: the default target of the `sim` backend and of the
+/// CUDA plugin, so that `check` and `compile` without `--target` agree.
+pub const FRONT_END_DEFAULT_TARGET: &str = crate::backends::SIM_DEFAULT_TARGET;
+
 #[derive(Debug)]
 pub struct Frontend {
     /// The path as the user wrote it.
@@ -61,8 +67,11 @@ pub struct Frontend {
 }
 
 impl Frontend {
-    /// Reads, compiles and verifies the file `args` names.
-    pub fn load(args: &SourceArgs) -> Frontend {
+    /// Reads, compiles and verifies the file `args` names for `target`
+    /// (the command's `--target`), whose facts answer the file's
+    /// build-time device queries; without one, for
+    /// [`FRONT_END_DEFAULT_TARGET`].
+    pub fn load(args: &SourceArgs, target: Option<&str>) -> Frontend {
         let file = args.file.display().to_string();
         let mut frontend = Frontend {
             file: file.clone(),
@@ -87,6 +96,9 @@ impl Frontend {
             let options = Options {
                 kernel: args.kernel.clone(),
                 defines: args.defines(),
+                target: Some(py::TargetFacts::for_target(
+                    target.unwrap_or(FRONT_END_DEFAULT_TARGET),
+                )),
             };
             let output = py::compile(&text, &options);
             frontend

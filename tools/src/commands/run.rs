@@ -123,7 +123,7 @@ pub fn run(args: &RunArgs, cx: &Context) -> Exit {
         Ok(runner) => runner,
         Err(report) => return finish(args, cx, None, out, Err(Failure::error(report))),
     };
-    let frontend = Frontend::load(&args.source);
+    let frontend = Frontend::load(&args.source, args.target.as_deref());
     out.diagnostics = frontend.json_diagnostics();
     if !args.json {
         eprint!("{}", frontend.render(&cx.renderer));

@@ -128,7 +128,7 @@ pub fn compile_reports(
 }
 
 pub fn run(args: &VerifyArgs, cx: &Context) -> Exit {
-    let frontend = Frontend::load(&args.source);
+    let frontend = Frontend::load(&args.source, args.target.as_deref());
     let target = match target_of(args.target.as_deref()) {
         Ok(t) => t,
         Err(report) => return fail(args, cx, &frontend, vec![report]),

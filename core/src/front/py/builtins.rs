@@ -864,6 +864,9 @@ pub(crate) fn get_attr<'a>(
             .with_label("unknown attribute"),
         )
     };
+    if let Some(v) = super::pylib::get_attr(ev, base, name, span) {
+        return v;
+    }
     match base {
         Value::Module("T") => super::tl::attr(name).ok_or_else(|| {
             let d = Diagnostic::error(
@@ -1265,6 +1268,11 @@ pub(crate) fn call_method<'a>(
             }
             out.push_str(rest);
             Ok(Value::str(&out))
+        }
+        _ if super::pylib::handles(name) => {
+            let mut all = vec![recv.clone()];
+            all.extend(args);
+            super::pylib::call(ev, name, all, kwargs, span)
         }
         _ => Err(err(
             codes::TYPE_ERROR,

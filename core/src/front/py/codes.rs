@@ -31,6 +31,9 @@ pub const POISONED_NAME: &str = "T0108";
 pub const EVAL_LIMIT: &str = "T0109";
 /// Index or key out of range in a compile-time list, tuple, dict or string.
 pub const INDEX_ERROR: &str = "T0110";
+/// A build-time device query (`torch.cuda.get_device_capability()`,
+/// `driver.get_num_sms()`) the compile target cannot answer.
+pub const DEVICE_QUERY: &str = "T0111";
 
 /// No kernel could be selected from the file.
 pub const NO_KERNEL: &str = "T0200";

@@ -65,6 +65,8 @@ pub(crate) struct Evaluator<'a> {
     pub defines: BTreeMap<String, Value<'a>>,
     /// The `-D` names something consumed.
     pub used_defines: std::collections::BTreeSet<String>,
+    /// The target build-time device queries are answered from.
+    pub target: Option<super::pylib::TargetFacts>,
     /// Whether each active frame is staged (prim_func body or macro) or
     /// plain Python (helper functions).
     frames: Vec<bool>,
@@ -82,6 +84,7 @@ impl<'a> Evaluator<'a> {
             globals,
             defines,
             used_defines: std::collections::BTreeSet::new(),
+            target: None,
             frames: vec![false],
             depth: 0,
             steps: 0,
@@ -231,6 +234,10 @@ impl<'a> Evaluator<'a> {
                 for alias in &s.names {
                     let name = alias.name.id.as_str();
                     if name == "*" {
+                        for n in super::pylib::star_names(&base).unwrap_or_default() {
+                            let value = self.get_attr(&base, n, span_of(alias))?;
+                            scope.set(n, value);
+                        }
                         continue;
                     }
                     let value = self
@@ -2281,6 +2288,8 @@ impl<'a> Evaluator<'a> {
     ) -> EResult<Value<'a>> {
         if let Some(rest) = name.strip_prefix("T.") {
             super::tl::call(self, rest, args, kwargs, span)
+        } else if super::pylib::handles(name) {
+            super::pylib::call(self, name, args, kwargs, span)
         } else {
             super::builtins::call(self, name, args, kwargs, span)
         }
@@ -2877,6 +2886,9 @@ fn unsupported_python(what: &str, span: Span) -> Box<Diagnostic> {
 
 /// The module value an `import` binds.
 pub(crate) fn module_value<'a>(name: &str) -> Value<'a> {
+    if let Some(m) = super::pylib::module(name) {
+        return m;
+    }
     match name {
         "tilelang.language" => Value::Module("T"),
         "tilelang" => Value::Module("tilelang"),

@@ -14,6 +14,7 @@ mod big_layout;
 mod builtins;
 pub mod codes;
 mod eval;
+mod pylib;
 mod stage;
 mod tir;
 mod tl;
@@ -30,6 +31,8 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use value::Value;
 
+pub use pylib::TargetFacts;
+
 /// What to compile from a file.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
@@ -41,6 +44,10 @@ pub struct Options {
     /// parameters of the builder. Values are Python literals (`1024`,
     /// `True`, `"float16"`).
     pub defines: BTreeMap<String, String>,
+    /// The target compiled for: build-time device queries
+    /// (`torch.cuda.get_device_capability()`, `driver.get_num_sms()`) are
+    /// answered from it. `None`: such queries are errors.
+    pub target: Option<TargetFacts>,
 }
 
 /// A compile-time argument value of the builder call that produced a kernel.
@@ -187,6 +194,7 @@ fn compile_on_this_thread(source: &str, options: &Options) -> Output {
     }
 
     let mut ev = Evaluator::new(defines.clone());
+    ev.target.clone_from(&options.target);
     ev.exec_module(&module.body);
     let selected = match &kernel_expr {
         Some(expr) => select_by_expression(&mut ev, &expr.body),
