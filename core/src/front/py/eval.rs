@@ -796,13 +796,31 @@ impl<'a> Evaluator<'a> {
                 extents: spec.ranges.iter().map(|r| r.1).collect(),
                 body,
             },
-            LoopSpecKind::Serial(k) => Stmt::For {
-                var: vars[0],
-                start: spec.ranges[0].0,
-                extent: spec.ranges[0].1,
-                kind: kind.unwrap_or_else(|| k.clone()),
-                body,
-            },
+            LoopSpecKind::Serial(k) => {
+                // Several ranges (`T.grid`): serial loops nested in order.
+                let mut body = body;
+                for d in (1..vars.len()).rev() {
+                    let mut outer = ir::Block::new();
+                    outer.push(
+                        Stmt::For {
+                            var: vars[d],
+                            start: spec.ranges[d].0,
+                            extent: spec.ranges[d].1,
+                            kind: ir::LoopKind::Serial,
+                            body,
+                        },
+                        span,
+                    );
+                    body = outer;
+                }
+                Stmt::For {
+                    var: vars[0],
+                    start: spec.ranges[0].0,
+                    extent: spec.ranges[0].1,
+                    kind: kind.unwrap_or_else(|| k.clone()),
+                    body,
+                }
+            }
         };
         if let (Some(w), Stmt::For { var, .. }) = (warning, &stmt) {
             stager.list_warnings.push((*var, w));

@@ -1095,7 +1095,7 @@ fn alloc<'a>(
     Ok(Value::Buffer(b))
 }
 
-fn loop_range<'a>(
+pub(super) fn loop_range<'a>(
     ev: &mut Evaluator<'a>,
     a: &Value<'a>,
     b: Option<&Value<'a>>,

@@ -25,6 +25,7 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("annotate_restrict_buffers", "T.annotate_restrict_buffers"),
     ("annotate_min_blocks_per_sm", "T.annotate_min_blocks_per_sm"),
     ("dtype", "T.dtype"),
+    ("grid", "T.grid"),
 ];
 
 /// Looks up the names this module adds to `T.`.
@@ -332,6 +333,27 @@ pub(crate) fn call<'a>(
                 ));
             }
             Ok(Value::None)
+        }
+        // TVM's `T.grid(a, b, ...)`: serial loops over each extent, the
+        // first outermost.
+        "grid" => {
+            keywords(name, kwargs, &[], span)?;
+            if args.is_empty() {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    "`T.grid` needs at least one extent",
+                    span,
+                ));
+            }
+            let mut ranges = Vec::with_capacity(args.len());
+            for a in &args {
+                ranges.push(super::tl::loop_range(ev, a, None, span)?);
+            }
+            Ok(Value::Loop(std::rc::Rc::new(super::value::LoopSpec {
+                kind: super::value::LoopSpecKind::Serial(crate::ir::LoopKind::Serial),
+                group: None,
+                ranges,
+            })))
         }
         "dtype" => {
             keywords(name, kwargs, &[], span)?;

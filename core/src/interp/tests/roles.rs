@@ -143,3 +143,27 @@ func @f(%A: global f32[4]) {
         "{err}"
     );
 }
+
+#[test]
+fn in_a_block_without_roles_every_thread_arrives() {
+    // 128 threads, 128 arrivals per phase: one `arrive` of the block
+    // completes phase 0, and a second one phase 1.
+    let src = "tile_ir 0.1
+
+func @f(%B: global i32[1]) {
+  kernel grid(1) threads(128) block(%bx) thread(%tx) {
+    alloc_barrier %bar: barrier u64[1] counts(128)
+    arrive %bar[0]
+    wait %bar[0] parity 0
+    %B[0] = 5
+  }
+}
+";
+    let mut args = vec![Tensor::zeros(DType::I32, [1])];
+    run(&function(src), &mut args).expect("runs");
+    assert_eq!(ints(&args[0]), vec![5]);
+    // A count above the block's threads is never met by one arrive.
+    let more = src.replace("counts(128)", "counts(256)");
+    let err = run(&function(&more), &mut args).expect_err("deadlocks");
+    assert!(matches!(err, InterpError::Deadlock { .. }), "{err}");
+}

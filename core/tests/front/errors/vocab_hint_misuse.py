@@ -14,6 +14,8 @@ def vocab_hint_misuse(M=4, N=32):
             T.reduce_sum(F, S, dim=1, batch=0)  # ERROR: T0309
             T.annotate_min_blocks_per_sm(0)  # ERROR: T0309
             T.pdl_trigger(1)  # ERROR: T0102
+            for i, j in T.grid(M):  # ERROR: T0309
+                S[i] = j
             for i in T.Parallel(M):
                 B[i] = T.__exp(S[i])  # ERROR: T0309
 
