@@ -873,7 +873,9 @@ pub(crate) fn get_attr<'a>(
                     span,
                 )
                 .with_label("not supported")
-                .with_note("docs/tilelang-support.md lists the supported TileLang vocabulary"),
+                .with_note(super::tir::refusal_note(name).unwrap_or_else(|| {
+                    "docs/tilelang-support.md lists the supported TileLang vocabulary".into()
+                })),
             )
         }),
         Value::Module("T.GemmWarpPolicy") => match name {
