@@ -875,12 +875,13 @@ pub(crate) fn get_attr<'a>(
                 span,
             )
             .with_label("not supported");
-            Box::new(match super::tl_more::unsupported_note(name) {
-                Some(note) => d.with_note(note),
-                None => {
-                    d.with_note("docs/tilelang-support.md lists the supported TileLang vocabulary")
-                }
-            })
+            let note = super::tl_more::unsupported_note(name)
+                .map(String::from)
+                .or_else(|| super::tir::refusal_note(name))
+                .unwrap_or_else(|| {
+                    "docs/tilelang-support.md lists the supported TileLang vocabulary".into()
+                });
+            Box::new(d.with_note(note))
         }),
         Value::Module("T.GemmWarpPolicy") => match name {
             "Square" => Ok(Value::Policy(GemmPolicy::Square)),

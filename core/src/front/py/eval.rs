@@ -133,7 +133,8 @@ impl<'a> Evaluator<'a> {
                     span,
                 )
                 .with_label("outside any kernel launch")
-                .with_note("wrap the code in `with T.Kernel(grid..., threads=N) as (bx, ...):`"),
+                .with_note("wrap the code in `with T.Kernel(grid..., threads=N) as (bx, ...):`")
+                .with_note(super::tir::OUTSIDE_KERNEL_NOTE),
             ));
         }
         Ok(s)

@@ -37,7 +37,177 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("get_warp_idx_sync", "T.get_warp_idx_sync"),
     ("get_warp_group_idx", "T.get_warp_group_idx"),
     ("align_up", "T.align_up"),
+    ("__ldg", "T.__ldg"),
+    ("tvm_storage_sync", "T.tvm_storage_sync"),
+    ("decl_buffer", "T.decl_buffer"),
+    ("any_of", "T.any_of"),
+    ("all_of", "T.all_of"),
 ];
+
+/// TIR-level and per-thread names of TileLang that tilec refuses: what
+/// each is, and what to write instead.
+const REFUSED: &[(&str, &str)] = &[
+    (
+        "env_thread",
+        "`T.env_thread` declares a launch axis bound later by `T.launch_thread`; write `tx = T.launch_thread(\"threadIdx.x\", n)` directly, or use `T.Kernel`",
+    ),
+    (
+        "attr",
+        "`T.attr` attaches a TIR attribute statement, whose meaning depends on the pass that reads it; write the TileLang construct it stands for (`T.Kernel`, `T.ws`, `T.annotate_layout`, ...)",
+    ),
+    (
+        "handle",
+        "a `T.handle` parameter is an untyped pointer; declare the parameter as a tensor, `A: T.Tensor((M, N), dtype)`",
+    ),
+    (
+        "match_buffer",
+        "`T.match_buffer` views a `T.handle` parameter as a buffer; declare the parameter as a tensor, `A: T.Tensor((M, N), dtype)`",
+    ),
+    (
+        "ptr",
+        "`T.ptr` is a pointer parameter (an address, not a tensor); tilec's kernels take tensors: declare `A: T.Tensor((M, N), dtype)`",
+    ),
+    (
+        "StridedTensor",
+        "`T.StridedTensor` is a tensor with explicit strides, and tilec's tensors are dense and row-major (its IR has no strides); pass a contiguous tensor, `T.Tensor(shape, dtype)`",
+    ),
+    (
+        "shuffle_elect",
+        "`T.shuffle_elect(n)` elects one active lane of every group of `n` threads, which depends on which threads are converged; when the whole group reaches it, write `T.get_thread_binding() % n == 0` (`== 0` for the whole block)",
+    ),
+    (
+        "any_sync",
+        "`T.any_sync` is a warp vote, which tilec's IR does not have; combine the per-thread predicates through a shared buffer (`T.reduce_max` over a fragment, or `T.atomic_add` into shared memory)",
+    ),
+    (
+        "all_sync",
+        "`T.all_sync` is a warp vote, which tilec's IR does not have; combine the per-thread predicates through a shared buffer (`T.reduce_min` over a fragment)",
+    ),
+    (
+        "ballot_sync",
+        "`T.ballot_sync` is a warp vote, which tilec's IR does not have; combine the per-thread predicates through a shared buffer",
+    ),
+    (
+        "warp_reduce_sum",
+        "`T.warp_reduce_sum` reduces across the lanes of a warp, which tilec's IR does not have; reduce a fragment with `T.reduce_sum`",
+    ),
+    (
+        "warp_reduce_max",
+        "`T.warp_reduce_max` reduces across the lanes of a warp, which tilec's IR does not have; reduce a fragment with `T.reduce_max`",
+    ),
+    (
+        "warp_reduce_min",
+        "`T.warp_reduce_min` reduces across the lanes of a warp, which tilec's IR does not have; reduce a fragment with `T.reduce_min`",
+    ),
+    (
+        "shfl_sync",
+        "`T.shfl_sync` exchanges values between lanes of a warp, which tilec's IR does not have; exchange them through a shared buffer and `T.sync_threads()`",
+    ),
+    (
+        "ldg32",
+        "`T.ldg32` loads 32 raw bits as a `uint32`, a reinterpretation tilec's IR does not have; load the elements themselves (`x[i]`)",
+    ),
+    (
+        "ldg64",
+        "`T.ldg64` loads 64 raw bits, a reinterpretation tilec's IR does not have; load the elements themselves (`x[i]`)",
+    ),
+    (
+        "ldg128",
+        "`T.ldg128` loads 128 raw bits, a reinterpretation tilec's IR does not have; load the elements themselves (`x[i]`)",
+    ),
+    (
+        "sync_warp",
+        "`T.sync_warp` is a barrier of one warp, which tilec's IR does not have; when the whole block reaches it, write `T.sync_threads()`",
+    ),
+    (
+        "dp4a",
+        "`T.dp4a` is a four-way int8 dot product into an int32, which tilec's IR does not have; write the four products and sums (`T.cast(a[i], \"int32\") * T.cast(b[i], \"int32\") + ...`)",
+    ),
+    (
+        "address_of",
+        "`T.address_of` takes the address of a buffer element; tilec's IR has no pointers",
+    ),
+    (
+        "access_ptr",
+        "`T.access_ptr` takes the address of a buffer region; tilec's IR has no pointers",
+    ),
+    (
+        "tvm_access_ptr",
+        "`T.tvm_access_ptr` takes the address of a buffer region; tilec's IR has no pointers",
+    ),
+    (
+        "device_assert",
+        "`T.device_assert` checks a condition on the device at run time and traps; tilec has no device-side check: test the condition and write a flag to an output tensor",
+    ),
+    (
+        "Broadcast",
+        "`T.Broadcast` makes a vector value, and tilec's IR has scalar values only; write a `T.Parallel` or `T.vectorized` loop over the lanes",
+    ),
+    (
+        "Ramp",
+        "`T.Ramp` makes a vector of indices, and tilec's IR has scalar values only; write a `T.Parallel` or `T.vectorized` loop over the lanes",
+    ),
+    (
+        "sync_grid",
+        "`T.sync_grid` is a barrier of the whole grid (a cooperative launch), which tilec does not make; split the kernel in two at this point",
+    ),
+    (
+        "named_barrier_arrive",
+        "`T.named_barrier_arrive` arrives at a hardware named barrier without waiting, which tilec's IR does not have; use `T.sync_threads()`, or `T.alloc_barrier` with `T.barrier_arrive` / `T.barrier_wait`",
+    ),
+    (
+        "ptx_cp_async",
+        "`T.ptx_cp_async` emits one PTX cp.async; write `T.copy(global_region, shared_buffer)` and tilec chooses the copy instructions",
+    ),
+    (
+        "atomic_load",
+        "`T.atomic_load` reads with a memory order, and tilec's IR has no ordered loads (its only atomic is `T.atomic_add`)",
+    ),
+    (
+        "atomic_store",
+        "`T.atomic_store` writes with a memory order, and tilec's IR has no ordered stores (its only atomic is `T.atomic_add`)",
+    ),
+];
+
+const IEEE_OPS: &[&str] = &[
+    "ieee_add",
+    "ieee_sub",
+    "ieee_mul",
+    "ieee_fmaf",
+    "ieee_frcp",
+    "ieee_fsqrt",
+    "ieee_frsqrt",
+    "ieee_fdiv",
+];
+
+/// The vector dtypes of TileLang (`float16x2`, `bfloat16x4`, ...).
+fn vector_dtype(name: &str) -> bool {
+    let Some((base, lanes)) = name.rsplit_once('x') else {
+        return false;
+    };
+    !lanes.is_empty()
+        && lanes.bytes().all(|b| b.is_ascii_digit())
+        && DType::from_tilelang_name(base).is_some()
+}
+
+/// Why tilec refuses `T.<name>` and what to write instead, for the note
+/// of its error.
+pub(crate) fn refusal_note(name: &str) -> Option<String> {
+    if let Some((_, why)) = REFUSED.iter().find(|(n, _)| *n == name) {
+        return Some((*why).to_string());
+    }
+    if IEEE_OPS.contains(&name) {
+        return Some(format!(
+            "`T.{name}` is a floating-point operation with an explicit rounding mode, which tilec's IR does not have; the plain operators (`+`, `-`, `*`, `/`, `T.sqrt`) round to nearest"
+        ));
+    }
+    if vector_dtype(name) {
+        return Some(format!(
+            "`T.{name}` is a vector dtype, and tilec's IR has scalar dtypes only; use a buffer of the lanes (`T.alloc_local((lanes,), dtype)`)"
+        ));
+    }
+    None
+}
 
 /// Looks up `T.<name>` among the TIR-level names.
 pub(crate) fn attr<'a>(name: &str) -> Option<Value<'a>> {
@@ -242,6 +412,43 @@ pub(crate) fn call<'a>(
         "get_lane_idx" | "get_warp_idx" | "get_warp_idx_sync" | "get_warp_group_idx" => {
             thread_index(ev, name, &args, &kwargs, span)
         }
+        "__ldg" => {
+            // A read through the read-only cache: the value is the load.
+            match args.as_slice() {
+                [v @ Value::Access(_)] => Ok(v.clone()),
+                [Value::Buffer(b), index] => {
+                    let i = ev.index_expr_of(index, span)?;
+                    ev.index_value(&Value::Buffer(*b), &Value::Expr(i), span)
+                }
+                _ => Err(err(
+                    codes::BAD_ARGUMENTS,
+                    "`T.__ldg` takes a buffer element (`x[i]`), or a buffer and an index",
+                    span,
+                )),
+            }
+        }
+        "tvm_storage_sync" => {
+            let scope = args.first().map(Value::to_py_str);
+            if scope.as_deref() != Some("shared") || args.len() != 1 {
+                return Err(Box::new(
+                    Diagnostic::error(
+                        codes::UNSUPPORTED_TILELANG,
+                        format!(
+                            "`T.tvm_storage_sync` of {} is not supported",
+                            scope.map_or("no scope".to_string(), |s| format!("{s:?}"))
+                        ),
+                        span,
+                    )
+                    .with_label("storage sync")
+                    .with_note("`T.tvm_storage_sync(\"shared\")` is the block barrier (`T.sync_threads()`); tilec has no other"),
+                ));
+            }
+            let st = ev.kernel_stager("`T.tvm_storage_sync`", span)?;
+            st.emit(Stmt::Barrier, span);
+            Ok(Value::None)
+        }
+        "decl_buffer" => decl_buffer(ev, args, kwargs, span),
+        "any_of" | "all_of" => any_all(ev, name, &args, span),
         "align_up" => {
             let [x, y] = args.as_slice() else {
                 return Err(err(
@@ -769,5 +976,200 @@ pub(crate) fn binds_launch_axes(stmts: &[ast::Stmt]) -> bool {
         ast::Stmt::Assign(a) => is_bind(&a.value),
         ast::Stmt::Expr(e) => is_bind(&e.value),
         _ => false,
+    })
+}
+
+/// Why code outside a kernel is refused, and what to write instead.
+pub(crate) const OUTSIDE_KERNEL_NOTE: &str = "TileLang runs code outside a `T.Kernel` on the host: a `@T.prim_func` with no `T.Kernel` (and no `T.launch_thread`/`T.thread_binding`) is a CPU function, built for `target=\"c\"` or `\"llvm\"`, and tilec compiles GPU kernels only; to run such a body on the GPU, put it in `with T.Kernel(1, threads=1):` (one thread) or spread it over blocks and threads";
+
+/// What a `T.gemm` operand in a memory the GPU gemm does not take stands
+/// for in TileLang: its CPU or Metal gemm.
+pub(crate) fn gemm_scope_note(which: &str, scope: ir::Scope) -> Option<&'static str> {
+    match (which, scope) {
+        ("A" | "B", ir::Scope::Local) => Some(
+            "operands in local memory are TileLang's CPU gemm (a scalar loop nest, built for `target=\"c\"`); tilec compiles GPU kernels, whose gemm reads A and B from `T.alloc_shared` buffers or fragments and accumulates into a `T.alloc_fragment`",
+        ),
+        ("C", ir::Scope::Shared) => Some(
+            "an accumulator in shared memory is TileLang's Metal gemm; for the GPU targets tilec compiles, accumulate into `T.alloc_fragment((M, N), accum_dtype)` and `T.copy` it out",
+        ),
+        _ => None,
+    }
+}
+
+/// `T.decl_buffer(shape, dtype, scope=...)` without `data`: an allocation
+/// in that scope, as `T.alloc_buffer`.
+fn decl_buffer<'a>(
+    ev: &mut Evaluator<'a>,
+    args: Vec<Value<'a>>,
+    kwargs: Vec<(String, Value<'a>)>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    const PARAMS: &[&str] = &[
+        "shape",
+        "dtype",
+        "data",
+        "strides",
+        "elem_offset",
+        "scope",
+        "align",
+        "offset_factor",
+        "buffer_type",
+        "axis_separators",
+    ];
+    let mut vals: Vec<Option<Value<'a>>> = vec![None; PARAMS.len()];
+    if args.len() > PARAMS.len() {
+        return Err(err(
+            codes::BAD_ARGUMENTS,
+            "`T.decl_buffer` takes at most 10 arguments",
+            span,
+        ));
+    }
+    for (slot, v) in vals.iter_mut().zip(args) {
+        *slot = Some(v);
+    }
+    for (k, v) in kwargs {
+        let Some(i) = PARAMS.iter().position(|p| *p == k) else {
+            return Err(err(
+                codes::BAD_ARGUMENTS,
+                format!("`T.decl_buffer` has no parameter `{k}`"),
+                span,
+            ));
+        };
+        vals[i] = Some(v);
+    }
+    let given = |v: &Option<Value<'a>>| !matches!(v, None | Some(Value::None));
+    for i in [2, 3, 4] {
+        if given(&vals[i]) {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::UNSUPPORTED_TILELANG,
+                    format!("`T.decl_buffer` with `{}`", PARAMS[i]),
+                    span,
+                )
+                .with_label("a view of other memory")
+                .with_note("tilec's buffers are their own dense row-major storage; allocate one with `T.alloc_shared` / `T.alloc_local` / `T.alloc_fragment` and `T.copy` into it"),
+            ));
+        }
+    }
+    let scope = vals[5].take();
+    let scope_name = scope.as_ref().map(Value::to_py_str);
+    if !matches!(
+        scope_name.as_deref(),
+        Some("shared" | "shared.dyn" | "local" | "local.fragment" | "local.var")
+    ) {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::UNSUPPORTED_TILELANG,
+                format!(
+                    "`T.decl_buffer` in the scope {}",
+                    scope_name.map_or("\"global\" (the default)".to_string(), |s| format!("{s:?}"))
+                ),
+                span,
+            )
+            .with_label("buffer scope")
+            .with_note("tilec allocates buffers in shared memory, local memory or fragments: give `scope=\"shared.dyn\"` (or `\"local\"`, `\"local.fragment\"`), or use `T.alloc_shared` / `T.alloc_local` / `T.alloc_fragment`; barriers come from `T.alloc_barrier`"),
+        ));
+    }
+    let mut rest = Vec::new();
+    if let Some(d) = vals[1].take() {
+        rest.push(("dtype".to_string(), d));
+    }
+    if let Some(s) = scope {
+        rest.push(("scope".to_string(), s));
+    }
+    let shape = vals[0]
+        .take()
+        .ok_or_else(|| err(codes::BAD_ARGUMENTS, "`T.decl_buffer` needs a shape", span))?;
+    super::tl::call(ev, "alloc_buffer", vec![shape], rest, span)
+}
+
+/// Most elements `T.any_of` / `T.all_of` expand to.
+const ANY_ALL_LIMIT: i64 = 256;
+
+/// `T.any_of(region)` / `T.all_of(region)`: whether any (every) element of
+/// the buffer or region is nonzero, the `or` (`and`) of its elements.
+fn any_all<'a>(
+    ev: &mut Evaluator<'a>,
+    name: &str,
+    args: &[Value<'a>],
+    span: Span,
+) -> EResult<Value<'a>> {
+    let [v] = args else {
+        return Err(err(
+            codes::BAD_ARGUMENTS,
+            format!("`T.{name}` takes one buffer or buffer region"),
+            span,
+        ));
+    };
+    let what = format!("`T.{name}`");
+    let op = super::tl::operand(ev, v, &what, span)?;
+    let st = ev.kernel_stager(&what, span)?;
+    let mut extents = Vec::new();
+    for r in &op.region.ranges {
+        match st.func.as_const_int(r.extent) {
+            Some(e) if e >= 0 => extents.push(e),
+            _ => {
+                return Err(err(
+                    codes::NOT_CONSTANT,
+                    format!("the region of `T.{name}` must have compile-time extents"),
+                    span,
+                ));
+            }
+        }
+    }
+    let total = extents.iter().try_fold(1i64, |a, &e| a.checked_mul(e));
+    let total = match total {
+        Some(t) if t <= ANY_ALL_LIMIT => t,
+        _ => {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::UNSUPPORTED_TILELANG,
+                    format!("`T.{name}` of more than {ANY_ALL_LIMIT} elements"),
+                    span,
+                )
+                .with_label("region")
+                .with_note("tilec expands the test element by element; test a smaller region, or reduce the buffer with `T.reduce_max` first"),
+            ));
+        }
+    };
+    let any = name == "any_of";
+    let mut acc: Option<Handle<ir::Expr>> = None;
+    for linear in 0..total {
+        let mut rem = linear;
+        let mut offsets = vec![0i64; extents.len()];
+        for (d, &e) in extents.iter().enumerate().rev() {
+            offsets[d] = rem % e;
+            rem /= e;
+        }
+        let mut indices = Vec::new();
+        for (r, off) in op.region.ranges.iter().zip(offsets) {
+            let o = st.int(off);
+            indices.push(st.binary(ir::BinaryOp::Add, r.start, o, span)?);
+        }
+        let load = st.expr(
+            ir::Expr::Load {
+                buffer: op.region.buffer,
+                indices,
+            },
+            span,
+        )?;
+        let b = st.bool_expr(&Value::Expr(load), span)?;
+        acc = Some(match acc {
+            None => b,
+            Some(a) => st.binary(
+                if any {
+                    ir::BinaryOp::Or
+                } else {
+                    ir::BinaryOp::And
+                },
+                a,
+                b,
+                span,
+            )?,
+        });
+    }
+    Ok(match acc {
+        Some(e) => Value::Expr(e),
+        None => Value::Bool(!any),
     })
 }

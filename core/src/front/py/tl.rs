@@ -374,15 +374,20 @@ fn binary_values<'a>(
 }
 
 /// A resolved tile-op operand.
-struct Operand {
-    region: Region,
+pub(crate) struct Operand {
+    pub(crate) region: Region,
     /// Every index was a point: a head address whose extents may be taken
     /// from the other operand.
     head: bool,
     span: Span,
 }
 
-fn operand<'a>(ev: &mut Evaluator<'a>, v: &Value<'a>, what: &str, span: Span) -> EResult<Operand> {
+pub(crate) fn operand<'a>(
+    ev: &mut Evaluator<'a>,
+    v: &Value<'a>,
+    what: &str,
+    span: Span,
+) -> EResult<Operand> {
     let st = ev.stager(what, span)?;
     match v {
         Value::Buffer(b) => {
@@ -2547,15 +2552,17 @@ fn gemm<'a>(
     ] {
         let b = &f.buffers[o.region.buffer];
         if !allowed.contains(&b.scope) {
-            return Err(Box::new(
-                Diagnostic::error(codes::GEMM_SHAPE, format!("`T.gemm` operand {which} (`{}`) is in {} memory", b.name, b.scope.name()), o.span)
+            let mut d = Diagnostic::error(codes::GEMM_SHAPE, format!("`T.gemm` operand {which} (`{}`) is in {} memory", b.name, b.scope.name()), o.span)
                     .with_label(format!("{} buffer", b.scope.name()))
                     .with_note(if which == "C" {
                         "the accumulator must be a fragment (`T.alloc_fragment`) or a local buffer"
                     } else {
                         "copy the operand into shared memory (`T.alloc_shared` + `T.copy`) or a fragment first"
-                    }),
-            ));
+                    });
+            if let Some(n) = super::tir::gemm_scope_note(which, b.scope) {
+                d = d.with_note(n);
+            }
+            return Err(Box::new(d));
         }
     }
     let dims = |o: &Operand| -> Result<Vec<Option<i64>>, Box<Diagnostic>> {
