@@ -13,6 +13,7 @@
 mod builtins;
 pub mod codes;
 mod eval;
+mod pyclass;
 mod pylib;
 mod stage;
 mod tl;
