@@ -65,7 +65,8 @@ pub(crate) fn builtin_name<'a>(name: &str) -> Option<Value<'a>> {
         _ => NAMES
             .iter()
             .find(|n| **n == name)
-            .map(|n| Value::Builtin(n)),
+            .map(|n| Value::Builtin(n))
+            .or_else(|| super::pylib::builtin_name(name)),
     }
 }
 

@@ -163,6 +163,8 @@ impl<'a> Evaluator<'a> {
     /// Runs module-level statements. Failures poison what they bind.
     pub fn exec_module(&mut self, body: &'a [ast::Stmt]) {
         let globals = self.globals.clone();
+        let doc = super::pyclass::docstring(body);
+        globals.set("__doc__", doc.as_deref().map_or(Value::None, Value::str));
         for stmt in body {
             if let Err(d) = self.exec_stmt(stmt, &globals) {
                 if d.code == stage::CASCADE {
@@ -322,7 +324,10 @@ impl<'a> Evaluator<'a> {
             ast::Stmt::Global(_) | ast::Stmt::Nonlocal(_) => {
                 return Err(unsupported_python("`global` and `nonlocal`", span));
             }
-            ast::Stmt::ClassDef(_) => return Err(unsupported_python("class definitions", span)),
+            ast::Stmt::ClassDef(c) => {
+                let class = super::pyclass::define_class(self, c, scope)?;
+                scope.set(c.name.id.as_str(), class);
+            }
             ast::Stmt::Try(_) => return Err(unsupported_python("`try` statements", span)),
             ast::Stmt::Match(_) => return Err(unsupported_python("`match` statements", span)),
             ast::Stmt::TypeAlias(_) => return Err(unsupported_python("`type` aliases", span)),
@@ -412,7 +417,7 @@ impl<'a> Evaluator<'a> {
         Ok(value)
     }
 
-    fn eval_defaults(
+    pub(crate) fn eval_defaults(
         &mut self,
         params: &'a ast::Parameters,
         scope: &Rc<Scope<'a>>,
@@ -1147,6 +1152,22 @@ impl<'a> Evaluator<'a> {
                     )),
                 }
             }
+            ast::Expr::Attribute(a) => {
+                let base = self.eval(&a.value, scope)?;
+                if let Value::Poison(_) = base {
+                    return Err(stage::cascade());
+                }
+                super::pyclass::set_attr(&base, a.attr.id.as_str(), value).ok_or_else(|| {
+                    Box::new(
+                        Diagnostic::error(
+                            codes::BAD_ASSIGNMENT,
+                            format!("cannot set an attribute of {}", base.a_type_name()),
+                            span_of(target),
+                        )
+                        .with_label("only instances and classes the file defines take attributes"),
+                    )
+                })
+            }
             ast::Expr::Starred(_) => Err(err(
                 codes::BAD_ASSIGNMENT,
                 "starred assignment target outside a tuple",
@@ -1727,7 +1748,12 @@ impl<'a> Evaluator<'a> {
             if result.as_ref().and_then(Value::truthy) == Some(false) {
                 break;
             }
-            let right = self.eval(right_expr, scope)?;
+            let right = match (op, right_expr) {
+                (ast::CmpOp::In | ast::CmpOp::NotIn, ast::Expr::Set(s)) => {
+                    super::pylib::membership_set(self, s, scope)?
+                }
+                _ => self.eval(right_expr, scope)?,
+            };
             let r = self.compare(*op, &left, &right, span)?;
             result = Some(match result {
                 None => r,
@@ -2287,6 +2313,7 @@ impl<'a> Evaluator<'a> {
                 .with_note("use `tilec run FILE --kernel '...'` to run a kernel"),
             )),
             Value::Poison(_) => Err(stage::cascade()),
+            c if super::pyclass::handles(&c) => super::pyclass::call(self, c, args, kwargs, span),
             Value::Opaque(what) => Err(Box::new(
                 Diagnostic::error(codes::UNSUPPORTED_TILELANG, format!("`{what}` is not supported by tilec"), span)
                     .with_label("not available at compile time"),
@@ -2309,6 +2336,8 @@ impl<'a> Evaluator<'a> {
             super::tl::call(self, rest, args, kwargs, span)
         } else if super::pylib::handles(name) {
             super::pylib::call(self, name, args, kwargs, span)
+        } else if super::pyclass::handles(&Value::Builtin(name)) {
+            super::pyclass::call(self, Value::Builtin(name), args, kwargs, span)
         } else {
             super::builtins::call(self, name, args, kwargs, span)
         }
@@ -2799,6 +2828,8 @@ fn py_is<'a>(a: &Value<'a>, b: &Value<'a>) -> bool {
         (Value::List(x), Value::List(y)) => Rc::ptr_eq(x, y),
         (Value::Dict(x), Value::Dict(y)) => Rc::ptr_eq(x, y),
         (Value::Buffer(x), Value::Buffer(y)) => x == y,
+        (Value::Object(x), Value::Object(y)) => Rc::ptr_eq(x, y),
+        (Value::Class(x), Value::Class(y)) => Rc::ptr_eq(x, y),
         _ => false,
     }
 }

@@ -14,6 +14,7 @@ mod big_layout;
 mod builtins;
 pub mod codes;
 mod eval;
+mod pyclass;
 mod pylib;
 mod stage;
 mod tir;

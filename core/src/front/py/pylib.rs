@@ -107,7 +107,16 @@ const MODULES: &[&str] = &[
     "torch.cuda",
     "torch.version",
     "tvm",
+    "dataclasses",
 ];
+
+/// Python built-in names this file adds.
+pub(crate) fn builtin_name<'a>(name: &str) -> Option<Value<'a>> {
+    match name {
+        "super" => Some(Value::Builtin("super")),
+        _ => None,
+    }
+}
 
 /// The module value of an import this file models.
 pub(crate) fn module<'a>(name: &str) -> Option<Value<'a>> {
@@ -135,11 +144,14 @@ pub(crate) fn star_names(module: &Value<'_>) -> Option<&'static [&'static str]> 
 /// Attributes of the modules and values this file models; `None` leaves
 /// the lookup to `builtins::get_attr`.
 pub(crate) fn get_attr<'a>(
-    ev: &Evaluator<'a>,
+    ev: &mut Evaluator<'a>,
     base: &Value<'a>,
     name: &str,
     span: Span,
 ) -> Option<EResult<Value<'a>>> {
+    if let Some(r) = super::pyclass::get_attr(ev, base, name, span) {
+        return Some(r);
+    }
     let opaque = |m: &str| Value::Opaque(Rc::from(format!("{m}.{name}")));
     Some(Ok(match base {
         Value::Module("tilelang") => match name {
@@ -177,12 +189,14 @@ pub(crate) fn get_attr<'a>(
         Value::Module("torch") => match name {
             "cuda" => Value::Module("torch.cuda"),
             "version" => Value::Module("torch.version"),
+            "device" => Value::Builtin("torch.device"),
             _ => return None,
         },
         Value::Module(m @ "torch.cuda") => match name {
             "is_available" => Value::Builtin("torch.cuda.is_available"),
             "get_device_capability" => Value::Builtin("torch.cuda.get_device_capability"),
             "current_device" => Value::Builtin("torch.cuda.current_device"),
+            "get_device_properties" => Value::Builtin("torch.cuda.get_device_properties"),
             _ => opaque(m),
         },
         // `torch.version.hip` is None except in a ROCm build of torch,
@@ -204,6 +218,11 @@ pub(crate) fn get_attr<'a>(
             }
             _ => opaque("torch.version"),
         },
+        Value::Module(m @ "dataclasses") => match name {
+            "dataclass" => Value::Builtin("dataclasses.dataclass"),
+            "field" => Value::Builtin("dataclasses.field"),
+            _ => opaque(m),
+        },
         Value::Module(m @ "tvm") => match name {
             "DataType" => Value::Builtin("tvm.DataType"),
             _ => opaque(m),
@@ -213,6 +232,42 @@ pub(crate) fn get_attr<'a>(
         }
         _ => return None,
     }))
+}
+
+/// A set literal tested for membership (`x in {80, 90}`): its elements as
+/// a tuple, which answers `in` as the set would. Elements must be plain
+/// hashable values; sets used any other way stay T0100.
+pub(crate) fn membership_set<'a>(
+    ev: &mut Evaluator<'a>,
+    set: &'a rustpython_ruff_python_ast::ExprSet,
+    scope: &Rc<super::value::Scope<'a>>,
+) -> EResult<Value<'a>> {
+    let mut items = Vec::with_capacity(set.elts.len());
+    for e in &set.elts {
+        let v = ev.eval(e, scope)?;
+        let hashable = matches!(
+            v,
+            Value::None
+                | Value::Bool(_)
+                | Value::Int(_)
+                | Value::Float(_)
+                | Value::Str(_)
+                | Value::DType(_)
+                | Value::Tuple(_)
+        );
+        if !hashable {
+            return Err(err(
+                codes::TYPE_ERROR,
+                format!(
+                    "a set element must be a compile-time hashable value, not {}",
+                    v.a_type_name()
+                ),
+                super::eval::span_of(e),
+            ));
+        }
+        items.push(v);
+    }
+    Ok(Value::tuple(items))
 }
 
 /// Whether [`call`] implements the built-in `name`.
@@ -226,6 +281,8 @@ pub(crate) fn handles(name: &str) -> bool {
             | "torch.cuda.is_available"
             | "torch.cuda.get_device_capability"
             | "torch.cuda.current_device"
+            | "torch.cuda.get_device_properties"
+            | "torch.device"
             | "tvm.DataType"
             | "int.bit_length"
     )
@@ -411,6 +468,47 @@ pub(crate) fn call<'a>(
         "torch.cuda.current_device" => {
             target(ev, "torch.cuda.current_device", span)?;
             Ok(Value::Int(0))
+        }
+        "torch.device" => {
+            let [Value::Str(s)] = args.as_slice() else {
+                return Err(bad_args(
+                    "torch.device",
+                    span,
+                    "a device name such as \"cuda:0\"",
+                ));
+            };
+            Ok(Value::Opaque(Rc::from(format!("torch.device({s:?})"))))
+        }
+        "torch.cuda.get_device_properties" => {
+            // Every device is the compile target; what the target does not
+            // record is an error when it is used, not a guess.
+            let what = "torch.cuda.get_device_properties";
+            let t = target(ev, what, span)?.clone();
+            let poison =
+                |fact: &str| Value::Poison(Some(Rc::new(*unknown_fact(what, fact, &t, span))));
+            let (major, minor) = match t.capability {
+                Some((a, b)) => (Value::Int(i64::from(a)), Value::Int(i64::from(b))),
+                None => (
+                    poison("a compute capability"),
+                    poison("a compute capability"),
+                ),
+            };
+            let sms = t.multiprocessors.map_or_else(
+                || poison("the number of multiprocessors"),
+                |n| Value::Int(i64::from(n)),
+            );
+            let mut attrs = vec![
+                ("major", major),
+                ("minor", minor),
+                ("multi_processor_count", sms),
+            ];
+            if t.is_hip() {
+                attrs.push(("gcnArchName", Value::str(&t.name)));
+            }
+            Ok(super::pyclass::record(
+                "torch.cuda._CudaDeviceProperties",
+                attrs,
+            ))
         }
         "torch.cuda.get_device_capability" => {
             let t = target(ev, "torch.cuda.get_device_capability", span)?;

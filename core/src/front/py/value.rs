@@ -234,6 +234,17 @@ pub(crate) enum Value<'a> {
     /// `T.const`, possibly before any kernel is being staged; it becomes a
     /// symbolic variable of the function that uses it.
     Symbol(Rc<str>, DType),
+    /// A class the file defines (`pyclass.rs`).
+    Class(Rc<super::pyclass::PyClass<'a>>),
+    /// An instance of a class.
+    Object(Rc<super::pyclass::PyObject<'a>>),
+    /// A method bound to its instance (or a classmethod to its class).
+    BoundMethod(Rc<Value<'a>>, Rc<Closure<'a>>),
+    /// `super(Class, obj)`.
+    Super(
+        Rc<super::pyclass::PyClass<'a>>,
+        Rc<super::pyclass::PyObject<'a>>,
+    ),
     /// Something we cannot model (a torch call result, an unknown attribute);
     /// using it is an error naming what it was.
     Opaque(Rc<str>),
@@ -285,6 +296,10 @@ impl<'a> Value<'a> {
             Value::Loop(_) => "loop range",
             Value::TensorType(_) => "T.Tensor type",
             Value::Symbol(..) => "symbolic size",
+            Value::Class(_) => "class",
+            Value::Object(_) => "object",
+            Value::BoundMethod(..) => "method",
+            Value::Super(..) => "super object",
             Value::Opaque(_) => "opaque value",
             Value::Poison(_) => "undefined value",
         }

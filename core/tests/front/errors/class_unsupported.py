@@ -1,7 +1,7 @@
 import tilelang
 import tilelang.language as T
 
-class Config:  # reported where it is used
+class Config(metaclass=type):  # reported where it is used
     block = 64
 
 
