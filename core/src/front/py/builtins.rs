@@ -866,15 +866,18 @@ pub(crate) fn get_attr<'a>(
     };
     match base {
         Value::Module("T") => super::tl::attr(name).ok_or_else(|| {
-            Box::new(
-                Diagnostic::error(
-                    codes::UNSUPPORTED_TILELANG,
-                    format!("`T.{name}` is not supported by tilec"),
-                    span,
-                )
-                .with_label("not supported")
-                .with_note("docs/tilelang-support.md lists the supported TileLang vocabulary"),
+            let d = Diagnostic::error(
+                codes::UNSUPPORTED_TILELANG,
+                format!("`T.{name}` is not supported by tilec"),
+                span,
             )
+            .with_label("not supported");
+            Box::new(match super::blackwell::unsupported_note(name) {
+                Some(note) => d.with_note(note),
+                None => {
+                    d.with_note("docs/tilelang-support.md lists the supported TileLang vocabulary")
+                }
+            })
         }),
         Value::Module("T.GemmWarpPolicy") => match name {
             "Square" => Ok(Value::Policy(GemmPolicy::Square)),
