@@ -879,6 +879,7 @@ pub(crate) fn get_attr<'a>(
             let note = super::tl_more::unsupported_note(name)
                 .map(String::from)
                 .or_else(|| super::tir::refusal_note(name))
+                .or_else(|| super::blackwell::unsupported_note(name).map(String::from))
                 .unwrap_or_else(|| {
                     "docs/tilelang-support.md lists the supported TileLang vocabulary".into()
                 });

@@ -2314,10 +2314,14 @@ impl<'a> Evaluator<'a> {
             )),
             Value::Poison(_) => Err(stage::cascade()),
             c if super::pyclass::handles(&c) => super::pyclass::call(self, c, args, kwargs, span),
-            Value::Opaque(what) => Err(Box::new(
-                Diagnostic::error(codes::UNSUPPORTED_TILELANG, format!("`{what}` is not supported by tilec"), span)
-                    .with_label("not available at compile time"),
-            )),
+            Value::Opaque(what) => {
+                let d = Diagnostic::error(codes::UNSUPPORTED_TILELANG, format!("`{what}` is not supported by tilec"), span)
+                    .with_label("not available at compile time");
+                Err(Box::new(match super::blackwell::unsupported_note(&what) {
+                    Some(note) => d.with_note(note),
+                    None => d,
+                }))
+            }
             other => Err(Box::new(
                 Diagnostic::error(codes::NOT_CALLABLE, format!("{} is not callable", other.a_type_name()), span)
                     .with_label("called here"),

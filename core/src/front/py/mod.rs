@@ -11,6 +11,7 @@
 //! built-ins, `math`, methods), `codes.rs` (stable diagnostic codes).
 
 mod big_layout;
+mod blackwell;
 mod builtins;
 pub mod codes;
 mod eval;
