@@ -130,11 +130,9 @@ impl Lower<'_> {
     ) {
         for stmt in &block.stmts {
             match stmt {
-                ir::Stmt::Let { var, value } => {
-                    if self.reads_tdep(*value) {
-                        self.tdep.insert(*var);
-                        self.tdep_lets.insert(*var, *value);
-                    }
+                ir::Stmt::Let { var, value } if self.reads_tdep(*value) => {
+                    self.tdep.insert(*var);
+                    self.tdep_lets.insert(*var, *value);
                 }
                 ir::Stmt::For {
                     var,
