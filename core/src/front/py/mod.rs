@@ -13,6 +13,7 @@
 mod builtins;
 pub mod codes;
 mod eval;
+mod params;
 mod stage;
 mod tl;
 mod value;
