@@ -77,6 +77,18 @@ pub trait Backend: std::fmt::Debug {
         compiled: &CompileResult,
         func: &Function,
         args: &mut [Tensor],
+    ) -> Result<(), BackendError> {
+        self.execute_with(compiled, func, args, &interp::SymbolValues::new())
+    }
+    /// [`Backend::execute`] with explicit `values` of the function's
+    /// scalar parameters (which are passed at launch, never bound from
+    /// shapes) and of any symbolic size.
+    fn execute_with(
+        &self,
+        compiled: &CompileResult,
+        func: &Function,
+        args: &mut [Tensor],
+        values: &interp::SymbolValues,
     ) -> Result<(), BackendError>;
 }
 
@@ -260,11 +272,12 @@ impl Backend for Reference {
         })
     }
 
-    fn execute(
+    fn execute_with(
         &self,
         compiled: &CompileResult,
         func: &Function,
         args: &mut [Tensor],
+        values: &interp::SymbolValues,
     ) -> Result<(), BackendError> {
         // Run what was compiled, not the caller's module: the artifact is
         // the contract.
@@ -276,7 +289,11 @@ impl Backend for Reference {
             .iter()
             .find(|f| f.name == func.name)
             .ok_or_else(|| BackendError::Protocol(format!("no function `{}`", func.name)))?;
-        interp::run(loaded, args).map_err(|e| {
+        let options = interp::RunOptions {
+            symbols: values.clone(),
+            ..interp::RunOptions::default()
+        };
+        interp::run_with(loaded, args, &options).map_err(|e| {
             BackendError::Refused(PluginError::new(ErrorCode::Internal, e.to_string()))
         })
     }
@@ -380,15 +397,16 @@ impl Backend for Plugin {
         Ok(self.plugin.compile(module, &self.target.arch, options)?)
     }
 
-    fn execute(
+    fn execute_with(
         &self,
         compiled: &CompileResult,
         func: &Function,
         args: &mut [Tensor],
+        values: &interp::SymbolValues,
     ) -> Result<(), BackendError> {
         let buffers = self.upload(func, args)?;
         let result = self
-            .prepare(compiled, func, args, &buffers)
+            .prepare(compiled, func, args, &buffers, values)
             .and_then(|launches| {
                 for launch in launches {
                     self.call(launch)?;
@@ -428,7 +446,16 @@ impl Plugin {
             let module = self.load_module(compiled)?;
             let per_set = uploaded
                 .iter()
-                .map(|buffers| self.launches(compiled, func, args, buffers, module))
+                .map(|buffers| {
+                    self.launches(
+                        compiled,
+                        func,
+                        args,
+                        buffers,
+                        module,
+                        &interp::SymbolValues::new(),
+                    )
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             let kernels = per_set.first().map_or(0, Vec::len);
             let mut times = Vec::with_capacity(kernels);
@@ -539,9 +566,10 @@ impl Plugin {
         func: &Function,
         args: &[Tensor],
         buffers: &BTreeMap<String, u64>,
+        values: &interp::SymbolValues,
     ) -> Result<Vec<RuntimeRequest>, BackendError> {
         let module = self.load_module(compiled)?;
-        self.launches(compiled, func, args, buffers, module)
+        self.launches(compiled, func, args, buffers, module, values)
     }
 
     /// Loads the compile result's first artifact; the module's handle.
@@ -567,9 +595,10 @@ impl Plugin {
         args: &[Tensor],
         buffers: &BTreeMap<String, u64>,
         module: u64,
+        values: &interp::SymbolValues,
     ) -> Result<Vec<RuntimeRequest>, BackendError> {
         let shapes: Vec<Vec<usize>> = args.iter().map(|t| t.shape.clone()).collect();
-        let symbols = interp::bind_symbols(func, &shapes)
+        let symbols = interp::bind_symbols_with(func, &shapes, values)
             .map_err(|e| BackendError::Protocol(format!("cannot bind sizes: {e}")))?;
         let mut launches = Vec::with_capacity(compiled.kernels.len());
         for kernel in &compiled.kernels {
@@ -707,17 +736,18 @@ impl Backend for Sim {
         })
     }
 
-    fn execute(
+    fn execute_with(
         &self,
         compiled: &CompileResult,
         func: &Function,
         args: &mut [Tensor],
+        values: &interp::SymbolValues,
     ) -> Result<(), BackendError> {
         let text = artifact_text(compiled)?;
         let module = tilec_core::thread::parse_module(text)
             .map_err(|e| BackendError::Protocol(format!("artifact does not parse: {e}")))?;
         let shapes: Vec<Vec<usize>> = args.iter().map(|t| t.shape.clone()).collect();
-        let symbols = interp::bind_symbols(func, &shapes)
+        let symbols = interp::bind_symbols_with(func, &shapes, values)
             .map_err(|e| BackendError::Protocol(format!("cannot bind sizes: {e}")))?;
         let options = tilec_core::simt::SimtOptions {
             symbols,

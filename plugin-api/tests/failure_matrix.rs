@@ -360,6 +360,7 @@ fn gemm_module(defines: &[(&str, &str)]) -> Module {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
+        target: None,
     };
     let out = tilec_core::front::py::compile(GEMM_PY, &options);
     assert!(!out.has_errors(), "{:?}", out.diagnostics);

@@ -304,6 +304,19 @@ pub struct Manifest {
     /// Whether the kernel ran to completion (after-run files exist).
     pub completed: bool,
     pub params: Vec<ManifestParam>,
+    /// The kernel's scalar parameters and the values passed at launch.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scalars: Vec<ManifestScalar>,
+}
+
+/// A scalar parameter of `run --dump`'s manifest.
+#[derive(Debug, Serialize)]
+pub struct ManifestScalar {
+    /// Position in the kernel's signature, counting tensors and scalars.
+    pub position: u32,
+    pub name: String,
+    pub dtype: &'static str,
+    pub value: i64,
 }
 
 /// Serializes a document as one line of JSON.

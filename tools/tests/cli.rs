@@ -995,3 +995,67 @@ fn sim_backend_refuses_unknown_targets() {
         assert!(text.contains("sm_80, sm_90a, gfx942, apple"), "{text}");
     }
 }
+
+/// A kernel with a scalar parameter: the first `n` elements of a row grow
+/// by `n`; the grid follows `n` too.
+const SCALAR_KERNEL: &str = r#"
+import tilelang.language as T
+
+
+@T.prim_func
+def bump(A: T.Tensor((64,), T.int32), n: T.int32):
+    with T.Kernel(T.ceildiv(n, 16), threads=16) as bx:
+        for i in T.serial(16):
+            if bx * 16 + i < n:
+                A[bx * 16 + i] = A[bx * 16 + i] + n
+"#;
+
+#[test]
+fn run_takes_scalar_parameters_from_defines() {
+    let dir = scratch("scalar_param");
+    let _ = std::fs::create_dir_all(&dir);
+    let file = dir.join("bump.py");
+    let _ = std::fs::write(&file, SCALAR_KERNEL);
+    let shown = file.display().to_string();
+
+    // No value: an error naming the parameter and what to write.
+    let out = tilec(&["run", &shown, "--color", "never"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the scalar parameter `n: T.int32` of kernel `bump` has no value"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("-D n=<integer>"), "{}", stderr(&out));
+    let out = tilec(&["run", &shown, "-D", "n=x", "--color", "never"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(stderr(&out).contains("needs a `T.int32` integer value"));
+
+    // With a value: the interpreter and the SIMT interpreter agree, and
+    // the dump's manifest records it.
+    let dump = dir.join("dump");
+    let dump_shown = dump.display().to_string();
+    let out = tilec(&[
+        "run",
+        &shown,
+        "-D",
+        "n=37",
+        "--backend",
+        "sim",
+        "--check",
+        "--dump",
+        &dump_shown,
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("A (int32): ok"), "{}", stdout(&out));
+    let manifest: serde_json::Value = std::fs::read(dump.join("manifest.json"))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default();
+    assert_eq!(manifest["scalars"][0]["name"], "n");
+    assert_eq!(manifest["scalars"][0]["value"], 37);
+    assert_eq!(manifest["scalars"][0]["position"], 1);
+    let out = tilec(&["run", &shown, "-D", "n=37", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json(&out)["symbols"]["n"], 37);
+}

@@ -59,6 +59,10 @@ pub enum InterpError {
         "symbolic size `{name}` has no value: bind it through the shape of an argument or pass it explicitly"
     )]
     UnboundSymbol { name: String },
+    #[error(
+        "scalar parameter `{name}` has no value: a scalar parameter is passed at launch, never bound from shapes"
+    )]
+    UnboundScalar { name: String },
     #[error("the function has no symbolic size named `{name}`")]
     UnknownSymbol { name: String },
 

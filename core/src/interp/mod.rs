@@ -332,6 +332,19 @@ pub fn bind_symbols(func: &Function, shapes: &[Vec<usize>]) -> Result<SymbolValu
     })
 }
 
+/// [`bind_symbols`] starting from explicit `values` (which scalar
+/// parameters need: they are never bound from shapes).
+pub fn bind_symbols_with(
+    func: &Function,
+    shapes: &[Vec<usize>],
+    values: &SymbolValues,
+) -> Result<SymbolValues, InterpError> {
+    with_large_stack(|| {
+        let bound = symbols::bind(func, shapes, values)?;
+        Ok(symbols::by_name(func, &bound))
+    })
+}
+
 /// The shape of every parameter of `func`, in order, given the values of
 /// the symbolic sizes its extents use. A missing symbol is an
 /// [`InterpError::UnboundSymbol`] naming it.

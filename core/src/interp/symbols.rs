@@ -46,6 +46,16 @@ pub(crate) fn bind(
         });
     }
     let mut bound = preset(func, values)?;
+    // TileLang passes a scalar parameter at launch, even when a shape
+    // would tell its value; it must be given.
+    for s in &func.scalars {
+        if bound.get(s.var.index()).copied().flatten().is_none() {
+            let name = func.vars.try_get(s.var).map(|v| v.name.clone());
+            return Err(InterpError::UnboundScalar {
+                name: name.unwrap_or_default(),
+            });
+        }
+    }
     let malformed = |detail: String| InterpError::Malformed {
         detail,
         span: Span::UNKNOWN,

@@ -892,6 +892,21 @@ pub struct Param {
     pub buffer: Handle<Buffer>,
 }
 
+/// A scalar parameter of a function (TileLang's `n: T.int32` in a
+/// `prim_func` signature): a run-time value the caller passes at launch.
+/// Its variable is a symbolic size (`VarKind::Symbolic`, an integer type,
+/// listed in [`Function::symbols`] after the other symbols, in signature
+/// order) whose value is given explicitly rather than bound from the
+/// shapes of the arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ScalarParam {
+    pub var: Handle<Var>,
+    /// Position in the source signature, counting buffer and scalar
+    /// parameters alike (`out_idx` is normalized to indices into
+    /// [`Function::params`]).
+    pub position: u32,
+}
+
 /// Function-level attributes carried from the source (`out_idx`,
 /// `pass_configs`).
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -937,6 +952,8 @@ pub struct Function {
     pub body: Block,
     /// Span of each buffer's declaration, indexed like `buffers`.
     pub buffer_spans: Vec<Span>,
+    /// Scalar parameters, in signature order (Tile IR format 0.7).
+    pub scalars: Vec<ScalarParam>,
 }
 
 /// A translation unit: the functions compiled together.
@@ -1071,6 +1088,11 @@ impl Function {
             }
             _ => None,
         }
+    }
+
+    /// Whether the symbolic variable `var` is a scalar parameter.
+    pub fn is_scalar_param(&self, var: Handle<Var>) -> bool {
+        self.scalars.iter().any(|s| s.var == var)
     }
 
     /// Buffers passed as parameters.

@@ -216,6 +216,8 @@ pub enum VerifyError {
     },
     #[error("out_idx entry {index} is not the index of a parameter")]
     OutIdx { index: u32 },
+    #[error("scalar parameter {index}: {detail}")]
+    ScalarParam { index: usize, detail: String },
     #[error("kernel inside another statement; kernels appear only at function top level")]
     NestedKernel { span: Span },
     #[error("`{stmt}` outside a kernel")]
@@ -426,6 +428,7 @@ impl VerifyError {
             | E::DuplicateName { .. }
             | E::ParamScope { .. }
             | E::OutIdx { .. }
+            | E::ScalarParam { .. }
             | E::DuplicateFunction { .. } => Span::UNKNOWN,
         }
     }
@@ -734,6 +737,37 @@ impl<'a> Checker<'a> {
         for &index in &f.attrs.out_idx {
             if index as usize >= f.params.len() {
                 self.error(VerifyError::OutIdx { index });
+            }
+        }
+        self.check_scalar_params();
+    }
+
+    /// Scalar parameters are the last symbols, in signature order, at
+    /// distinct positions of the signature.
+    fn check_scalar_params(&mut self) {
+        let f = self.f;
+        let total = f.params.len() + f.scalars.len();
+        let tail = f.symbols.len().checked_sub(f.scalars.len());
+        let mut last = None;
+        for (index, s) in f.scalars.iter().enumerate() {
+            let problem = if tail.is_none_or(|t| f.symbols.get(t + index) != Some(&s.var)) {
+                Some("its variable is not among the last symbols, in signature order".to_string())
+            } else if s.position as usize >= total {
+                Some(format!(
+                    "position {} is outside a signature of {total} parameters",
+                    s.position
+                ))
+            } else if last.is_some_and(|l| l >= s.position) {
+                Some(format!(
+                    "position {} does not follow the previous scalar parameter's",
+                    s.position
+                ))
+            } else {
+                None
+            };
+            last = Some(s.position);
+            if let Some(detail) = problem {
+                self.error(VerifyError::ScalarParam { index, detail });
             }
         }
     }

@@ -18,7 +18,7 @@ use super::{ParseError, VERSION, binary_function_from_name, infix_from_punct};
 use crate::ir::{
     AtomicValue, BinaryOp, Block, BlockOrder, Buffer, BufferLayout, DType, DTypeKind, Expr,
     Function, GemmPolicy, Handle, Literal, LoopKind, Module, Param, PipelineSchedule, Placement,
-    Range, ReduceKind, Region, Scope, Span, Stmt, UnaryOp, Var, VarKind,
+    Range, ReduceKind, Region, ScalarParam, Scope, Span, Stmt, UnaryOp, Var, VarKind,
 };
 use std::collections::HashMap;
 
@@ -368,13 +368,32 @@ impl Parser {
         }
         let after_symbols = self.pos;
         self.pos = params_at;
+        // A buffer parameter is `%name: scope dtype[...]`, a scalar one
+        // `%name: dtype` (a symbol the caller passes, after the others).
+        let mut position = 0u32;
         let params = self.list(")", |p| {
+            let at = position;
+            position += 1;
+            let is_scalar = matches!(
+                &p.peek_nth(2).tok,
+                Tok::Ident(s) if Scope::from_name(s).is_none()
+            );
+            if is_scalar {
+                let b = p.binder()?;
+                let v = p.bind(&b, VarKind::Symbolic)?;
+                p.f.symbols.push(v);
+                p.f.scalars.push(ScalarParam {
+                    var: v,
+                    position: at,
+                });
+                return Ok(None);
+            }
             let (tok, name, buffer, decl_span) = p.buffer_decl()?;
             let b = p.f.add_buffer(buffer, decl_span);
             p.define(&tok, &name, Entity::Buffer(b))?;
-            Ok(Param { buffer: b })
+            Ok(Some(Param { buffer: b }))
         })?;
-        self.f.params = params;
+        self.f.params = params.into_iter().flatten().collect();
         self.pos = after_symbols;
 
         if self.eat_keyword("attrs") {

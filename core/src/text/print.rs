@@ -130,16 +130,44 @@ impl Printer<'_> {
         self.out.push_str("func ");
         sigil_name(&mut self.out, '@', &f.name);
         self.out.push('(');
-        for (i, param) in f.params.iter().enumerate() {
+        // Buffer and scalar parameters in signature order; a scalar one is
+        // `%name: dtype`.
+        let mut buffers = f.params.iter();
+        let mut scalars = f.scalars.iter().peekable();
+        for i in 0.. {
+            let param = match scalars.peek() {
+                Some(s) if s.position as usize <= i => scalars.next().map(|s| Err(s.var)),
+                _ => buffers
+                    .next()
+                    .map(|p| Ok(p.buffer))
+                    .or_else(|| scalars.next().map(|s| Err(s.var))),
+            };
+            let Some(param) = param else {
+                break;
+            };
             if i > 0 {
                 self.out.push_str(", ");
             }
-            self.buffer_decl(param.buffer);
+            match param {
+                Ok(b) => self.buffer_decl(b),
+                Err(v) => {
+                    self.var_name(v);
+                    if let Some(var) = self.f.vars.try_get(v) {
+                        let _ = write!(self.out, ": {}", var.dtype);
+                    }
+                }
+            }
         }
         self.out.push(')');
-        if !f.symbols.is_empty() {
+        let symbols: Vec<_> = f
+            .symbols
+            .iter()
+            .copied()
+            .filter(|&s| !f.is_scalar_param(s))
+            .collect();
+        if !symbols.is_empty() {
             self.out.push_str(" symbols(");
-            for (i, &s) in f.symbols.iter().enumerate() {
+            for (i, &s) in symbols.iter().enumerate() {
                 if i > 0 {
                     self.out.push_str(", ");
                 }

@@ -495,12 +495,14 @@ fn execute_plugin(
         )))
     })?;
     let start = Instant::now();
-    plugin.execute(&compiled, func, &mut tensors).map_err(|e| {
-        Failure::fail(Report::error(format!(
-            "the kernel `{}` failed on {} ({}): {e}",
-            func.name, device.name, device.arch
-        )))
-    })?;
+    plugin
+        .execute_with(&compiled, func, &mut tensors, &options.symbols)
+        .map_err(|e| {
+            Failure::fail(Report::error(format!(
+                "the kernel `{}` failed on {} ({}): {e}",
+                func.name, device.name, device.arch
+            )))
+        })?;
     out.time_ms = Some(start.elapsed().as_secs_f64() * 1e3);
     let run = Ran {
         params,
@@ -617,6 +619,10 @@ pub(crate) fn symbol_values(
     let mut values = SymbolValues::new();
     for &symbol in &func.symbols {
         let name = &func.vars[symbol].name;
+        if func.is_scalar_param(symbol) {
+            values.insert(name.clone(), scalar_param_value(func, symbol, defines)?);
+            continue;
+        }
         let Some(text) = defines.get(name) else {
             return Err(Report::error(format!(
                 "the symbolic size `{name}` of kernel `{}` has no value",
@@ -637,6 +643,53 @@ pub(crate) fn symbol_values(
         values.insert(name.clone(), value);
     }
     Ok(values)
+}
+
+/// The scalar parameters of `func` with their `-D` values, for the
+/// manifest of `--dump` (a run only starts once every one has a value).
+fn manifest_scalars(
+    func: &Function,
+    defines: &std::collections::BTreeMap<String, String>,
+) -> Vec<json::ManifestScalar> {
+    func.scalars
+        .iter()
+        .filter_map(|s| {
+            let v = func.vars.try_get(s.var)?;
+            Some(json::ManifestScalar {
+                position: s.position,
+                name: v.name.clone(),
+                dtype: v.dtype.tilelang_name(),
+                value: scalar_param_value(func, s.var, defines).ok()?,
+            })
+        })
+        .collect()
+}
+
+/// The value of the scalar parameter `var`, from `-D NAME=VALUE`: TileLang
+/// passes it at launch, so it needs a value even where a tensor's shape
+/// would tell it.
+fn scalar_param_value(
+    func: &Function,
+    var: tilec_core::ir::Handle<tilec_core::ir::Var>,
+    defines: &std::collections::BTreeMap<String, String>,
+) -> Result<i64, Report> {
+    let v = &func.vars[var];
+    let (name, dtype) = (&v.name, v.dtype.tilelang_name());
+    let Some(text) = defines.get(name) else {
+        return Err(Report::error(format!(
+            "the scalar parameter `{name}: T.{dtype}` of kernel `{}` has no value",
+            func.name
+        ))
+        .with_note(format!(
+            "pass the value it takes at launch with `-D {name}=<integer>`"
+        )));
+    };
+    let value = parse_python_int(text).filter(|&x| v.dtype.wrap_i64(x) == x);
+    value.ok_or_else(|| {
+        Report::error(format!(
+            "`-D {name}={text}`: the scalar parameter `{name}` needs a `T.{dtype}` integer value"
+        ))
+    })
 }
 
 /// Parses a Python integer literal: optional sign, `_` separators, and
@@ -859,6 +912,7 @@ impl Dump {
                     files: files.clone(),
                 })
                 .collect(),
+            scalars: manifest_scalars(func, &args.source.defines()),
         };
         let text =
             serde_json::to_string_pretty(&manifest).unwrap_or_else(|_| json::to_line(&manifest));

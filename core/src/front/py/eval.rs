@@ -2643,7 +2643,7 @@ impl<'a> Evaluator<'a> {
         outer: &Rc<Scope<'a>>,
         scope: &Rc<Scope<'a>>,
     ) -> EResult<()> {
-        for p in def.parameters.iter_non_variadic_params() {
+        for (position, p) in def.parameters.iter_non_variadic_params().enumerate() {
             let pspan = span_of(p);
             let name = p.parameter.name.id.as_str();
             let Some(ann) = &p.parameter.annotation else {
@@ -2666,6 +2666,10 @@ impl<'a> Evaluator<'a> {
                     st.func.params.push(ir::Param { buffer: b });
                     scope.set(name, Value::Buffer(b));
                 }
+                Value::DType(dtype) => {
+                    let v = self.stage_scalar_param(name, dtype, position, span_of(&**ann))?;
+                    scope.set(name, v);
+                }
                 other => {
                     return Err(Box::new(
                         Diagnostic::error(
@@ -2674,7 +2678,7 @@ impl<'a> Evaluator<'a> {
                             span_of(&**ann),
                         )
                         .with_label("annotation")
-                        .with_note("tilec supports tensor parameters (`T.Tensor`, `T.Buffer`); pass scalars as compile-time builder arguments"),
+                        .with_note("tilec supports tensor parameters (`T.Tensor`, `T.Buffer`) and integer scalars (`n: T.int32`)"),
                     ));
                 }
             }
@@ -2700,11 +2704,28 @@ impl<'a> Evaluator<'a> {
         };
         let bound = self.bind_params(c, args, kwargs, span, true)?;
         let scope = Scope::child(&c.scope);
+        let mut stager = Stager::new(&c.name);
+        stager.eager = Some(EagerState::default());
+        self.stagers.push(stager);
         let mut signature = Vec::new();
         for (n, v) in bound {
             match v {
                 Some(v) => scope.set(&n, v),
                 None => {
+                    // A signature annotation declares the parameter as an
+                    // annotation statement in the body would.
+                    match self.eager_signature_param(def, &n, signature.len(), &c.scope) {
+                        Ok(Some(v)) => {
+                            scope.set(&n, v);
+                            signature.push(n.clone());
+                            continue;
+                        }
+                        Ok(None) => {}
+                        Err(d) => {
+                            self.stagers.pop();
+                            return Err(d);
+                        }
+                    }
                     signature.push(n.clone());
                     scope.set(
                         &n,
@@ -2715,12 +2736,9 @@ impl<'a> Evaluator<'a> {
                 }
             }
         }
-        let mut stager = Stager::new(&c.name);
-        stager.eager = Some(EagerState {
-            signature,
-            ..EagerState::default()
-        });
-        self.stagers.push(stager);
+        if let Some(e) = self.stagers.last_mut().and_then(|st| st.eager.as_mut()) {
+            e.signature = signature;
+        }
         self.frames.push(true);
         self.depth += 1;
         let flow = self.exec_block(&def.body, &scope);
@@ -2765,6 +2783,7 @@ impl<'a> Evaluator<'a> {
         for n in &eager.signature {
             match eager.declared.get(n) {
                 Some(b) => params.push(*b),
+                None if eager.scalars.contains(n) => {}
                 None => {
                     return Err(Box::new(
                         Diagnostic::error(
@@ -2882,7 +2901,7 @@ pub(crate) fn decorator_mentions(e: &ast::Expr, name: &str) -> bool {
 
 fn apply_jit_attrs(f: &mut ir::Function, j: &JitValue<'_>, span: Span) -> EResult<()> {
     if let Some(idx) = &j.out_idx {
-        let n = i64::try_from(f.params.len()).unwrap_or(i64::MAX);
+        let n = i64::try_from(f.params.len() + f.scalars.len()).unwrap_or(i64::MAX);
         let mut out = Vec::new();
         for &i in idx {
             let k = if i < 0 { n + i } else { i };
@@ -2897,6 +2916,17 @@ fn apply_jit_attrs(f: &mut ir::Function, j: &JitValue<'_>, span: Span) -> EResul
                     .with_secondary(span, "kernel built here"),
                 ));
             }
+            let k = super::params::buffer_index(f, usize::try_from(k).unwrap_or(0)).map_err(|name| {
+                Box::new(
+                    Diagnostic::error(
+                        codes::BAD_TILELANG_ARGUMENT,
+                        format!("`out_idx` {i} names the scalar parameter `{name}`; outputs are tensors"),
+                        j.span,
+                    )
+                    .with_label("out_idx given here")
+                    .with_secondary(span, "kernel built here"),
+                )
+            })?;
             let k = u32::try_from(k).unwrap_or(0);
             if !out.contains(&k) {
                 out.push(k);

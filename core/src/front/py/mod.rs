@@ -15,6 +15,7 @@ mod blackwell;
 mod builtins;
 pub mod codes;
 mod eval;
+mod params;
 mod pyclass;
 mod pylib;
 mod stage;

@@ -28,6 +28,8 @@ pub(crate) struct EagerState {
     pub outputs: Vec<Handle<ir::Buffer>>,
     /// Buffers named by `return`.
     pub returned: Vec<Handle<ir::Buffer>>,
+    /// Signature parameters that are scalars (`n: T.int32`).
+    pub scalars: Vec<String>,
 }
 
 /// Context of the innermost open `T.Kernel`.
@@ -96,6 +98,7 @@ impl Stager {
 
     /// Finishes the function: the outermost block becomes its body.
     pub fn finish(mut self) -> ir::Function {
+        self.order_scalar_symbols();
         while self.blocks.len() > 1 {
             let b = self.pop_block();
             self.blocks
