@@ -1331,3 +1331,46 @@ fn source_lines_annotate_the_ptx() {
             .unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
+/// PTX is ASCII only (`ptxas` and the driver's JIT stop at the first other
+/// byte, comments included): a kernel whose source lines carry comments in
+/// another script, in a file whose name is not ASCII, still assembles; the
+/// quoted lines keep those characters as `\u{...}` escapes.
+#[test]
+fn source_lines_outside_ascii_are_escaped() {
+    use tilec_backend_cuda::Cuda;
+    use tilec_plugin_api::{
+        BackendPlugin, CompileOptions, CompileRequest, IrDocument, SOURCE_NAME_OPTION,
+        SOURCE_TEXT_OPTION, TILE_IR_FORMAT,
+    };
+
+    let source = "import tilelang.language as T\n\n\n@T.prim_func\ndef main(A: T.Tensor((64,), \"float32\"), B: T.Tensor((64,), \"float32\")):\n    with T.Kernel(1, threads=64) as bx:  # 一个块\n        for i in T.Parallel(64):\n            B[i] = A[i] * 2.0  # 乘以二 ×2\n";
+    let out = py::compile(source, &py::Options::default());
+    let module = out
+        .module
+        .unwrap_or_else(|| panic!("{:?}", out.diagnostics));
+    let request = CompileRequest {
+        ir: IrDocument {
+            format: TILE_IR_FORMAT,
+            module,
+        },
+        target: "sm_80".to_string(),
+        options: CompileOptions {
+            emit: "ptx".to_string(),
+            fast_math: false,
+            extra: BTreeMap::from([
+                (SOURCE_NAME_OPTION.to_string(), "内核.py".to_string()),
+                (SOURCE_TEXT_OPTION.to_string(), source.to_string()),
+            ]),
+        },
+    };
+    let result = Cuda::compile(request).unwrap_or_else(|e| panic!("{}", e.message));
+    let ptx = String::from_utf8(result.artifacts[0].bytes.clone()).unwrap_or_default();
+    assert!(ptx.is_ascii(), "non-ASCII PTX");
+    assert!(
+        ptx.contains("# \\u{4e58}\\u{4ee5}\\u{4e8c} \\u{d7}2"),
+        "{ptx}"
+    );
+    assert!(ptx.contains(".file 1 \"\\u{5185}\\u{6838}.py\""), "{ptx}");
+    assemble(&ptx, "sm_80", "non-ASCII source lines").unwrap_or_else(|e| panic!("{e}"));
+}

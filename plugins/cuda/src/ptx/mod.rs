@@ -117,6 +117,7 @@ impl SourceText {
                     out.push(c);
                 }
                 c if c.is_control() => out.push('_'),
+                c if !c.is_ascii() => out.extend(c.escape_unicode()),
                 c => out.push(c),
             }
         }

@@ -54,8 +54,11 @@ impl Body {
         });
     }
 
+    /// A comment line; characters outside ASCII (a source line's comment
+    /// in another script) are written as `\u{...}` escapes, since `ptxas`
+    /// and the driver's JIT refuse any non-ASCII byte, comments included.
     pub fn comment(&mut self, text: impl Into<String>) {
-        self.lines.push(Line::Comment(text.into()));
+        self.lines.push(Line::Comment(ascii_only(&text.into())));
     }
 
     pub fn blank(&mut self) {
@@ -382,4 +385,20 @@ mod tests {
         assert!(!is_ptx_identifier("1x"));
         assert!(!is_ptx_identifier("a-b"));
     }
+}
+
+/// `text` with every non-ASCII character replaced by its `\u{...}` escape.
+pub(crate) fn ascii_only(text: &str) -> String {
+    if text.is_ascii() {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_ascii() {
+                c.to_string()
+            } else {
+                c.escape_unicode().to_string()
+            }
+        })
+        .collect()
 }
