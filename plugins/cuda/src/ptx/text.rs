@@ -343,6 +343,22 @@ pub(crate) fn is_ptx_identifier(name: &str) -> bool {
     }
 }
 
+/// `text` with every non-ASCII character replaced by its `\u{...}` escape.
+pub(crate) fn ascii_only(text: &str) -> String {
+    if text.is_ascii() {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_ascii() {
+                c.to_string()
+            } else {
+                c.escape_unicode().to_string()
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -385,20 +401,4 @@ mod tests {
         assert!(!is_ptx_identifier("1x"));
         assert!(!is_ptx_identifier("a-b"));
     }
-}
-
-/// `text` with every non-ASCII character replaced by its `\u{...}` escape.
-pub(crate) fn ascii_only(text: &str) -> String {
-    if text.is_ascii() {
-        return text.to_string();
-    }
-    text.chars()
-        .map(|c| {
-            if c.is_ascii() {
-                c.to_string()
-            } else {
-                c.escape_unicode().to_string()
-            }
-        })
-        .collect()
 }
