@@ -168,6 +168,44 @@ impl Lower<'_> {
         }
     }
 
+    /// Refuses a tile operation whose region (or filled or added value)
+    /// reads the thread index: TileLang runs such an operation once per
+    /// thread (`T.copy(x[tx, 0], frag)` copies each thread's own row),
+    /// while the lowering spreads a tile operation over the block's
+    /// threads as one operation, which would compute something else.
+    pub(super) fn refuse_thread_dependent_tile(&self, stmt: &ir::Stmt) -> Result<()> {
+        let region = |r: &ir::Region| {
+            r.ranges
+                .iter()
+                .any(|x| self.reads_tdep(x.start) || self.reads_tdep(x.extent))
+        };
+        let dependent = match stmt {
+            ir::Stmt::Copy { src, dst } => region(src) || region(dst),
+            ir::Stmt::Gemm { a, b, c, .. } => region(a) || region(b) || region(c),
+            ir::Stmt::Fill { dst, value } => region(dst) || self.reads_tdep(*value),
+            ir::Stmt::AtomicAdd { dst, value } => {
+                region(dst)
+                    || match value {
+                        ir::AtomicValue::Region(r) => region(r),
+                        ir::AtomicValue::Scalar(e) => self.reads_tdep(*e),
+                    }
+            }
+            _ => false,
+        };
+        if dependent {
+            return Err(unsupported(
+                format!(
+                    "{} whose region depends on the thread index (TileLang runs it once per \
+                     thread; tilec spreads a tile operation over the block: write the \
+                     per-thread part as element stores, or index by the block)",
+                    tile_word(stmt)
+                ),
+                self.span,
+            ));
+        }
+        Ok(())
+    }
+
     /// Whether an expression reads the thread index (directly or through
     /// a thread-dependent variable).
     pub(super) fn reads_tdep(&self, e: Handle<ir::Expr>) -> bool {

@@ -2398,6 +2398,7 @@ impl<'a> Lower<'a> {
     }
 
     fn cooperative(&mut self, stmt: &ir::Stmt, out: &mut Vec<Stmt>) -> Result<()> {
+        self.refuse_thread_dependent_tile(stmt)?;
         // Tile-op regions the verifier proved inside their buffers.
         let span = self.span;
         let region = |r: &Region| {
