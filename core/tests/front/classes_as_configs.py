@@ -1,3 +1,4 @@
+# RUN
 """Classes as build-time configs: class attributes, __init__, methods,
 properties, static and class methods, dataclasses, super()."""
 # CHECK: f32[96]

@@ -1,3 +1,4 @@
+# RUN
 # Build-time device queries are answered from the compile target's
 # description: sm_90a has compute capability 9.0 and its parts 132 SMs.
 # TARGET: sm_90a

@@ -1,3 +1,4 @@
+# RUN
 # TileLang's short dtype names: `T.float` is float32, `T.int` int32,
 # `T.long` int64, `T.short` int16, `T.uint` uint32, `T.double` float64;
 # `T.dtype("...")` names a dtype by its string.

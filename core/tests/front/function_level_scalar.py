@@ -1,3 +1,4 @@
+# RUN-SYMBOL: K=1000
 # A size computed outside the kernel from symbolic sizes names that
 # expression: it is used inside the kernel as it is.
 # CHECK-NOT: let

@@ -1,3 +1,4 @@
+# RUN
 # `T.grid(a, b)` is serial loops nested in order, one variable per extent.
 # CHECK: for %i in serial(0, 4)
 # CHECK: for %j in serial(0, 8)

@@ -1,3 +1,4 @@
+# RUN
 # `T.Kernel` without grid extents launches one block; `T.ClusterKernel`
 # launches blocks in clusters, which is how they are scheduled, not what
 # they compute: staged as `kernel` with its grid.

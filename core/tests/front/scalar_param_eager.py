@@ -1,3 +1,4 @@
+# RUN-SYMBOL: n=3
 import tilelang
 import tilelang.language as T
 

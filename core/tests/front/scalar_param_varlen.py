@@ -1,3 +1,4 @@
+# RUN-SYMBOL: max_len=40
 import tilelang
 import tilelang.language as T
 

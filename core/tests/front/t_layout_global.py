@@ -1,3 +1,4 @@
+# RUN
 # A `T.Layout` annotating a global buffer rearranges the caller's tensor:
 # element (i0, i1, ...) is read and written at the offset the function
 # gives, as TileLang addresses it. The layout is pinned on the parameter

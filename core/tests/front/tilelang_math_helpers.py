@@ -1,3 +1,4 @@
+# RUN
 # tilelang.math's helpers run at build time, as in TileLang:
 # next_power_of_2(x) is 1 << (x - 1).bit_length(), cdiv(a, b) is
 # (a + b - 1) // b, also on run-time values.

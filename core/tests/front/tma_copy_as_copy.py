@@ -1,3 +1,4 @@
+# RUN
 # `T.tma_copy` is a copy: a load the user completes with an arrive and a
 # wait on its barrier, a store with `T.tma_store_wait`. Each is staged as
 # `copy`, which is complete before the next statement, so the arrive and

@@ -1,3 +1,4 @@
+# RUN
 # Aliases and hints: `T.Serial` is `T.serial`, `T.Select` is
 # `T.if_then_else`, `T.__exp` is `T.exp`, `T.isfinite(x)` is neither NaN
 # nor infinite; programmatic-launch calls, `T.annotate_restrict_buffers`,
