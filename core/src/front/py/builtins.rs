@@ -133,7 +133,7 @@ fn layout_constructor<'a>(
     })))
 }
 
-fn bad_args(name: &str, span: Span, expected: &str) -> Box<Diagnostic> {
+pub(super) fn bad_args(name: &str, span: Span, expected: &str) -> Box<Diagnostic> {
     Box::new(
         Diagnostic::error(
             codes::BAD_ARGUMENTS,

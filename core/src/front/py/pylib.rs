@@ -9,6 +9,7 @@
 //! ([`TargetFacts`], `Options::target`), never from the machine tilec runs
 //! on; a fact the target does not record is a diagnostic, not a guess.
 
+use super::builtins::bad_args;
 use super::codes;
 use super::eval::{Evaluator, err};
 use super::value::{EResult, PyBinOp, Value};
@@ -311,17 +312,6 @@ fn unknown_fact(what: &str, fact: &str, t: &TargetFacts, span: Span) -> Box<Diag
         )
         .with_label("a build-time device query")
         .with_note("tilec answers device queries from the compile target's description (docs/targets.md), never from the machine it runs on; write the value instead"),
-    )
-}
-
-fn bad_args(name: &str, span: Span, expected: &str) -> Box<Diagnostic> {
-    Box::new(
-        Diagnostic::error(
-            codes::BAD_ARGUMENTS,
-            format!("`{name}` expects {expected}"),
-            span,
-        )
-        .with_label("in this call"),
     )
 }
 

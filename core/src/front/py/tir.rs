@@ -1004,46 +1004,14 @@ fn decl_buffer<'a>(
     kwargs: Vec<(String, Value<'a>)>,
     span: Span,
 ) -> EResult<Value<'a>> {
-    const PARAMS: &[&str] = &[
-        "shape",
-        "dtype",
-        "data",
-        "strides",
-        "elem_offset",
-        "scope",
-        "align",
-        "offset_factor",
-        "buffer_type",
-        "axis_separators",
-    ];
-    let mut vals: Vec<Option<Value<'a>>> = vec![None; PARAMS.len()];
-    if args.len() > PARAMS.len() {
-        return Err(err(
-            codes::BAD_ARGUMENTS,
-            "`T.decl_buffer` takes at most 10 arguments",
-            span,
-        ));
-    }
-    for (slot, v) in vals.iter_mut().zip(args) {
-        *slot = Some(v);
-    }
-    for (k, v) in kwargs {
-        let Some(i) = PARAMS.iter().position(|p| *p == k) else {
-            return Err(err(
-                codes::BAD_ARGUMENTS,
-                format!("`T.decl_buffer` has no parameter `{k}`"),
-                span,
-            ));
-        };
-        vals[i] = Some(v);
-    }
-    let given = |v: &Option<Value<'a>>| !matches!(v, None | Some(Value::None));
+    let params = super::tl::BUFFER_PARAMS;
+    let a = super::tl::Args::new("decl_buffer", params, args, kwargs, span)?;
     for i in [2, 3, 4] {
-        if given(&vals[i]) {
+        if a.get(i).is_some() {
             return Err(Box::new(
                 Diagnostic::error(
                     codes::UNSUPPORTED_TILELANG,
-                    format!("`T.decl_buffer` with `{}`", PARAMS[i]),
+                    format!("`T.decl_buffer` with `{}`", params[i]),
                     span,
                 )
                 .with_label("a view of other memory")
@@ -1051,7 +1019,7 @@ fn decl_buffer<'a>(
             ));
         }
     }
-    let scope = vals[5].take();
+    let scope = a.get(5).cloned();
     let scope_name = scope.as_ref().map(Value::to_py_str);
     if !matches!(
         scope_name.as_deref(),
@@ -1071,14 +1039,15 @@ fn decl_buffer<'a>(
         ));
     }
     let mut rest = Vec::new();
-    if let Some(d) = vals[1].take() {
+    if let Some(d) = a.get(1).cloned() {
         rest.push(("dtype".to_string(), d));
     }
     if let Some(s) = scope {
         rest.push(("scope".to_string(), s));
     }
-    let shape = vals[0]
-        .take()
+    let shape = a
+        .get(0)
+        .cloned()
         .ok_or_else(|| err(codes::BAD_ARGUMENTS, "`T.decl_buffer` needs a shape", span))?;
     super::tl::call(ev, "alloc_buffer", vec![shape], rest, span)
 }

@@ -168,15 +168,30 @@ fn leak_t(name: &'static str) -> &'static str {
         .or_insert_with(|| Box::leak(format!("T.{name}").into_boxed_str()))
 }
 
+/// The parameters of TVM's buffer declarations (`T.Tensor`, `T.Buffer`,
+/// `T.decl_buffer`), in order.
+pub(super) const BUFFER_PARAMS: &[&str] = &[
+    "shape",
+    "dtype",
+    "data",
+    "strides",
+    "elem_offset",
+    "scope",
+    "align",
+    "offset_factor",
+    "buffer_type",
+    "axis_separators",
+];
+
 /// Call arguments matched against a parameter list.
-struct Args<'a> {
+pub(super) struct Args<'a> {
     name: &'static str,
     values: Vec<Option<Value<'a>>>,
     span: Span,
 }
 
 impl<'a> Args<'a> {
-    fn new(
+    pub(super) fn new(
         name: &'static str,
         params: &[&str],
         args: Vec<Value<'a>>,
@@ -221,7 +236,7 @@ impl<'a> Args<'a> {
         Ok(Args { name, values, span })
     }
 
-    fn get(&self, i: usize) -> Option<&Value<'a>> {
+    pub(super) fn get(&self, i: usize) -> Option<&Value<'a>> {
         match self.values.get(i) {
             Some(Some(Value::None)) | Some(None) | None => None,
             Some(Some(v)) => Some(v),
@@ -1208,24 +1223,7 @@ pub(crate) fn call<'a>(
             "T.macro"
         })),
         "Tensor" | "Buffer" => {
-            let a = Args::new(
-                "Tensor",
-                &[
-                    "shape",
-                    "dtype",
-                    "data",
-                    "strides",
-                    "elem_offset",
-                    "scope",
-                    "align",
-                    "offset_factor",
-                    "buffer_type",
-                    "axis_separators",
-                ],
-                args,
-                kwargs,
-                span,
-            )?;
+            let a = Args::new("Tensor", BUFFER_PARAMS, args, kwargs, span)?;
             let shape = shape_values(a.req(0, "a shape")?);
             let dtype = match a.get(1) {
                 Some(d) => dtype_of(d, span)?,
