@@ -957,6 +957,22 @@ pub(crate) fn get_attr<'a>(
             _ => Ok(Value::Opaque(Rc::from(format!("functools.{name}")))),
         },
         Value::OpaqueModule(m) => Ok(Value::Opaque(Rc::from(format!("{m}.{name}")))),
+        // `tilelang.PassConfigKey` is a `str` enum: the members tilec reads
+        // are their strings (`TL_ENABLE_FAST_MATH` is "tl.enable_fast_math").
+        Value::Opaque(what)
+            if matches!(
+                &**what,
+                "tilelang.PassConfigKey" | "tilelang.transform.PassConfigKey"
+            ) =>
+        {
+            let key = name
+                .strip_prefix("TL_")
+                .map(|rest| format!("tl.{}", rest.to_ascii_lowercase()));
+            Ok(match key {
+                Some(key) if KNOWN_PASS_CONFIGS.contains(&key.as_str()) => Value::str(&key),
+                _ => Value::Opaque(Rc::from(format!("{what}.{name}"))),
+            })
+        }
         Value::Opaque(what) => Ok(Value::Opaque(Rc::from(format!("{what}.{name}")))),
         Value::Poison(_) => Err(super::stage::cascade()),
         Value::Buffer(b) => {
