@@ -73,6 +73,12 @@
 //! - The fragment rule: inside a `parallel` nest, every index of a load from
 //!   or store to a `fragment` buffer depends on a variable of an enclosing
 //!   `parallel` loop, except a literal `0` on a dimension of extent 1.
+//! - Register bounds: an index of an unguarded load from or store to a
+//!   `fragment`, `local` or `var` buffer of constant extent, when
+//!   its range follows from literals and enclosing `parallel` variables
+//!   alone (sums, differences, products, floor divisions and remainders),
+//!   lies inside the extent. Unguarded: not under an `if` inside the
+//!   `parallel` nest, not in an arm of a `select`.
 //!   (A serial loop variable alone, or another constant, is an error: the
 //!   element would not be owned by the iterating thread.)
 //!
@@ -81,8 +87,8 @@
 //! problem it finds, not only the first.
 
 use crate::ir::{
-    AtomicValue, Block, Buffer, BufferLayout, DType, Expr, Function, Handle, Literal, LoopKind,
-    Module, PipelineSchedule, Region, Scope, Span, Stmt, TypeError, Var, VarKind,
+    AtomicValue, BinaryOp, Block, Buffer, BufferLayout, DType, Expr, Function, Handle, Literal,
+    LoopKind, Module, PipelineSchedule, Region, Scope, Span, Stmt, TypeError, Var, VarKind,
 };
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -365,6 +371,16 @@ pub enum VerifyError {
         dim: usize,
         span: Span,
     },
+    #[error("index {dim} of `%{name}` ranges over {lo}..={hi}, outside its extent {extent}")]
+    IndexOutOfBounds {
+        buffer: Handle<Buffer>,
+        name: String,
+        dim: usize,
+        lo: i64,
+        hi: i64,
+        extent: i64,
+        span: Span,
+    },
     #[error(
         "pipelined loop `{which}` list has {found} entries but the body has {expected} statements"
     )]
@@ -418,6 +434,7 @@ impl VerifyError {
             | E::ParallelArity { span, .. }
             | E::ParallelExtent { span, .. }
             | E::FragmentIndex { span, .. }
+            | E::IndexOutOfBounds { span, .. }
             | E::PipelineAnnotation { span, .. } => *span,
             E::ExprTypesLength { .. }
             | E::BufferSpansLength { .. }
@@ -527,6 +544,11 @@ struct Checker<'a> {
     var_visible: Vec<bool>,
     /// Variables of the enclosing `parallel` loops.
     var_parallel: Vec<bool>,
+    /// The constant extent of each enclosing `parallel` variable.
+    var_extent: Vec<Option<i64>>,
+    /// `if` statements entered inside the innermost `parallel` nest: their
+    /// bodies may be guarding an access, so its bounds are not judged.
+    guard_depth: u32,
     buffer_declared: Vec<bool>,
     buffer_visible: Vec<bool>,
     /// Names made visible, in order, so that closing a scope hides them.
@@ -551,6 +573,8 @@ impl<'a> Checker<'a> {
             var_bound: vec![false; f.vars.len()],
             var_visible: vec![false; f.vars.len()],
             var_parallel: vec![false; f.vars.len()],
+            var_extent: vec![None; f.vars.len()],
+            guard_depth: 0,
             buffer_declared: vec![false; f.buffers.len()],
             buffer_visible: vec![false; f.buffers.len()],
             undo: Vec::new(),
@@ -959,6 +983,7 @@ impl<'a> Checker<'a> {
                 Some(HandleRef::Var(v)) => {
                     self.var_visible[v.index()] = false;
                     self.var_parallel[v.index()] = false;
+                    self.var_extent[v.index()] = None;
                 }
                 Some(HandleRef::Buffer(b)) => self.buffer_visible[b.index()] = false,
                 Some(HandleRef::Expr(_)) | None => {}
@@ -997,10 +1022,11 @@ impl<'a> Checker<'a> {
             });
             return;
         }
-        let mut stack = vec![root];
+        // Each operand with whether it sits in an arm of a `select`.
+        let mut stack = vec![(root, false)];
         let mut seen = HashSet::new();
-        while let Some(h) = stack.pop() {
-            if !seen.insert(h) {
+        while let Some((h, in_arm)) = stack.pop() {
+            if !seen.insert((h, in_arm)) {
                 continue;
             }
             // Dangling operands were reported with the arenas.
@@ -1023,10 +1049,22 @@ impl<'a> Checker<'a> {
                         self.use_buffer(*buffer, span);
                         self.data_buffer(*buffer, span);
                         self.fragment_rule(*buffer, indices, span);
+                        if !in_arm {
+                            self.bounds_rule(*buffer, indices, span);
+                        }
                     }
-                    stack.extend(indices.iter().copied());
+                    stack.extend(indices.iter().map(|&i| (i, in_arm)));
                 }
-                other => stack.extend(other.operands()),
+                Expr::Select {
+                    cond,
+                    then,
+                    otherwise,
+                } => {
+                    stack.push((*cond, in_arm));
+                    stack.push((*then, true));
+                    stack.push((*otherwise, true));
+                }
+                other => stack.extend(other.operands().into_iter().map(|o| (o, in_arm))),
             }
         }
     }
@@ -1090,6 +1128,90 @@ impl<'a> Checker<'a> {
             }
         }
         false
+    }
+
+    /// The values an index can take, when they follow from literals and the
+    /// enclosing `parallel` variables alone.
+    fn index_range(&self, e: Handle<Expr>, depth: u32) -> Option<(i64, i64)> {
+        if depth > 64 {
+            return None;
+        }
+        match self.f.exprs.try_get(e)? {
+            Expr::Literal(Literal::Int(v, _)) => Some((*v, *v)),
+            Expr::Var(v) => {
+                let n = self.var_extent.get(v.index()).copied().flatten()?;
+                Some((0, n - 1))
+            }
+            Expr::Cast { arg, dtype } if dtype.is_int() => self.index_range(*arg, depth + 1),
+            Expr::Binary { op, lhs, rhs } => {
+                let (a, b) = self.index_range(*lhs, depth + 1)?;
+                let (c, d) = self.index_range(*rhs, depth + 1)?;
+                match op {
+                    BinaryOp::Add => Some((a.checked_add(c)?, b.checked_add(d)?)),
+                    BinaryOp::Sub => Some((a.checked_sub(d)?, b.checked_sub(c)?)),
+                    BinaryOp::Mul => {
+                        let p = [
+                            a.checked_mul(c)?,
+                            a.checked_mul(d)?,
+                            b.checked_mul(c)?,
+                            b.checked_mul(d)?,
+                        ];
+                        Some((*p.iter().min()?, *p.iter().max()?))
+                    }
+                    BinaryOp::FloorDiv if c == d && c > 0 => {
+                        Some((a.div_euclid(c), b.div_euclid(c)))
+                    }
+                    BinaryOp::FloorMod if c == d && c > 0 => {
+                        if a.div_euclid(c) == b.div_euclid(c) {
+                            Some((a.rem_euclid(c), b.rem_euclid(c)))
+                        } else {
+                            Some((0, c - 1))
+                        }
+                    }
+                    BinaryOp::Min => Some((a.min(c), b.min(d))),
+                    BinaryOp::Max => Some((a.max(c), b.max(d))),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The on-chip bounds rule: an unguarded index whose range is known lies
+    /// inside the buffer's constant extent.
+    fn bounds_rule(&mut self, b: Handle<Buffer>, indices: &[Handle<Expr>], span: Span) {
+        if self.guard_depth > 0 {
+            return;
+        }
+        let Some(buffer) = self.f.buffers.try_get(b) else {
+            return;
+        };
+        // Register-resident buffers only: where an index past a fragment
+        // lands depends on the layout inferred for it. A shared-memory index
+        // past the end is left to the interpreter's run-time check and to
+        // `tilec verify`, which shows a counterexample.
+        if !matches!(buffer.scope, Scope::Fragment | Scope::Local | Scope::Var) {
+            return;
+        }
+        for (dim, (&index, &extent)) in indices.iter().zip(&buffer.shape).enumerate() {
+            let Some(extent) = self.const_int(extent) else {
+                continue;
+            };
+            let Some((lo, hi)) = self.index_range(index, 0) else {
+                continue;
+            };
+            if lo < 0 || hi >= extent {
+                self.error(VerifyError::IndexOutOfBounds {
+                    buffer: b,
+                    name: buffer.name.clone(),
+                    dim,
+                    lo,
+                    hi,
+                    extent,
+                    span,
+                });
+            }
+        }
     }
 
     fn fragment_rule(&mut self, b: Handle<Buffer>, indices: &[Handle<Expr>], span: Span) {
@@ -1312,15 +1434,26 @@ impl<'a> Checker<'a> {
                     }
                 }
                 let mark = self.undo.len();
-                for &v in vars {
+                for (i, &v) in vars.iter().enumerate() {
                     self.bind_var(v, VarKind::Loop, span);
                     if let Some(flag) = self.var_parallel.get_mut(v.index()) {
                         *flag = true;
                     }
+                    let extent = extents.get(i).and_then(|&e| self.const_int(e));
+                    if let Some(slot) = self.var_extent.get_mut(v.index()) {
+                        *slot = extent.filter(|&n| n > 0);
+                    }
+                }
+                let outer_guards = self.guard_depth;
+                if self.parallel_depth == 0 {
+                    // Conditions outside the nest do not depend on its
+                    // variables: they guard nothing the rule judges.
+                    self.guard_depth = 0;
                 }
                 self.parallel_depth += 1;
                 self.body(body);
                 self.parallel_depth -= 1;
+                self.guard_depth = outer_guards;
                 self.close_scope(mark);
             }
             Stmt::If {
@@ -1330,8 +1463,10 @@ impl<'a> Checker<'a> {
             } => {
                 self.use_expr(*cond, span);
                 self.bool_expr(*cond, "if condition", span);
+                self.guard_depth += 1;
                 self.body(then);
                 self.body(otherwise);
+                self.guard_depth -= 1;
             }
             Stmt::Let { var, value } => {
                 self.use_expr(*value, span);
@@ -1358,6 +1493,7 @@ impl<'a> Checker<'a> {
                     }
                     self.typed_expr(*value, b.dtype, "stored value", span);
                     self.fragment_rule(*buffer, indices, span);
+                    self.bounds_rule(*buffer, indices, span);
                 }
                 for &i in indices {
                     self.use_expr(i, span);
@@ -2363,6 +2499,44 @@ mod tests {
         // Outside parallel loops the rule does not apply.
         let outside = kernel("    alloc %g: fragment f32[16, 16]\n    %A[0] = %g[0, 3]");
         assert_eq!(verify_function(&outside), Ok(()));
+    }
+
+    #[test]
+    fn on_chip_bounds_rule() {
+        let past_end = kernel(
+            "    alloc %g: fragment f32[16]\n    parallel (%i < 32) {\n      %g[%i] = f32(0.0)\n    }",
+        );
+        assert_error!(
+            past_end,
+            VerifyError::IndexOutOfBounds {
+                lo: 0,
+                hi: 31,
+                extent: 16,
+                ..
+            }
+        );
+        let below_zero = kernel(
+            "    alloc %l: local f32[16]\n    parallel (%i < 16) {\n      %A[%i] = %l[%i - 1]\n    }",
+        );
+        assert_error!(below_zero, VerifyError::IndexOutOfBounds { lo: -1, .. });
+        // Shared memory is left to the interpreter and `tilec verify`.
+        let shared = kernel(
+            "    alloc %s: shared f32[16]\n    parallel (%i < 16) {\n      %A[%i] = %s[%i + 1]\n    }",
+        );
+        assert_eq!(verify_function(&shared), Ok(()));
+        // Inside: remainders, quotients, and the extent exactly.
+        let inside = kernel(
+            "    alloc %s: fragment f32[16]\n    parallel (%i < 64) {\n      %A[%i] = %s[%i % 16] + %s[%i // 4] + %s[15 - %i // 4]\n    }",
+        );
+        assert_eq!(verify_function(&inside), Ok(()));
+        // Guarded by an `if` or a `select` arm: not judged.
+        let guarded = kernel(
+            "    alloc %g: fragment f32[16]\n    parallel (%i < 32) {\n      if %i < 16 {\n        %g[%i] = f32(0.0)\n      }\n      %A[%i] = select(%i < 16, %g[%i], f32(0.0))\n    }",
+        );
+        assert_eq!(verify_function(&guarded), Ok(()));
+        // Global buffers are not judged (their shape may be a view).
+        let global = kernel("    parallel (%i < 32) {\n      %A[%i + 100] = f32(0.0)\n    }");
+        assert_eq!(verify_function(&global), Ok(()));
     }
 
     #[test]

@@ -74,6 +74,9 @@ pub const BAD_SUBSCRIPT: &str = "T0311";
 /// A run-time value is used after the `if`, loop or kernel that computed it.
 pub const OUT_OF_SCOPE: &str = "T0312";
 
+/// An index of a register-resident buffer provably leaves its extent.
+pub const INDEX_OUT_OF_BOUNDS: &str = "T0313";
+
 /// The produced IR breaks an invariant the verifier checks.
 pub const VERIFY: &str = "T0400";
 

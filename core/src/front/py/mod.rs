@@ -558,6 +558,20 @@ fn check_function(function: &crate::ir::Function, diags: &mut Vec<Diagnostic>) {
             )
                 .with_label(format!("`{name}` is indexed here"))
                 .with_note("inside `T.Parallel`, index fragments with the parallel loop variables (a constant 0 only on a dimension of extent 1)"),
+            VerifyError::IndexOutOfBounds {
+                name,
+                dim,
+                lo,
+                hi,
+                extent,
+                ..
+            } => Diagnostic::error(
+                codes::INDEX_OUT_OF_BOUNDS,
+                format!("index {dim} of `{name}` takes the values {lo} to {hi}, outside its extent {extent}"),
+                e.span(),
+            )
+                .with_label(format!("`{name}` is indexed here"))
+                .with_note(format!("declare `{name}` with an extent that covers every index, or guard the access with an `if`; TileLang does not check this, and what it computes then depends on the layout it infers for `{name}`")),
             _ => Diagnostic::error(codes::VERIFY, format!("the generated IR is invalid: {e}"), e.span())
                 .with_label("in the code staged from here")
                 .with_note("if the source looks valid, this is a bug in tilec; please report it with this file"),
