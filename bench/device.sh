@@ -13,6 +13,8 @@
 # 4. the benchmark suite against torch (bench/suite.py), when torch is
 #    importable.
 # Reports land in OUT. Exit status: that of the first failing step.
+# The differential against TileLang on TileLang's own kernels is
+# bench/tilelang_diff.sh (it needs TileLang and the harness's outputs).
 set -uo pipefail
 dist=${1:?usage: bench/device.sh DIST OUT [TARGET]}
 out=${2:?usage: bench/device.sh DIST OUT [TARGET]}
