@@ -14,10 +14,19 @@
 //!   it, in increasing thread order, with the thread variable bound (the
 //!   result of code without races between those threads).
 //!
+//! A statement of the block's own code (outside such an `if`) that reads
+//! the thread variable without holding tile operations — a store
+//! `S[tx] = ...`, a serial loop over a per-thread slice, an `if` on a
+//! block value around per-thread stores — is per-thread code: it runs once
+//! per thread of the block, in increasing thread order, with the thread
+//! variable bound, and the next statement runs after every thread has run
+//! it (the order TileLang's automatic barriers give a kernel without
+//! races between its threads).
+//!
 //! Per-thread stores into `fragment`, `local` and `var` buffers are
 //! refused: TileLang keeps one copy of those per thread, this interpreter
-//! one per block. Reading the thread variable anywhere else is per-thread
-//! code the interpreter does not run.
+//! one per block. Tile operations beside code that reads the thread
+//! variable are refused too.
 
 use super::error::{Eval, malformed, unsupported};
 use super::exec::exec_block;
@@ -148,6 +157,110 @@ impl Compiler<'_> {
     /// Whether an `if` with this condition is a thread-guarded region.
     pub(crate) fn is_thread_guard(&self, cond: Handle<Expr>) -> bool {
         !self.per_thread.get() && reads_var(self.func, cond, &self.thread_vars())
+    }
+
+    /// Whether a statement of the block's own code is per-thread code: it
+    /// reads the thread variable (itself or in a nested statement) and is
+    /// neither a tile operation nor a thread-guarded `if` or `let`, which
+    /// have their own forms.
+    pub(crate) fn is_thread_run(&self, stmt: &Stmt) -> bool {
+        if self.per_thread.get() || self.thread.get().is_none() || is_tile(stmt) {
+            return false;
+        }
+        match stmt {
+            Stmt::If { cond, .. } if self.is_thread_guard(*cond) => return false,
+            Stmt::Let { value, .. } if self.is_thread_let(*value) => return false,
+            Stmt::Kernel { .. } | Stmt::Role { .. } | Stmt::Alloc { .. } => return false,
+            _ => {}
+        }
+        let vs = self.thread_vars();
+        let f = self.func;
+        let mut reads = stmt_exprs(stmt).iter().any(|&e| reads_var(f, e, &vs));
+        let nested: &[&Block] = match stmt {
+            Stmt::For { body, .. } => &[body],
+            Stmt::If {
+                then, otherwise, ..
+            } => &[then, otherwise],
+            _ => &[],
+        };
+        for block in nested {
+            block.walk(&mut |s, _| {
+                reads |= stmt_exprs(s).iter().any(|&e| reads_var(f, e, &vs));
+            });
+        }
+        reads
+    }
+
+    /// Compiles a statement of per-thread code (module documentation) as
+    /// an `if` that every thread passes.
+    pub(crate) fn thread_run(&self, stmt: &Stmt, span: crate::ir::Span) -> Eval<Op> {
+        let (tv, threads) = self
+            .thread
+            .get()
+            .ok_or_else(|| malformed("per-thread code outside a kernel"))?;
+        let f = self.func;
+        let mut problem = None;
+        let mut check = |s: &Stmt| {
+            if problem.is_some() {
+                return;
+            }
+            if let Stmt::Store { buffer, .. } = s
+                && let Some(b) = f.buffers.try_get(*buffer)
+                && matches!(b.scope, Scope::Fragment | Scope::Local | Scope::Var)
+            {
+                problem = Some(format!(
+                    "a store into the {} buffer `{}` from code that reads the thread index \
+                     (TileLang keeps one copy of it per thread; the reference interpreter \
+                     one per block)",
+                    b.scope.name(),
+                    b.name
+                ));
+            } else if is_tile(s) {
+                problem = Some(
+                    "tile operations inside code that reads the thread index (TileLang runs \
+                     that code once per thread)"
+                        .to_string(),
+                );
+            }
+        };
+        check(stmt);
+        match stmt {
+            Stmt::For { body, .. } => body.walk(&mut |s, _| check(s)),
+            Stmt::If {
+                then, otherwise, ..
+            } => {
+                then.walk(&mut |s, _| check(s));
+                otherwise.walk(&mut |s, _| check(s));
+            }
+            _ => {}
+        }
+        if let Some(what) = problem {
+            return Err(unsupported(what));
+        }
+        let thread_lets = self.thread_lets.borrow().clone();
+        self.per_thread.set(true);
+        let compiled = (|| -> Eval<_> {
+            let mut lets = Vec::new();
+            for (v, value) in thread_lets {
+                lets.push((v.index(), self.code(value)?));
+            }
+            Ok((lets, self.stmt(stmt)?))
+        })();
+        self.per_thread.set(false);
+        let (lets, op) = compiled?;
+        let always: IntFn = std::rc::Rc::new(|_| Ok(1));
+        Ok(Op::ThreadIf(Box::new(ThreadIf {
+            tx: tv.index(),
+            lets,
+            threads: i64::from(threads),
+            cond: always,
+            then: CBlock {
+                ops: vec![(op, span)],
+            },
+            otherwise: CBlock { ops: Vec::new() },
+            then_tile: false,
+            else_tile: false,
+        })))
     }
 
     /// Whether a block-level `let` with this value is computed from the

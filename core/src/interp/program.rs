@@ -157,7 +157,12 @@ impl Compiler<'_> {
     pub(crate) fn block(&self, block: &Block) -> Eval<CBlock> {
         let mut ops = Vec::with_capacity(block.len());
         for (stmt, span) in block.iter() {
-            let op = self.stmt(stmt).map_err(|e| e.at(span))?;
+            let op = if self.is_thread_run(stmt) {
+                self.thread_run(stmt, span)
+            } else {
+                self.stmt(stmt)
+            }
+            .map_err(|e| e.at(span))?;
             ops.push((op, span));
         }
         Ok(CBlock { ops })
@@ -207,7 +212,7 @@ impl Compiler<'_> {
         Ok(buffer.index())
     }
 
-    fn stmt(&self, stmt: &Stmt) -> Eval<Op> {
+    pub(crate) fn stmt(&self, stmt: &Stmt) -> Eval<Op> {
         Ok(match stmt {
             Stmt::Kernel {
                 grid,

@@ -239,7 +239,9 @@ fn scalar_out_of_bounds_on_global_reads_zero_and_skips() {
 }
 
 #[test]
-fn thread_index_use_is_unsupported_before_anything_runs() {
+fn per_thread_stores_run_once_per_thread() {
+    // out[0] = 7 before the kernel; inside it every thread stores its own
+    // index: out[tx] = tx over the 128 threads.
     let mut fb = Fb::new();
     let out = fb.param("out", DType::I32, &[128]);
     let i0 = fb.int(0);
@@ -258,10 +260,35 @@ fn thread_index_use_is_unsupported_before_anything_runs() {
     });
     fb.body(vec![first, kernel]);
     let mut args = vec![Tensor::zeros(DType::I32, [128])];
-    let err = run(&fb.f, &mut args).expect_err("per-thread code");
+    run(&fb.f, &mut args).expect("run");
+    assert_eq!(args[0].data, TensorData::Int((0..128).collect()));
+}
+
+#[test]
+fn per_thread_local_store_is_unsupported_before_anything_runs() {
+    let mut fb = Fb::new();
+    let out = fb.param("out", DType::I32, &[128]);
+    let i0 = fb.int(0);
+    let seven = fb.int(7);
+    let first = fb.store(out, &[i0], seven);
+    let local = fb.buffer("acc", DType::I32, Scope::Local, &[1]);
+    let kernel = fb.kernel(&[1], |fb, _| {
+        let tx =
+            fb.f.vars
+                .iter()
+                .find(|(_, v)| v.name == "tx")
+                .map(|(h, _)| h)
+                .expect("thread var");
+        let t = fb.v(tx);
+        let zero = fb.int(0);
+        let alloc = fb.alloc(local);
+        block(vec![alloc, fb.store(local, &[zero], t)])
+    });
+    fb.body(vec![first, kernel]);
+    let mut args = vec![Tensor::zeros(DType::I32, [128])];
+    let err = run(&fb.f, &mut args).expect_err("per-thread local store");
     assert!(matches!(err, InterpError::Unsupported { .. }), "{err}");
-    assert!(err.to_string().contains("per-thread code"), "{err}");
-    assert_eq!(err.span(), Some(Span::new(1000, 1005)));
+    assert!(err.to_string().contains("one copy of it per thread"), "{err}");
     // Nothing ran: the store before the kernel did not happen.
     assert_eq!(args[0].data, TensorData::Int(vec![0; 128]));
 }
