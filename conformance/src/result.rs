@@ -210,7 +210,7 @@ impl LevelCounts {
 }
 
 /// The version of the suite; bump when tests or tolerances change meaning.
-pub const SUITE_VERSION: &str = "0.3.0";
+pub const SUITE_VERSION: &str = "0.4.0";
 
 /// The result of a run: `summary.json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -586,3 +586,22 @@ fn a_float32_gemm_that_needs_a_b_transpose_is_refused_at_its_line() {
     );
     let _ = DType::F32;
 }
+
+#[test]
+fn per_thread_code_is_refused_at_its_line() {
+    let src = r#"
+import tilelang
+import tilelang.language as T
+
+@T.prim_func
+def mirror(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+    with T.Kernel(1, threads=64) as bx:
+        S = T.alloc_shared((64,), "float32")
+        T.copy(A, S)
+        tx = T.get_thread_binding()
+        B[tx] = S[63 - tx]
+"#;
+    let (message, line) = refusal_at(src, "mirror");
+    assert!(message.contains("thread index `tx`"), "{message}");
+    assert!(line.starts_with("B[tx]"), "{line}");
+}

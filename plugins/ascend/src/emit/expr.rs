@@ -6,7 +6,9 @@
 //! functions go through the `tl_*` helpers of the kernel's prelude, which
 //! compute in `double` and round once, as the reference interpreter does.
 
-use tilec_core::ir::{BinaryOp, DType, DTypeKind, Expr, Function, Handle, Literal, UnaryOp};
+use tilec_core::ir::{
+    BinaryOp, DType, DTypeKind, Expr, Function, Handle, Literal, UnaryOp, VarKind,
+};
 
 /// The C++ spelling of an element type.
 pub fn ctype(d: DType) -> Option<&'static str> {
@@ -72,6 +74,14 @@ pub fn expr(f: &Function, e: Handle<Expr>, env: &dyn Loads) -> Result<String, St
             _ => format!("{}({v})", ctype(*d).unwrap_or("int64_t")),
         },
         Expr::Literal(Literal::Float(v, d)) => float_literal(*v, *d),
+        Expr::Var(v) if f.vars[*v].kind == VarKind::ThreadIdx => {
+            return Err(format!(
+                "per-thread code (it reads the thread index `{}`): an AI core runs a block on \
+                 one scalar unit with vector instructions, so there are no threads to index; \
+                 write it as a tile operation or a `T.Parallel` loop",
+                f.vars[*v].name
+            ));
+        }
         Expr::Var(v) => env.var(*v),
         Expr::Cast { dtype, arg } => {
             let a = expr(f, *arg, env)?;
