@@ -1612,6 +1612,75 @@ fn global_mapped_layouts_are_followed_on_every_target() {
     }
 }
 
+/// Regions whose extent is a difference of the kernel's binds (`H0:H1`
+/// with `H1 = H0 + 16`) lower with the constant extent, and fills of a
+/// region whose ends are run-time values (`x[a:b]`, clamped at the
+/// buffer's edge) with a loop of run-time count, on every
+/// target, as the reference computes them.
+#[test]
+fn bound_and_run_time_extents_lower_on_every_target() {
+    for name in TARGETS {
+        let target = target::builtin(name).expect("built-in target");
+        for call in [
+            "slices()",
+            "fills(lo=3, hi=50)",
+            "fills(lo=10, hi=10)",
+            "fills(lo=-5, hi=200)",
+        ] {
+            let (module, _) = compile_source(EXTENTS, call);
+            let lowered = lower::to_thread(&module, &target)
+                .unwrap_or_else(|e| panic!("{name}: {call}: {e}"));
+            run_and_compare(
+                &module.functions[0],
+                &lowered,
+                &target,
+                Class::Exact,
+                &format!("{call} on {name}"),
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+/// Kernels whose regions have extents that are not literals.
+const EXTENTS: &str = r#"
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit
+def slices(M=64, N=24):
+    @T.prim_func
+    def slices_bound(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(2, 2, threads=32) as (bx, by):
+            S = T.alloc_shared((16, N), "float32")
+            H0 = by * 32 + bx * 16
+            H1 = H0 + 16
+            T.copy(A[H0:H1, :], S)
+            for i, j in T.Parallel(16, N):
+                S[i, j] = S[i, j] * 3
+            T.copy(S, B[H0:H1, :])
+    return slices_bound
+
+
+@tilelang.jit
+def fills(lo=3, hi=50, M=4, N=37):
+    @T.prim_func
+    def fills_dynamic(x: T.Tensor((N,), "int32"), y: T.Tensor((M, N), "float32"), z: T.Tensor((N,), "float32")):
+        with T.Kernel(M, threads=32) as bx:
+            a = T.alloc_var(T.int32)
+            b = T.alloc_var(T.int32)
+            S = T.alloc_shared((N,), "float32")
+            a = lo + x[0] * 0
+            b = hi + x[1] * 0
+            T.fill(S, 1)
+            T.fill(S[a:b], 7)
+            T.copy(S, y[bx, :])
+            if bx == 0:
+                T.fill(z[a:b], -2)
+    return fills_dynamic
+"#;
+
 /// Kernels reading and writing a global buffer in a `T.Layout`.
 const GLOBAL_MAPPED: &str = r#"
 import tilelang
