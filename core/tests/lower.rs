@@ -1573,6 +1573,167 @@ fn mapped_layouts_are_followed_on_every_target() {
     }
 }
 
+/// A `T.Layout` on a global buffer (the flash-attention backward's `dQ`,
+/// reordered to the 8x8 fragments that add into it), on every target:
+/// copies out of it, element and tile atomic adds into it and element
+/// reads and stores address the caller's tensor through the map, so the
+/// raw memory the kernels leave equals the reference's. The map scatters
+/// neighbouring columns, so no access to it moves a vector.
+#[test]
+fn global_mapped_layouts_are_followed_on_every_target() {
+    for name in TARGETS {
+        let target = target::builtin(name).expect("built-in target");
+        for (call, class) in [
+            ("post()", Class::Exact),
+            ("accum()", Class::Accumulation { len: 16 }),
+            ("rescale()", Class::Exact),
+        ] {
+            let (module, warnings) = compile_source(GLOBAL_MAPPED, call);
+            assert!(warnings.is_empty(), "{warnings:?}");
+            let func = &module.functions[0];
+            assert!(
+                func.buffers
+                    .iter()
+                    .any(|(_, b)| b.name == "dQ" && b.layout.is_some()),
+                "{call}: dQ is not pinned"
+            );
+            let lowered = lower::to_thread(&module, &target)
+                .unwrap_or_else(|e| panic!("{name}: {call}: {e}"));
+            let text = thread::print_module(&lowered);
+            for line in text.lines().filter(|l| l.contains("%dQ[")) {
+                assert!(
+                    !line.contains(" x2 ") && !line.contains(" x4 ") && !line.contains(" x8 "),
+                    "{name}: {call}: a vector access to the mapped dQ: {line}"
+                );
+            }
+            run_and_compare(func, &lowered, &target, class, &format!("{call} on {name}"))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+/// Regions whose extent is a difference of the kernel's binds (`H0:H1`
+/// with `H1 = H0 + 16`) lower with the constant extent, and fills of a
+/// region whose ends are run-time values (`x[a:b]`, clamped at the
+/// buffer's edge) with a loop of run-time count, on every
+/// target, as the reference computes them.
+#[test]
+fn bound_and_run_time_extents_lower_on_every_target() {
+    for name in TARGETS {
+        let target = target::builtin(name).expect("built-in target");
+        for call in [
+            "slices()",
+            "fills(lo=3, hi=50)",
+            "fills(lo=10, hi=10)",
+            "fills(lo=-5, hi=200)",
+        ] {
+            let (module, _) = compile_source(EXTENTS, call);
+            let lowered = lower::to_thread(&module, &target)
+                .unwrap_or_else(|e| panic!("{name}: {call}: {e}"));
+            run_and_compare(
+                &module.functions[0],
+                &lowered,
+                &target,
+                Class::Exact,
+                &format!("{call} on {name}"),
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+/// Kernels whose regions have extents that are not literals.
+const EXTENTS: &str = r#"
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit
+def slices(M=64, N=24):
+    @T.prim_func
+    def slices_bound(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(2, 2, threads=32) as (bx, by):
+            S = T.alloc_shared((16, N), "float32")
+            H0 = by * 32 + bx * 16
+            H1 = H0 + 16
+            T.copy(A[H0:H1, :], S)
+            for i, j in T.Parallel(16, N):
+                S[i, j] = S[i, j] * 3
+            T.copy(S, B[H0:H1, :])
+    return slices_bound
+
+
+@tilelang.jit
+def fills(lo=3, hi=50, M=4, N=37):
+    @T.prim_func
+    def fills_dynamic(x: T.Tensor((N,), "int32"), y: T.Tensor((M, N), "float32"), z: T.Tensor((N,), "float32")):
+        with T.Kernel(M, threads=32) as bx:
+            a = T.alloc_var(T.int32)
+            b = T.alloc_var(T.int32)
+            S = T.alloc_shared((N,), "float32")
+            a = lo + x[0] * 0
+            b = hi + x[1] * 0
+            T.fill(S, 1)
+            T.fill(S[a:b], 7)
+            T.copy(S, y[bx, :])
+            if bx == 0:
+                T.fill(z[a:b], -2)
+    return fills_dynamic
+"#;
+
+/// Kernels reading and writing a global buffer in a `T.Layout`.
+const GLOBAL_MAPPED: &str = r#"
+import tilelang
+import tilelang.language as T
+
+
+def dq_layout(dQ):
+    return T.Layout(dQ.shape, lambda b, h, l, d: [b, h, l // 8, d // 8, d % 2, 4 * (l % 8) + (d % 8) // 2])
+
+
+@tilelang.jit(out_idx=[1])
+def post(batch=2, heads=2, seq=32, dim=16):
+    @T.prim_func
+    def post_mapped(dQ: T.Tensor((batch, heads, seq, dim), "float32"), out: T.Tensor((batch, heads, seq, dim), "float16")):
+        with T.Kernel(T.ceildiv(seq, 16), heads, batch, threads=64) as (bx, by, bz):
+            T.annotate_layout({dQ: dq_layout(dQ)})
+            T.copy(dQ[bz, by, bx * 16:(bx + 1) * 16, :], out[bz, by, bx * 16:(bx + 1) * 16, :])
+    return post_mapped
+
+
+@tilelang.jit
+def accum(seq=32, dim=16):
+    @T.prim_func
+    def accum_mapped(A: T.Tensor((seq, 16), "float16"), B: T.Tensor((dim, 16), "float16"), dQ: T.Tensor((1, 2, seq, dim), "float32")):
+        with T.Kernel(2, seq // 16, threads=64) as (bx, by):
+            A_s = T.alloc_shared((16, 16), "float16")
+            B_s = T.alloc_shared((dim, 16), "float16")
+            acc = T.alloc_fragment((16, dim), "float32")
+            T.annotate_layout({dQ: dq_layout(dQ)})
+            T.copy(A[by * 16, 0], A_s)
+            T.copy(B[0, 0], B_s)
+            T.clear(acc)
+            T.gemm(A_s, B_s, acc, transpose_B=True)
+            for i, j in T.Parallel(16, dim):
+                T.atomic_add(dQ[0, bx, by * 16 + i, j], acc[i, j])
+            T.atomic_add(dQ[0, 1 - bx, by * 16:(by + 1) * 16, :], acc)
+    return accum_mapped
+
+
+@tilelang.jit
+def rescale(seq=24, dim=16):
+    @T.prim_func
+    def rescale_mapped(dQ: T.Tensor((1, 1, seq, dim), "float32"), R: T.Tensor((seq, dim), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            S = T.alloc_shared((seq, dim), "float32")
+            T.annotate_layout({dQ: dq_layout(dQ)})
+            T.copy(dQ[0, 0, :, :], S)
+            T.copy(S, R)
+            for i, j in T.Parallel(seq, dim):
+                dQ[0, 0, i, j] = S[i, dim - 1 - j] * 2 + R[i, j]
+    return rescale_mapped
+"#;
+
 /// A pipelined gemm and row operations on buffers with `T.Layout` maps.
 const MAPPED: &str = r#"
 import tilelang

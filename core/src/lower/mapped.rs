@@ -1,4 +1,5 @@
-//! Shared buffers in a layout their author wrote out (`T.Layout`).
+//! Shared and global buffers in a layout their author wrote out
+//! (`T.Layout`).
 //!
 //! # What
 //! A buffer pinned to `mapped(MAP)` (`choices.rs`; the front end pins the
@@ -26,6 +27,12 @@
 //!   a multiple of `v` in the last dimension lies at `v` consecutive
 //!   offsets starting at a multiple of `v`. A map that reverses or
 //!   scatters columns moves element by element.
+//!
+//! - A global buffer (a kernel parameter) in a mapped layout is the
+//!   caller's tensor stored in the map's order: its accesses (element
+//!   loads and stores, copies, atomics) all go through
+//!   [`Lower::address`] as above, guarded on its logical shape; a bulk
+//!   copy never reads it (`tma.rs`). Its shape must be constant.
 //!
 //! # When a pin is refused
 //! The lowering addresses shared memory with 32-bit arithmetic: a map one
@@ -110,22 +117,41 @@ impl Lower<'_> {
     /// Realizes every `mapped` pin (module documentation).
     pub(super) fn pin_maps(&mut self) -> Result<()> {
         // A global buffer in a mapped layout (a `T.Layout` rearranging the
-        // caller's tensor): every access, copy and bulk transfer would
-        // have to follow the map; not done yet.
-        if let Some((_, b)) = self
+        // caller's tensor): every element access, copy and atomic goes
+        // through `address`, which follows the map as for shared buffers;
+        // no bulk copy reads it (`tma.rs`).
+        let mut globals: Vec<(Handle<ir::Buffer>, IndexMap)> = self
             .f
             .buffers
             .iter()
-            .find(|(_, b)| b.scope == ir::Scope::Global && b.layout.is_some())
-        {
-            return Err(super::unsupported(
-                format!(
-                    "global buffer `{}` in a `T.Layout` (`mapped` layout): the interpreter \
-                     follows it, the lowering does not yet",
-                    b.name
-                ),
-                ir::Span::UNKNOWN,
-            ));
+            .filter(|(_, b)| b.scope == ir::Scope::Global)
+            .filter_map(|(h, b)| match &b.layout {
+                Some(BufferLayout::Mapped { map }) => Some((h, map.clone())),
+                _ => None,
+            })
+            .collect();
+        globals.sort_by_key(|(b, _)| *b);
+        for (b, map) in globals {
+            let name = &self.f.buffers[b].name;
+            let Some(dims) = self.f.const_shape(b) else {
+                return Err(super::unsupported(
+                    format!(
+                        "global buffer `{name}` of symbolic shape in a `T.Layout` (`mapped` \
+                         layout): the interpreter follows it, the lowering needs a constant shape"
+                    ),
+                    ir::Span::UNKNOWN,
+                ));
+            };
+            let Some(mapped) = Mapped::new(&map, &dims) else {
+                return Err(super::unsupported(
+                    format!(
+                        "global buffer `{name}` in a `T.Layout` (`mapped(\"{map}\")`) whose \
+                         offsets leave 32-bit arithmetic"
+                    ),
+                    ir::Span::UNKNOWN,
+                ));
+            };
+            self.mapped.insert(b, Rc::new(mapped));
         }
         let mut pins: Vec<(Handle<ir::Buffer>, IndexMap)> = self
             .pins

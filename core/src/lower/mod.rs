@@ -106,7 +106,11 @@
 //! shape, tile ops other than `atomic_add` inside `parallel`, `barrier` and
 //! `alloc` inside `parallel`, reading the thread variable outside
 //! `parallel`, `atomic_add` into non-global buffers, tile-op regions of
-//! symbolic extent, `copy`/`gemm` whose source and destination are the same
+//! symbolic extent other than a `fill`'s (an extent that is a constant
+//! through the kernel's binds, `H0:H1` with `H1 = H0 + 64`, is taken as
+//! that constant, `extent.rs`; a `fill` of a region whose extents are
+//! known only at run time runs a loop of run-time count over the block's
+//! threads), `copy`/`gemm` whose source and destination are the same
 //! buffer (other than an identical region), integer `max`/`min`/`absmax`
 //! reductions involving `u64`.
 //!
@@ -137,6 +141,7 @@
 mod choices;
 mod copy;
 mod epilogue;
+mod extent;
 mod gemm;
 mod guard;
 mod hoist;
@@ -440,6 +445,13 @@ fn lower_kernel(
     let mut stage_cap = None;
     let mut specialize = pins.specialized() != Some(false);
     let mut reuse = false;
+    // Region extents that are constants through the kernel's binds
+    // (`extent.rs`), as literals.
+    let folded = extent::fold_extents(func, stmt);
+    let (func, stmt) = match &folded {
+        Some((f, s)) => (f, s),
+        None => (func, stmt),
+    };
     // Loops rotated as their lists ask (`rotate.rs`): the kernel as
     // rewritten, with the same buffers and loop variables.
     let rotated = rotate::rotate_loops(func, stmt);
@@ -2359,6 +2371,81 @@ impl<'a> Lower<'a> {
         Ok(out)
     }
 
+    /// A fill of a region whose extents are known only at run time
+    /// (`T.fill(x[a:b], v)` with `a`, `b` run-time values): the region's
+    /// elements, as many as the product of its extents (each taken as 0
+    /// when negative, as TileLang's loop over it runs no iteration), spread
+    /// cyclically over the block's threads by a loop with a run-time
+    /// count, each element guarded by its buffer's bounds.
+    fn dynamic_fill(
+        &mut self,
+        dst: &Region,
+        value: Handle<ir::Expr>,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let buffer = dst.buffer;
+        if self.resident.contains_key(&buffer) || self.spread.contains_key(&buffer) {
+            return Err(self.unsupported(format!(
+                "a fill of a region of the register buffer `{}` with a run-time extent",
+                self.f.buffers[buffer].name
+            )));
+        }
+        let mut starts = Vec::new();
+        let mut extents = Vec::new();
+        for range in &dst.ranges {
+            starts.push(self.index(range.start, out)?);
+            let e = to_i32(self.expr(range.extent, out)?);
+            let e = self.bin(BinaryOp::Max, e, lit_i32(0))?;
+            extents.push(reg_expr(self.in_register(e, out).reg(), DType::I32));
+        }
+        let dtype = self.f.buffers[buffer].dtype;
+        let v = self.expr(value, out)?;
+        let v = self.in_register(v, out);
+        let mut total = lit_i32(1);
+        for e in &extents {
+            total = self.bin(BinaryOp::Mul, total, e.clone())?;
+        }
+        let total = reg_expr(self.in_register(total, out).reg(), DType::I32);
+        let t = self.threads;
+        let name = self.fresh("p");
+        let p = self.add_reg(name, DType::I32, RegisterKind::Loop);
+        let pe = reg_expr(p, DType::I32);
+        // Row-major digits of `p` over the run-time extents.
+        let mut digits = vec![lit_i32(0); extents.len()];
+        let mut rest = pe.clone();
+        for (d, e) in extents.iter().enumerate().rev() {
+            if d == 0 {
+                digits[d] = rest;
+                break;
+            }
+            digits[d] = self.bin(BinaryOp::FloorMod, rest.clone(), e.clone())?;
+            rest = self.bin(BinaryOp::FloorDiv, rest, e.clone())?;
+        }
+        let digits: Vec<Index> = digits
+            .into_iter()
+            .map(|expr| Index { expr, range: None })
+            .collect();
+        let idx = self.offset(&starts, &digits)?;
+        let mut inner = Vec::new();
+        self.store(buffer, &idx, reg_expr(v.reg(), dtype), &mut inner)?;
+        let body = vec![self.stmt(StmtKind::If {
+            cond: self.bin(BinaryOp::Lt, pe, total.clone())?,
+            then_body: inner,
+            else_body: None,
+        })];
+        let count = self.bin(BinaryOp::Add, total, lit_i32(t - 1))?;
+        let count = self.bin(BinaryOp::FloorDiv, count, lit_i32(t))?;
+        out.push(self.stmt(StmtKind::For {
+            var: p,
+            start: self.tid(),
+            count,
+            step: lit_i32(t),
+            unroll: Unroll::None,
+            body,
+        }));
+        Ok(())
+    }
+
     /// Starts (translated, with ranges) and constant extents of a region.
     fn region(&mut self, r: &Region, out: &mut Vec<Stmt>) -> Result<(Vec<Index>, Vec<i64>)> {
         let mut starts = Vec::new();
@@ -2480,6 +2567,14 @@ impl<'a> Lower<'a> {
             ir::Stmt::Fill { dst, value } if self.resident.contains_key(&dst.buffer) => {
                 let v = self.expr(*value, out)?;
                 self.resident_fill(dst.buffer, v, out)
+            }
+            ir::Stmt::Fill { dst, value }
+                if dst
+                    .ranges
+                    .iter()
+                    .any(|r| f.as_const_int(r.extent).is_none()) =>
+            {
+                self.dynamic_fill(dst, *value, out)
             }
             ir::Stmt::Fill { dst, value } => {
                 let (starts, extents) = self.region(dst, out)?;

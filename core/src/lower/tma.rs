@@ -138,7 +138,9 @@ impl Lower<'_> {
             return None;
         }
         let f = self.f;
-        if f.buffers[src.buffer].scope != Scope::Global {
+        // A global buffer in a mapped layout is read element by element
+        // through its map (`mapped.rs`), never as a box.
+        if f.buffers[src.buffer].scope != Scope::Global || self.mapped.contains_key(&src.buffer) {
             return None;
         }
         let Some(super::Mem::Global { param, mults, .. }) = self.mems.get(&src.buffer) else {
