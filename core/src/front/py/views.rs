@@ -307,6 +307,9 @@ fn same(f: &ir::Function, a: Handle<Expr>, b: Handle<Expr>, depth: u32) -> bool 
     }
 }
 
+/// A range as `(start, extent)`.
+type StartExtent = (Handle<Expr>, Handle<Expr>);
+
 /// Dimension groups `(view dims, base dims)`, outermost first.
 type Groups = Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>;
 
@@ -639,7 +642,7 @@ fn view_ranges(
     view: &View,
     items: &[IndexItem],
     span: Span,
-) -> EResult<(Vec<(Handle<Expr>, Handle<Expr>)>, bool)> {
+) -> EResult<(Vec<StartExtent>, bool)> {
     let mut out = Vec::new();
     let mut head = items.len() == view.shape.len();
     for (k, &dim) in view.shape.iter().enumerate() {
