@@ -992,9 +992,11 @@ pub(crate) fn get_attr<'a>(
                 "ndim" => Ok(Value::Int(i64::try_from(buf.shape.len()).unwrap_or(0))),
                 "name" => Ok(Value::str(&buf.name)),
                 "astype" => Ok(Value::Method(Rc::new(base.clone()), "astype")),
+                "data" => super::views::data_of(ev, b, span),
                 _ => Err(missing("a buffer")),
             }
         }
+        Value::View(v) => super::views::view_attr(ev, v, name, span),
         Value::Expr(e) => match name {
             "astype" => Ok(Value::Method(Rc::new(base.clone()), "astype")),
             "dtype" => {

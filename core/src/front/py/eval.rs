@@ -1124,6 +1124,17 @@ impl<'a> Evaluator<'a> {
                         let items = self.eval_subscript_items(b, &sub.slice, scope)?;
                         self.store(b, items, value, span_of(target), span)
                     }
+                    Value::View(v) => {
+                        let items = self.eval_subscript_parts(&sub.slice, scope)?;
+                        let Value::ViewAccess(va) =
+                            super::views::subscript(self, &v, items, span_of(target))?
+                        else {
+                            return Err(stage::cascade());
+                        };
+                        let st = self.kernel_stager("a buffer store", span)?;
+                        let a = super::views::element(st, &va)?;
+                        self.store(a.buffer, a.items, value, span_of(target), span)
+                    }
                     Value::List(l) => {
                         let idx = self.eval(&sub.slice, scope)?;
                         let len = l.borrow().len();
@@ -1997,6 +2008,10 @@ impl<'a> Evaluator<'a> {
                     span,
                 })))
             }
+            Value::View(v) => {
+                let items = self.eval_subscript_parts(slice, scope)?;
+                super::views::subscript(self, v, items, span)
+            }
             Value::Poison(_) => Err(stage::cascade()),
             _ => {
                 let key = match slice {
@@ -2128,6 +2143,28 @@ impl<'a> Evaluator<'a> {
         slice: &'a ast::Expr,
         scope: &Rc<Scope<'a>>,
     ) -> EResult<Vec<IndexItem>> {
+        let items = self.eval_subscript_parts(slice, scope)?;
+        let st = self.stager("a buffer subscript", span_of(slice))?;
+        let b = &st.func.buffers[buffer];
+        if items.len() > b.shape.len() {
+            return Err(stage::rank_mismatch(
+                &b.name,
+                b.shape.len(),
+                items.len(),
+                span_of(slice),
+                "too many indices",
+            ));
+        }
+        Ok(items)
+    }
+
+    /// Evaluates the items of a subscript, without checking them against a
+    /// buffer's rank.
+    pub fn eval_subscript_parts(
+        &mut self,
+        slice: &'a ast::Expr,
+        scope: &Rc<Scope<'a>>,
+    ) -> EResult<Vec<IndexItem>> {
         let parts: Vec<&'a ast::Expr> = match slice {
             ast::Expr::Tuple(t) => t.elts.iter().collect(),
             other => vec![other],
@@ -2181,17 +2218,6 @@ impl<'a> Evaluator<'a> {
                     }
                 }
             }
-        }
-        let st = self.stager("a buffer subscript", span_of(slice))?;
-        let b = &st.func.buffers[buffer];
-        if items.len() > b.shape.len() {
-            return Err(stage::rank_mismatch(
-                &b.name,
-                b.shape.len(),
-                items.len(),
-                span_of(slice),
-                "too many indices",
-            ));
         }
         Ok(items)
     }

@@ -23,6 +23,7 @@ mod tir;
 mod tl;
 mod tl_more;
 mod value;
+mod views;
 
 use crate::front::Diagnostic;
 use crate::ir::{Module, Span};

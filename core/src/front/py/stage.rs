@@ -300,6 +300,10 @@ impl Stager {
                     span,
                 )
             }
+            Value::ViewAccess(va) => {
+                let a = super::views::element(self, va)?;
+                self.value_expr(&Value::Access(std::rc::Rc::new(a)), hint, span)
+            }
             Value::Access(a) => {
                 let mut indices = Vec::new();
                 for item in &a.items {

@@ -110,8 +110,6 @@ const FUNCTIONS: &[&str] = &[
 /// Names under `T.` that exist in TileLang but that tilec does not support
 /// yet; they resolve so that the error can name them at the call.
 const KNOWN_UNSUPPORTED: &[&str] = &[
-    "reinterpret",
-    "alloc_global",
     "mbarrier_expect_tx",
     "Persistent",
     "annotate_safe_value",
@@ -120,8 +118,6 @@ const KNOWN_UNSUPPORTED: &[&str] = &[
     "atomic_max",
     "atomic_min",
     "gemm_sp",
-    "reshape",
-    "view",
     "alloc_tmem",
     "tcgen05_gemm",
 ];
@@ -129,6 +125,9 @@ const KNOWN_UNSUPPORTED: &[&str] = &[
 /// Looks up `T.<name>`.
 pub(crate) fn attr<'a>(name: &str) -> Option<Value<'a>> {
     if let Some(v) = super::tl_more::attr(name) {
+        return Some(v);
+    }
+    if let Some(v) = super::views::attr(name) {
         return Some(v);
     }
     if let Some(d) = DType::from_tilelang_name(name) {
@@ -243,7 +242,7 @@ impl<'a> Args<'a> {
         }
     }
 
-    fn req(&self, i: usize, what: &str) -> EResult<&Value<'a>> {
+    pub(super) fn req(&self, i: usize, what: &str) -> EResult<&Value<'a>> {
         self.get(i).ok_or_else(|| {
             Box::new(
                 Diagnostic::error(
@@ -393,8 +392,11 @@ pub(crate) struct Operand {
     pub(crate) region: Region,
     /// Every index was a point: a head address whose extents may be taken
     /// from the other operand.
-    head: bool,
-    span: Span,
+    pub(crate) head: bool,
+    pub(crate) span: Span,
+    /// A head address into a view (`views.rs`): `region` is still in the
+    /// view's dimensions until `views::settle` maps it.
+    pub(crate) view: Option<Rc<super::views::View>>,
 }
 
 pub(crate) fn operand<'a>(
@@ -418,6 +420,7 @@ pub(crate) fn operand<'a>(
                 region: Region { buffer: *b, ranges },
                 head: false,
                 span,
+                view: None,
             })
         }
         Value::Access(a) => {
@@ -460,8 +463,10 @@ pub(crate) fn operand<'a>(
                 },
                 head,
                 span: a.span,
+                view: None,
             })
         }
+        Value::View(_) | Value::ViewAccess(_) => super::views::operand(st, v, span, false),
         Value::Poison(_) => Err(super::stage::cascade()),
         other => Err(Box::new(
             Diagnostic::error(
@@ -474,6 +479,23 @@ pub(crate) fn operand<'a>(
             )
             .with_label("not a buffer"),
         )),
+    }
+}
+
+/// `operand`, except that a head address into a view stays in the view's
+/// dimensions for `fill_head` (then `views::settle`).
+fn operand_keep_head<'a>(
+    ev: &mut Evaluator<'a>,
+    v: &Value<'a>,
+    what: &str,
+    span: Span,
+) -> EResult<Operand> {
+    match v {
+        Value::View(_) | Value::ViewAccess(_) => {
+            let st = ev.stager(what, span)?;
+            super::views::operand(st, v, span, true)
+        }
+        _ => operand(ev, v, what, span),
     }
 }
 
@@ -1229,6 +1251,10 @@ pub(crate) fn call<'a>(
                 Some(d) => dtype_of(d, span)?,
                 None => DType::F32,
             };
+            if let Some(data) = a.get(2) {
+                let data = data.clone();
+                return super::views::tensor_over(ev, &Value::tuple(shape), dtype, &data, span);
+            }
             for v in &shape {
                 if !(v.as_int().is_some() || v.is_staged()) {
                     return Err(Box::new(
@@ -1712,8 +1738,8 @@ pub(crate) fn call<'a>(
                 span,
             )?;
             need_kernel(ev, "`T.copy`", span)?;
-            let mut src = operand(ev, a.req(0, "a source")?, "`T.copy`", span)?;
-            let mut dst = operand(ev, a.req(1, "a destination")?, "`T.copy`", span)?;
+            let mut src = operand_keep_head(ev, a.req(0, "a source")?, "`T.copy`", span)?;
+            let mut dst = operand_keep_head(ev, a.req(1, "a destination")?, "`T.copy`", span)?;
             match (src.head, dst.head) {
                 (true, true) => {
                     let st = ev.stager("`T.copy`", span)?;
@@ -1735,6 +1761,9 @@ pub(crate) fn call<'a>(
                 (false, true) => fill_head(ev, &mut dst, &src, span)?,
                 _ => {}
             }
+            let st = ev.stager("`T.copy`", span)?;
+            super::views::settle(st, &mut src)?;
+            super::views::settle(st, &mut dst)?;
             check_same_extents(ev, &src, &dst, "`T.copy`", span)?;
             let st = ev.stager("`T.copy`", span)?;
             st.emit(
@@ -2383,6 +2412,7 @@ pub(crate) fn call<'a>(
             }
         }
         more if super::tl_more::handles(more) => super::tl_more::call(ev, more, args, kwargs, span),
+        v if super::views::handles(v) => super::views::call(ev, v, args, kwargs, span),
         n if super::tir::handles(n) => super::tir::call(ev, n, args, kwargs, span),
         other => Err(Box::new(
             Diagnostic::error(

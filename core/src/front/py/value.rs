@@ -218,6 +218,10 @@ pub(crate) enum Value<'a> {
     Expr(Handle<ir::Expr>),
     /// A staged buffer.
     Buffer(Handle<ir::Buffer>),
+    /// A buffer's storage under another shape (`views.rs`).
+    View(Rc<super::views::View>),
+    /// A subscript of a view, resolved where it is used.
+    ViewAccess(Rc<super::views::ViewAccess>),
     Access(Rc<Access>),
     Kernel(Rc<KernelValue>),
     Jit(Rc<JitValue<'a>>),
@@ -284,7 +288,8 @@ impl<'a> Value<'a> {
             Value::DType(_) => "dtype",
             Value::Policy(_) => "GemmWarpPolicy",
             Value::Expr(_) => "IR expression",
-            Value::Buffer(_) => "buffer",
+            Value::Buffer(_) | Value::View(_) => "buffer",
+            Value::ViewAccess(_) => "buffer subscript",
             Value::Access(_) => "buffer subscript",
             Value::Kernel(_) => "prim_func",
             Value::Jit(_) => "jit kernel",
@@ -316,7 +321,12 @@ impl<'a> Value<'a> {
     pub fn is_staged(&self) -> bool {
         matches!(
             self,
-            Value::Expr(_) | Value::Buffer(_) | Value::Access(_) | Value::Symbol(..)
+            Value::Expr(_)
+                | Value::Buffer(_)
+                | Value::Access(_)
+                | Value::Symbol(..)
+                | Value::View(_)
+                | Value::ViewAccess(_)
         )
     }
 
@@ -334,6 +344,8 @@ impl<'a> Value<'a> {
             Value::Expr(_)
             | Value::Access(_)
             | Value::Buffer(_)
+            | Value::View(_)
+            | Value::ViewAccess(_)
             | Value::Symbol(..)
             | Value::Poison(_) => {
                 return None;

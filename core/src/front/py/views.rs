@@ -1,0 +1,1056 @@
+//! Views of one buffer's storage under another shape: `buf.data` given to
+//! `T.Tensor(shape, dtype, data)`, `T.reshape` and `T.view` (same element
+//! type), and `T.im2col`, which reads an image through such index
+//! arithmetic.
+//!
+//! The IR has no aliasing buffers, so a view never becomes an IR buffer.
+//! The front end keeps it as a value (`Value::View`) and translates every
+//! use into accesses of the underlying buffer, whose row-major storage both
+//! shapes share:
+//!
+//! - an element `view[i, j]` is the element of the base buffer at the same
+//!   row-major offset;
+//! - a region of a view in a tile operation is a region of the base buffer
+//!   where it is one (a box of the view that is a box of the base, as
+//!   `flat[k * 32 : k * 32 + 32, :]` over `(KH, KW, C, F)` with `32 | C`);
+//!   otherwise the operation is refused with a note.
+//!
+//! Shapes are matched in groups from the innermost dimension: dimensions
+//! that are the same expression map one to one, runs whose constant
+//! products agree map as one flattened group, and the outermost group takes
+//! whatever remains. A region maps group by group: first to one range of
+//! the group's row-major offsets, then to a box of the base dimensions.
+
+use std::rc::Rc;
+
+use super::codes;
+use super::eval::{Evaluator, err};
+use super::tl::{Args, Operand};
+use super::value::{Access, EResult, IndexItem, Value};
+use crate::front::Diagnostic;
+use crate::ir::{self, BinaryOp, DType, Expr, Handle, Literal, Region, Scope, Span, Stmt};
+
+/// A buffer's storage seen under another shape.
+#[derive(Debug, Clone)]
+pub(crate) struct View {
+    pub base: Handle<ir::Buffer>,
+    pub shape: Vec<Handle<Expr>>,
+    pub dtype: DType,
+}
+
+/// `view[items]`, resolved when it is used as an element or a region.
+#[derive(Debug, Clone)]
+pub(crate) struct ViewAccess {
+    pub view: Rc<View>,
+    pub items: Vec<IndexItem>,
+    pub span: Span,
+}
+
+/// `T.<name>` values this module stages.
+const FUNCTIONS: &[(&str, &str)] = &[
+    ("reshape", "T.reshape"),
+    ("view", "T.view"),
+    ("im2col", "T.im2col"),
+    ("c2d_im2col", "T.c2d_im2col"),
+    ("alloc_global", "T.alloc_global"),
+    ("reinterpret", "T.reinterpret"),
+];
+
+pub(crate) fn attr<'a>(name: &str) -> Option<Value<'a>> {
+    FUNCTIONS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, full)| Value::Builtin(full))
+}
+
+pub(crate) fn handles(name: &str) -> bool {
+    FUNCTIONS.iter().any(|(n, _)| *n == name)
+}
+
+pub(crate) fn call<'a>(
+    ev: &mut Evaluator<'a>,
+    name: &str,
+    args: Vec<Value<'a>>,
+    kwargs: Vec<(String, Value<'a>)>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    match name {
+        "reshape" => {
+            let a = Args::new("reshape", &["src", "shape"], args, kwargs, span)?;
+            let src = source(ev, a.req(0, "a source buffer")?, "reshape", span)?;
+            let shape = a.req(1, "a shape")?.clone();
+            reshaped(ev, &src, &shape, None, "reshape", span)
+        }
+        "view" => {
+            let a = Args::new("view", &["src", "shape", "dtype"], args, kwargs, span)?;
+            let src = source(ev, a.req(0, "a source buffer")?, "view", span)?;
+            let dtype = a.get(2).map(|d| super::tl::dtype_of(d, span)).transpose()?;
+            let shape = match a.get(1) {
+                Some(s) => s.clone(),
+                None => {
+                    let shape = src.shape.iter().map(|&e| Value::Expr(e)).collect();
+                    Value::tuple(shape)
+                }
+            };
+            reshaped(ev, &src, &shape, dtype, "view", span)
+        }
+        "im2col" | "c2d_im2col" => im2col(ev, args, kwargs, span),
+        "alloc_global" => alloc_global(ev, args, kwargs, span),
+        "reinterpret" => Err(Box::new(
+            Diagnostic::error(
+                codes::UNSUPPORTED_TILELANG,
+                "`T.reinterpret` (a bit cast to another type) is not supported by tilec",
+                span,
+            )
+            .with_label("bit cast")
+            .with_note(
+                "the IR has no bit-cast expression; `T.Cast` converts the value instead, \
+                 which gives other bits",
+            ),
+        )),
+        other => Err(err(
+            codes::UNSUPPORTED_TILELANG,
+            format!("`T.{other}` is not supported by tilec"),
+            span,
+        )),
+    }
+}
+
+/// `buf.data`: the storage of `buf`, as a view of its own shape.
+pub(crate) fn data_of<'a>(
+    ev: &mut Evaluator<'a>,
+    b: Handle<ir::Buffer>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    let st = ev.stager("a buffer attribute", span)?;
+    let buf = &st.func.buffers[b];
+    Ok(Value::View(Rc::new(View {
+        base: b,
+        shape: buf.shape.clone(),
+        dtype: buf.dtype,
+    })))
+}
+
+/// Attributes of a view.
+pub(crate) fn view_attr<'a>(
+    ev: &mut Evaluator<'a>,
+    v: &Rc<View>,
+    name: &str,
+    span: Span,
+) -> EResult<Value<'a>> {
+    let st = ev.stager("a buffer attribute", span)?;
+    match name {
+        "shape" => Ok(Value::tuple(
+            v.shape
+                .iter()
+                .map(|&e| st.func.as_const_int(e).map_or(Value::Expr(e), Value::Int))
+                .collect(),
+        )),
+        "dtype" => Ok(Value::DType(v.dtype)),
+        "ndim" => Ok(Value::Int(i64::try_from(v.shape.len()).unwrap_or(0))),
+        "name" => Ok(Value::str(&st.func.buffers[v.base].name)),
+        "data" => Ok(Value::View(v.clone())),
+        _ => Err(err(
+            codes::NO_ATTRIBUTE,
+            format!("a buffer view has no attribute `{name}`"),
+            span,
+        )),
+    }
+}
+
+/// `T.Tensor(shape, dtype, data)`: `data` must be a buffer's `.data`.
+pub(crate) fn tensor_over<'a>(
+    ev: &mut Evaluator<'a>,
+    shape: &Value<'a>,
+    dtype: DType,
+    data: &Value<'a>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    let src = match data {
+        Value::View(v) => v.clone(),
+        Value::Poison(_) => return Err(super::stage::cascade()),
+        other => {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::UNSUPPORTED_TILELANG,
+                    format!(
+                        "`T.Tensor` over {} as its data is not supported",
+                        other.a_type_name()
+                    ),
+                    span,
+                )
+                .with_label("data argument")
+                .with_note("give the storage of a buffer: `T.Tensor(shape, dtype, buf.data)`"),
+            ));
+        }
+    };
+    // TileLang does not check the sizes here: the new shape is a window on
+    // the same pointer.
+    make_view(ev, &src, shape, Some(dtype), None, "Tensor", span)
+}
+
+fn source<'a>(ev: &mut Evaluator<'a>, v: &Value<'a>, name: &str, span: Span) -> EResult<Rc<View>> {
+    match v {
+        Value::Buffer(b) => match data_of(ev, *b, span)? {
+            Value::View(v) => Ok(v),
+            _ => Err(super::stage::cascade()),
+        },
+        Value::View(v) => Ok(v.clone()),
+        Value::Poison(_) => Err(super::stage::cascade()),
+        other => Err(Box::new(
+            Diagnostic::error(
+                codes::TYPE_ERROR,
+                format!("`T.{name}` takes a buffer, got {}", other.a_type_name()),
+                span,
+            )
+            .with_label("not a buffer"),
+        )),
+    }
+}
+
+/// `T.reshape` / `T.view`: a view whose element count equals the source's.
+fn reshaped<'a>(
+    ev: &mut Evaluator<'a>,
+    src: &Rc<View>,
+    shape: &Value<'a>,
+    dtype: Option<DType>,
+    name: &'static str,
+    span: Span,
+) -> EResult<Value<'a>> {
+    make_view(ev, src, shape, dtype, Some(src.shape.clone()), name, span)
+}
+
+fn make_view<'a>(
+    ev: &mut Evaluator<'a>,
+    src: &Rc<View>,
+    shape: &Value<'a>,
+    dtype: Option<DType>,
+    same_size_as: Option<Vec<Handle<Expr>>>,
+    name: &str,
+    span: Span,
+) -> EResult<Value<'a>> {
+    let shape_v = shape.as_sequence().unwrap_or_else(|| vec![shape.clone()]);
+    let dims = ev.shape_exprs(&shape_v, span)?;
+    let st = ev.stager("a buffer view", span)?;
+    let dtype = dtype.unwrap_or(src.dtype);
+    if dtype != src.dtype {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::UNSUPPORTED_TILELANG,
+                format!(
+                    "`T.{name}` of {} storage as {} is not supported by tilec",
+                    src.dtype.tilelang_name(),
+                    dtype.tilelang_name()
+                ),
+                span,
+            )
+            .with_label("element type changes")
+            .with_note(
+                "tilec views a buffer under another shape, not another element type; \
+                 convert the values with `T.Cast` (or keep the data in the type it is read as)",
+            ),
+        ));
+    }
+    if let Some(old) = same_size_as {
+        let total = |dims: &[Handle<Expr>]| -> Option<i64> {
+            dims.iter()
+                .try_fold(1i64, |acc, &d| acc.checked_mul(st.func.as_const_int(d)?))
+        };
+        if let (Some(a), Some(b)) = (total(&dims), total(&old))
+            && a != b
+        {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::BAD_TILELANG_ARGUMENT,
+                    format!("`T.{name}` to a shape of {a} elements from a buffer of {b} elements"),
+                    span,
+                )
+                .with_label("sizes differ")
+                .with_note("a view keeps the storage: the new shape must hold as many elements"),
+            ));
+        }
+    }
+    Ok(Value::View(Rc::new(View {
+        base: src.base,
+        shape: dims,
+        dtype,
+    })))
+}
+
+/// Whether two extents are the same expression.
+fn same(f: &ir::Function, a: Handle<Expr>, b: Handle<Expr>, depth: u32) -> bool {
+    if a == b {
+        return true;
+    }
+    if let (Some(x), Some(y)) = (f.as_const_int(a), f.as_const_int(b)) {
+        return x == y;
+    }
+    if depth > 16 {
+        return false;
+    }
+    match (&f.exprs[a], &f.exprs[b]) {
+        (Expr::Var(x), Expr::Var(y)) => x == y,
+        (
+            Expr::Binary { op, lhs, rhs },
+            Expr::Binary {
+                op: op2,
+                lhs: l2,
+                rhs: r2,
+            },
+        ) => op == op2 && same(f, *lhs, *l2, depth + 1) && same(f, *rhs, *r2, depth + 1),
+        (Expr::Cast { dtype, arg }, Expr::Cast { dtype: d2, arg: a2 }) => {
+            dtype == d2 && same(f, *arg, *a2, depth + 1)
+        }
+        (Expr::Cast { arg, .. }, _) => same(f, *arg, b, depth + 1),
+        (_, Expr::Cast { arg, .. }) => same(f, a, *arg, depth + 1),
+        _ => false,
+    }
+}
+
+/// A range as `(start, extent)`.
+type StartExtent = (Handle<Expr>, Handle<Expr>);
+
+/// Dimension groups `(view dims, base dims)`, outermost first.
+type Groups = Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>;
+
+fn groups(f: &ir::Function, view: &[Handle<Expr>], base: &[Handle<Expr>]) -> Groups {
+    let mut out: Groups = Vec::new();
+    let (mut i, mut j) = (view.len(), base.len());
+    while i > 0 && j > 0 {
+        if same(f, view[i - 1], base[j - 1], 0) {
+            out.push((i - 1..i, j - 1..j));
+            i -= 1;
+            j -= 1;
+            continue;
+        }
+        // Constant runs whose products agree.
+        let (mut a, mut b) = (i, j);
+        let (mut pa, mut pb) = (1i64, 1i64);
+        let mut found = false;
+        loop {
+            if pa <= pb {
+                let Some(x) = (a > 0).then(|| f.as_const_int(view[a - 1])).flatten() else {
+                    break;
+                };
+                pa = match pa.checked_mul(x) {
+                    Some(p) => p,
+                    None => break,
+                };
+                a -= 1;
+            } else {
+                let Some(x) = (b > 0).then(|| f.as_const_int(base[b - 1])).flatten() else {
+                    break;
+                };
+                pb = match pb.checked_mul(x) {
+                    Some(p) => p,
+                    None => break,
+                };
+                b -= 1;
+            }
+            if pa == pb && a < i && b < j {
+                found = true;
+                break;
+            }
+        }
+        if !found {
+            break;
+        }
+        out.push((a..i, b..j));
+        i = a;
+        j = b;
+    }
+    // The outermost group takes what remains.
+    if i > 0 || j > 0 || out.is_empty() {
+        match out.last_mut() {
+            Some(last) if i == 0 || j == 0 => {
+                last.0.start = 0;
+                last.1.start = 0;
+            }
+            _ => out.push((0..i, 0..j)),
+        }
+    }
+    out.reverse();
+    out
+}
+
+/// `e` is a multiple of `k` (as a sum of constant multiples of `k`).
+fn multiple_of(f: &ir::Function, e: Handle<Expr>, k: i64) -> bool {
+    if k == 1 {
+        return true;
+    }
+    if let Some(c) = f.as_const_int(e) {
+        return c % k == 0;
+    }
+    match &f.exprs[e] {
+        Expr::Binary {
+            op: BinaryOp::Add | BinaryOp::Sub,
+            lhs,
+            rhs,
+        } => multiple_of(f, *lhs, k) && multiple_of(f, *rhs, k),
+        Expr::Binary {
+            op: BinaryOp::Mul,
+            lhs,
+            rhs,
+        } => {
+            let c = |x: Handle<Expr>| f.as_const_int(x);
+            match (c(*lhs), c(*rhs)) {
+                (Some(a), _) if a % k == 0 => true,
+                (_, Some(b)) if b % k == 0 => true,
+                (Some(a), _) if a != 0 && k % a == 0 => multiple_of(f, *rhs, k / a),
+                (_, Some(b)) if b != 0 && k % b == 0 => multiple_of(f, *lhs, k / b),
+                _ => false,
+            }
+        }
+        Expr::Cast { arg, .. } => multiple_of(f, *arg, k),
+        _ => false,
+    }
+}
+
+/// `e // k` for an `e` that `multiple_of` proved a multiple of `k`: the
+/// coefficients divided where the form allows, else a floor division.
+fn div_exact(
+    st: &mut super::stage::Stager,
+    e: Handle<Expr>,
+    k: i64,
+    span: Span,
+) -> EResult<Handle<Expr>> {
+    if k == 1 {
+        return Ok(e);
+    }
+    if let Some(c) = st.func.as_const_int(e) {
+        return Ok(int_of(st, c / k, e));
+    }
+    if let Expr::Binary { op: o, lhs, rhs } = st.func.exprs[e].clone() {
+        match o {
+            BinaryOp::Add | BinaryOp::Sub
+                if multiple_of(&st.func, lhs, k) && multiple_of(&st.func, rhs, k) =>
+            {
+                let l = div_exact(st, lhs, k, span)?;
+                let r = div_exact(st, rhs, k, span)?;
+                return op(st, o, l, r, span);
+            }
+            BinaryOp::Mul => {
+                if let Some(c) = st.func.as_const_int(rhs)
+                    && c % k == 0
+                {
+                    let c = int_of(st, c / k, rhs);
+                    return op(st, BinaryOp::Mul, lhs, c, span);
+                }
+                if let Some(c) = st.func.as_const_int(lhs)
+                    && c % k == 0
+                {
+                    let c = int_of(st, c / k, lhs);
+                    return op(st, BinaryOp::Mul, c, rhs, span);
+                }
+            }
+            _ => {}
+        }
+    }
+    let kk = int_of(st, k, e);
+    op(st, BinaryOp::FloorDiv, e, kk, span)
+}
+
+/// Integer operation on two index expressions of possibly different types.
+fn op(
+    st: &mut super::stage::Stager,
+    o: BinaryOp,
+    a: Handle<Expr>,
+    b: Handle<Expr>,
+    span: Span,
+) -> EResult<Handle<Expr>> {
+    let (ta, tb) = (st.ty(a), st.ty(b));
+    let t = if ta.bits() >= tb.bits() { ta } else { tb };
+    let a = st.cast(a, t, span)?;
+    let b = st.cast(b, t, span)?;
+    st.binary(o, a, b, span)
+}
+
+fn int_of(st: &mut super::stage::Stager, v: i64, like: Handle<Expr>) -> Handle<Expr> {
+    let t = st.ty(like);
+    st.lit(Literal::Int(t.wrap_i64(v), t))
+}
+
+/// One range `(start, extent)` per view dimension mapped to ranges of the
+/// base buffer, or `None` when the region is not a box of the base.
+fn map_ranges(
+    st: &mut super::stage::Stager,
+    view: &View,
+    ranges: &[(Handle<Expr>, Handle<Expr>)],
+    span: Span,
+) -> EResult<Option<Vec<ir::Range>>> {
+    let base_shape = st.func.buffers[view.base].shape.clone();
+    let gs = groups(&st.func, &view.shape, &base_shape);
+    let mut out = Vec::new();
+    for (gi, (vd, bd)) in gs.iter().enumerate() {
+        let outermost = gi == 0;
+        // Identity groups keep the range as it is.
+        if vd.len() == 1 && bd.len() == 1 {
+            let (s, e) = ranges[vd.start];
+            out.push(ir::Range {
+                start: s,
+                extent: e,
+            });
+            continue;
+        }
+        // View ranges of the group to one range of row-major offsets:
+        // points, then one range, then full dimensions.
+        let mut lead: Option<usize> = None;
+        let points = vd
+            .clone()
+            .all(|k| st.func.as_const_int(ranges[k].1) == Some(1));
+        for k in vd.clone() {
+            let (s, e) = ranges[k];
+            let full = st.func.as_const_int(s) == Some(0) && same(&st.func, e, view.shape[k], 0);
+            match lead {
+                None if st.func.as_const_int(e) == Some(1) => {}
+                None => lead = Some(k),
+                Some(_) if full => {}
+                Some(_) => return Ok(None),
+            }
+            // Inner groups must stay inside the group, or offsets would wrap
+            // into a neighbouring element of the base (single elements
+            // are the same storage either way).
+            if !outermost && !points {
+                let end = st
+                    .func
+                    .as_const_int(s)
+                    .zip(st.func.as_const_int(e))
+                    .map(|(a, b)| a + b);
+                let dim = st.func.as_const_int(view.shape[k]);
+                let inside = full || matches!((end, dim), (Some(x), Some(d)) if x <= d);
+                if !inside {
+                    return Ok(None);
+                }
+            }
+        }
+        let mut flat_start = int_of(st, 0, view.shape[vd.start]);
+        let mut stride_after = int_of(st, 1, view.shape[vd.start]);
+        let mut flat_extent = stride_after;
+        for k in vd.clone().rev() {
+            let (s, e) = ranges[k];
+            let term = op(st, BinaryOp::Mul, s, stride_after, span)?;
+            flat_start = op(st, BinaryOp::Add, flat_start, term, span)?;
+            if Some(k) == lead {
+                flat_extent = op(st, BinaryOp::Mul, e, stride_after, span)?;
+            }
+            stride_after = op(st, BinaryOp::Mul, stride_after, view.shape[k], span)?;
+        }
+        if lead.is_none() {
+            flat_extent = int_of(st, 1, flat_start);
+        }
+        // Offsets to a box of the group's base dimensions: strip full
+        // inner dimensions, then the rest must fit in one row.
+        let dims: Vec<Handle<Expr>> = base_shape[bd.clone()].to_vec();
+        let mut q = dims.len();
+        let mut start = flat_start;
+        let mut extent = flat_extent;
+        let mut inner: Vec<ir::Range> = Vec::new();
+        while q > 1 {
+            let (Some(d), Some(e)) = (
+                st.func.as_const_int(dims[q - 1]),
+                st.func.as_const_int(extent),
+            ) else {
+                break;
+            };
+            if e % d != 0 || e == 0 || !multiple_of(&st.func, start, d) {
+                break;
+            }
+            let zero = int_of(st, 0, dims[q - 1]);
+            inner.push(ir::Range {
+                start: zero,
+                extent: dims[q - 1],
+            });
+            start = div_exact(st, start, d, span)?;
+            extent = int_of(st, e / d, extent);
+            q -= 1;
+        }
+        let mut boxed = Vec::new();
+        if q > 1 {
+            let e = st.func.as_const_int(extent);
+            let d = st.func.as_const_int(dims[q - 1]);
+            let fits = match (e, d) {
+                (Some(1), _) => true,
+                (Some(e), Some(d)) => e > 0 && d % e == 0 && multiple_of(&st.func, start, e),
+                _ => false,
+            };
+            if !fits {
+                return Ok(None);
+            }
+        }
+        // Points for the outer dimensions, the range on dimension q - 1.
+        let mut inner_size = int_of(st, 1, start);
+        for k in (0..q).rev() {
+            if k == q - 1 {
+                let s = if q == 1 {
+                    start
+                } else {
+                    op(st, BinaryOp::FloorMod, start, dims[k], span)?
+                };
+                boxed.push(ir::Range { start: s, extent });
+            } else {
+                let idx = op(st, BinaryOp::FloorDiv, start, inner_size, span)?;
+                let idx = if k == 0 && outermost {
+                    idx
+                } else {
+                    op(st, BinaryOp::FloorMod, idx, dims[k], span)?
+                };
+                let one = int_of(st, 1, idx);
+                boxed.push(ir::Range {
+                    start: idx,
+                    extent: one,
+                });
+            }
+            inner_size = op(st, BinaryOp::Mul, inner_size, dims[k], span)?;
+        }
+        boxed.reverse();
+        inner.reverse();
+        out.extend(boxed);
+        out.extend(inner);
+    }
+    Ok(Some(out))
+}
+
+/// `view[items]`.
+pub(crate) fn subscript<'a>(
+    ev: &mut Evaluator<'a>,
+    view: &Rc<View>,
+    items: Vec<IndexItem>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    if items.len() > view.shape.len() {
+        let st = ev.stager("a buffer subscript", span)?;
+        let name = st.func.buffers[view.base].name.clone();
+        return Err(super::stage::rank_mismatch(
+            &format!("{name} (viewed)"),
+            view.shape.len(),
+            items.len(),
+            span,
+            "too many indices",
+        ));
+    }
+    Ok(Value::ViewAccess(Rc::new(ViewAccess {
+        view: view.clone(),
+        items,
+        span,
+    })))
+}
+
+/// The ranges a view subscript names, in the view's dimensions; `true` when
+/// every item was a point (a head address).
+fn view_ranges(
+    st: &mut super::stage::Stager,
+    view: &View,
+    items: &[IndexItem],
+    span: Span,
+) -> EResult<(Vec<StartExtent>, bool)> {
+    let mut out = Vec::new();
+    let mut head = items.len() == view.shape.len();
+    for (k, &dim) in view.shape.iter().enumerate() {
+        match items.get(k) {
+            Some(IndexItem::Point(e)) => {
+                let one = int_of(st, 1, *e);
+                out.push((*e, one));
+            }
+            Some(IndexItem::Slice { start, stop }) => {
+                head = false;
+                let s = match start {
+                    Some(s) => *s,
+                    None => st.int(0),
+                };
+                let stop = stop.unwrap_or(dim);
+                let e = st.extent(s, stop, span)?;
+                out.push((s, e));
+            }
+            None => {
+                let zero = st.int(0);
+                out.push((zero, dim));
+            }
+        }
+    }
+    Ok((out, head))
+}
+
+/// The element `view[points]` as an access of the base buffer.
+pub(crate) fn element(st: &mut super::stage::Stager, va: &ViewAccess) -> EResult<Access> {
+    let (ranges, _) = view_ranges(st, &va.view, &va.items, va.span)?;
+    if va.items.len() != va.view.shape.len()
+        || va
+            .items
+            .iter()
+            .any(|i| matches!(i, IndexItem::Slice { .. }))
+    {
+        let name = st.func.buffers[va.view.base].name.clone();
+        return Err(super::stage::rank_mismatch(
+            &format!("{name} (viewed)"),
+            va.view.shape.len(),
+            va.items.len(),
+            va.span,
+            "used as a scalar here",
+        ));
+    }
+    let Some(mapped) = map_ranges(st, &va.view, &ranges, va.span)? else {
+        return Err(err(
+            codes::UNSUPPORTED_TILELANG,
+            "this element of a buffer view could not be mapped to its buffer",
+            va.span,
+        ));
+    };
+    Ok(Access {
+        buffer: va.view.base,
+        items: mapped
+            .into_iter()
+            .map(|r| IndexItem::Point(r.start))
+            .collect(),
+        span: va.span,
+    })
+}
+
+/// A view (or a subscript of one) as a tile-operation operand. A head
+/// address keeps the view's dimensions until `settle` (after the other
+/// operand gave its extents).
+pub(crate) fn operand(
+    st: &mut super::stage::Stager,
+    v: &Value<'_>,
+    span: Span,
+    keep_head: bool,
+) -> EResult<Operand> {
+    let (view, items, vspan) = match v {
+        Value::View(view) => (view.clone(), Vec::new(), span),
+        Value::ViewAccess(va) => (va.view.clone(), va.items.clone(), va.span),
+        _ => return Err(super::stage::cascade()),
+    };
+    let (ranges, head) = view_ranges(st, &view, &items, vspan)?;
+    let mut op = Operand {
+        region: Region {
+            buffer: view.base,
+            ranges: ranges
+                .into_iter()
+                .map(|(start, extent)| ir::Range { start, extent })
+                .collect(),
+        },
+        head,
+        span: vspan,
+        view: Some(view),
+    };
+    if head && !keep_head {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::UNSUPPORTED_TILELANG,
+                "a single element of a buffer view as a region is supported only in `T.copy`",
+                vspan,
+            )
+            .with_label("element of a view")
+            .with_note("give the region with slices, e.g. `view[i, j0:j0 + n]`"),
+        ));
+    }
+    if !head {
+        settle(st, &mut op)?;
+    }
+    Ok(op)
+}
+
+/// Maps an operand still in a view's dimensions to a region of its buffer.
+pub(crate) fn settle(st: &mut super::stage::Stager, op: &mut Operand) -> EResult<()> {
+    let Some(view) = op.view.take() else {
+        return Ok(());
+    };
+    let ranges: Vec<(Handle<Expr>, Handle<Expr>)> = op
+        .region
+        .ranges
+        .iter()
+        .map(|r| (r.start, r.extent))
+        .collect();
+    let mapped = map_ranges(st, &view, &ranges, op.span)?.filter(|mapped| {
+        // The box must have the view region's shape (after dropping unit
+        // dimensions), as tile operations pair elements by shape.
+        let f = &st.func;
+        let non_unit = |v: Vec<Handle<Expr>>| -> Vec<Handle<Expr>> {
+            v.into_iter()
+                .filter(|&e| f.as_const_int(e) != Some(1))
+                .collect()
+        };
+        let a = non_unit(ranges.iter().map(|r| r.1).collect());
+        let b = non_unit(mapped.iter().map(|r| r.extent).collect());
+        a.len() == b.len() && a.iter().zip(&b).all(|(&x, &y)| same(f, x, y, 0))
+    });
+    match mapped {
+        Some(mapped) => {
+            op.region.ranges = mapped;
+            Ok(())
+        }
+        None => {
+            let name = st.func.buffers[view.base].name.clone();
+            Err(Box::new(
+                Diagnostic::error(
+                    codes::UNSUPPORTED_TILELANG,
+                    format!(
+                        "this region of a view of `{name}` is not a rectangular region of `{name}`"
+                    ),
+                    op.span,
+                )
+                .with_label("region of a view")
+                .with_note(
+                    "tilec maps a region of a view to the same elements of the buffer it views; \
+                     that works when the region's rows do not cross a row of the buffer. \
+                     Copy element by element in a `T.Parallel` loop over the view instead, \
+                     or use block sizes that divide the buffer's inner extents",
+                ),
+            ))
+        }
+    }
+}
+
+/// `T.im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad)`:
+/// the im2col tile of a 4-D NHWC image as a parallel nest, the
+/// out-of-image elements zero (TileLang's `tl.tileop.im2col`).
+fn im2col<'a>(
+    ev: &mut Evaluator<'a>,
+    args: Vec<Value<'a>>,
+    kwargs: Vec<(String, Value<'a>)>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    let a = Args::new(
+        "im2col",
+        &[
+            "img",
+            "col",
+            "nhw_step",
+            "c_step",
+            "kernel",
+            "stride",
+            "dilation",
+            "pad",
+            "eviction_policy",
+            "annotations",
+        ],
+        args,
+        kwargs,
+        span,
+    )?;
+    let img = match a.req(0, "an image buffer")? {
+        Value::Buffer(b) => *b,
+        Value::Poison(_) => return Err(super::stage::cascade()),
+        other => {
+            return Err(err(
+                codes::TYPE_ERROR,
+                format!(
+                    "`T.im2col` takes the image buffer itself, got {}",
+                    other.a_type_name()
+                ),
+                span,
+            ));
+        }
+    };
+    let col_v = a.req(1, "a destination")?.clone();
+    let nhw = a.req(2, "`nhw_step`")?.clone();
+    let cstep = a.req(3, "`c_step`")?.clone();
+    let mut consts = [0i64; 4];
+    for (i, what) in ["kernel", "stride", "dilation", "pad"].iter().enumerate() {
+        consts[i] = a
+            .req(4 + i, &format!("`{what}`"))?
+            .as_int()
+            .ok_or_else(|| {
+                err(
+                    codes::NOT_CONSTANT,
+                    format!("`T.im2col` needs `{what}` as a compile-time integer"),
+                    span,
+                )
+            })?;
+    }
+    let [kernel, stride, dilation, pad] = consts;
+    if kernel < 1 || stride < 1 || dilation < 1 || pad < 0 {
+        return Err(err(
+            codes::BAD_TILELANG_ARGUMENT,
+            "`T.im2col` needs kernel, stride and dilation of at least 1 and a padding of at least 0",
+            span,
+        ));
+    }
+    let dst = super::tl::operand(ev, &col_v, "`T.im2col`", span)?;
+    let st = ev.kernel_stager("`T.im2col`", span)?;
+    let ib = st.func.buffers[img].clone();
+    if ib.shape.len() != 4 {
+        return Err(err(
+            codes::BAD_TILELANG_ARGUMENT,
+            format!(
+                "`T.im2col` reads a 4-D (N, H, W, C) image; `{}` has {} dimensions",
+                ib.name,
+                ib.shape.len()
+            ),
+            span,
+        ));
+    }
+    let db = st.func.buffers[dst.region.buffer].clone();
+    if db.dtype != ib.dtype {
+        return Err(err(
+            codes::BAD_DTYPE,
+            format!(
+                "`T.im2col` copies {} elements into {} ones; both must have one type",
+                ib.dtype.tilelang_name(),
+                db.dtype.tilelang_name()
+            ),
+            span,
+        ));
+    }
+    let nd = dst.region.ranges.len();
+    if nd < 2 {
+        return Err(err(
+            codes::BAD_TILELANG_ARGUMENT,
+            "`T.im2col` writes a region of at least 2 dimensions",
+            span,
+        ));
+    }
+    let bm = dst.region.ranges[nd - 2].extent;
+    let bk = dst.region.ranges[nd - 1].extent;
+    let nhw = st.value_expr(&nhw, Some(DType::I32), span)?;
+    let cstep = st.value_expr(&cstep, Some(DType::I32), span)?;
+    let i = st.add_var("i", DType::I32, ir::VarKind::Loop);
+    let j = st.add_var("j", DType::I32, ir::VarKind::Loop);
+    let ie = st.var(i);
+    let je = st.var(j);
+    let c = |st: &mut super::stage::Stager, v: i64| st.int(v);
+    let (h, w, cd) = (ib.shape[1], ib.shape[2], ib.shape[3]);
+    // out = (dim + 2 * pad - (kernel - 1) * dilation - 1) // stride + 1
+    let outdim = |st: &mut super::stage::Stager, d: Handle<Expr>| -> EResult<Handle<Expr>> {
+        let k = c(st, 2 * pad - (kernel - 1) * dilation - 1);
+        let x = op(st, BinaryOp::Add, d, k, span)?;
+        let s = c(st, stride);
+        let x = op(st, BinaryOp::FloorDiv, x, s, span)?;
+        let one = c(st, 1);
+        op(st, BinaryOp::Add, x, one, span)
+    };
+    let out_h = outdim(st, h)?;
+    let out_w = outdim(st, w)?;
+    let out_hw = op(st, BinaryOp::Mul, out_h, out_w, span)?;
+    let kx = op(st, BinaryOp::Mul, cstep, bk, span)?;
+    let k = op(st, BinaryOp::Add, kx, je, span)?;
+    let mx = op(st, BinaryOp::Mul, nhw, bm, span)?;
+    let m = op(st, BinaryOp::Add, mx, ie, span)?;
+    let kc = c(st, kernel);
+    let kcd = op(st, BinaryOp::Mul, kc, cd, span)?;
+    let sc = c(st, stride);
+    let dc = c(st, dilation);
+    let pc = c(st, pad);
+    // access_h = (m % out_hw) // out_w * stride + k // (kernel * C) * dilation - pad
+    let t = op(st, BinaryOp::FloorMod, m, out_hw, span)?;
+    let t = op(st, BinaryOp::FloorDiv, t, out_w, span)?;
+    let t = op(st, BinaryOp::Mul, t, sc, span)?;
+    let u = op(st, BinaryOp::FloorDiv, k, kcd, span)?;
+    let u = op(st, BinaryOp::Mul, u, dc, span)?;
+    let ah = op(st, BinaryOp::Add, t, u, span)?;
+    let ah = op(st, BinaryOp::Sub, ah, pc, span)?;
+    // access_w = m % out_w * stride + (k // C) % kernel * dilation - pad
+    let t = op(st, BinaryOp::FloorMod, m, out_w, span)?;
+    let t = op(st, BinaryOp::Mul, t, sc, span)?;
+    let u = op(st, BinaryOp::FloorDiv, k, cd, span)?;
+    let u = op(st, BinaryOp::FloorMod, u, kc, span)?;
+    let u = op(st, BinaryOp::Mul, u, dc, span)?;
+    let aw = op(st, BinaryOp::Add, t, u, span)?;
+    let aw = op(st, BinaryOp::Sub, aw, pc, span)?;
+    let zero = c(st, 0);
+    let c1 = op(st, BinaryOp::Ge, ah, zero, span)?;
+    let c2 = op(st, BinaryOp::Ge, aw, zero, span)?;
+    let c3 = op(st, BinaryOp::Lt, ah, h, span)?;
+    let c4 = op(st, BinaryOp::Lt, aw, w, span)?;
+    let a1 = st.binary(BinaryOp::And, c1, c2, span)?;
+    let a2 = st.binary(BinaryOp::And, c3, c4, span)?;
+    let inb = st.binary(BinaryOp::And, a1, a2, span)?;
+    let n = op(st, BinaryOp::FloorDiv, m, out_hw, span)?;
+    let ci = op(st, BinaryOp::FloorMod, k, cd, span)?;
+    let load = st.expr(
+        Expr::Load {
+            buffer: img,
+            indices: vec![n, ah, aw, ci],
+        },
+        span,
+    )?;
+    let z = st.number(0.0, ib.dtype);
+    let value = st.expr(
+        Expr::Select {
+            cond: inb,
+            then: load,
+            otherwise: z,
+        },
+        span,
+    )?;
+    let mut indices = Vec::new();
+    for (d, r) in dst.region.ranges.iter().enumerate() {
+        indices.push(if d == nd - 2 {
+            op(st, BinaryOp::Add, r.start, ie, span)?
+        } else if d == nd - 1 {
+            op(st, BinaryOp::Add, r.start, je, span)?
+        } else {
+            r.start
+        });
+    }
+    st.push_block();
+    st.emit(
+        Stmt::Store {
+            buffer: dst.region.buffer,
+            indices,
+            value,
+        },
+        span,
+    );
+    let body = st.pop_block();
+    st.emit(
+        Stmt::Parallel {
+            vars: vec![i, j],
+            extents: vec![bm, bk],
+            body,
+        },
+        span,
+    );
+    Ok(Value::None)
+}
+
+/// `T.alloc_global(shape, dtype)`: a global scratch buffer of the function,
+/// allocated before its kernels.
+fn alloc_global<'a>(
+    ev: &mut Evaluator<'a>,
+    args: Vec<Value<'a>>,
+    kwargs: Vec<(String, Value<'a>)>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    let a = Args::new(
+        "alloc_global",
+        &["shape", "dtype", "scope"],
+        args,
+        kwargs,
+        span,
+    )?;
+    let shape = a.req(0, "a shape")?.clone();
+    let dtype = super::tl::dtype_of(a.req(1, "a dtype")?, span)?;
+    if let Some(s) = a.get(2)
+        && !matches!(s, Value::Str(x) if &**x == "global")
+    {
+        return Err(err(
+            codes::BAD_TILELANG_ARGUMENT,
+            "`T.alloc_global` allocates in the \"global\" scope only",
+            span,
+        ));
+    }
+    let shape_v = shape.as_sequence().unwrap_or_else(|| vec![shape.clone()]);
+    let dims = ev.shape_exprs(&shape_v, span)?;
+    let st = ev.stager("`T.alloc_global`", span)?;
+    if st.kernel.is_some() || st.block_depth() > 1 {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::PLACEMENT,
+                "`T.alloc_global` inside a kernel or a nested block is not supported by tilec",
+                span,
+            )
+            .with_label("allocated here")
+            .with_note("allocate the global buffer at the top of the function, before `with T.Kernel(...)`"),
+        ));
+    }
+    let b = st.add_buffer("buf", dtype, dims, Scope::Global, span);
+    st.unnamed.insert(b);
+    st.emit(
+        Stmt::Alloc {
+            buffer: b,
+            init: None,
+        },
+        span,
+    );
+    Ok(Value::Buffer(b))
+}
