@@ -923,16 +923,49 @@ impl<'a> Evaluator<'a> {
     }
 
     fn exec_with(&mut self, s: &'a ast::StmtWith, scope: &Rc<Scope<'a>>) -> EResult<Flow<'a>> {
+        self.exec_with_items(s, 0, scope)
+    }
+
+    /// The body of `s` inside its context managers from the `k`-th on:
+    /// `with a, b: body` means `with a: with b: body`.
+    fn exec_with_rest(
+        &mut self,
+        s: &'a ast::StmtWith,
+        k: usize,
+        scope: &Rc<Scope<'a>>,
+    ) -> EResult<Flow<'a>> {
+        if k < s.items.len() {
+            self.exec_with_items(s, k, scope)
+        } else {
+            self.exec_block(&s.body, scope)
+        }
+    }
+
+    fn exec_with_items(
+        &mut self,
+        s: &'a ast::StmtWith,
+        k: usize,
+        scope: &Rc<Scope<'a>>,
+    ) -> EResult<Flow<'a>> {
         let span = span_of(s);
-        let [item] = s.items.as_slice() else {
-            return Err(unsupported_python(
-                "`with` with several context managers",
-                span,
-            ));
-        };
+        let item = &s.items[k];
         let ctx = self.eval(&item.context_expr, scope)?;
         if let Value::Role(groups) = &ctx {
+            if s.items.len() > 1 {
+                return Err(unsupported_python(
+                    "`T.ws` beside other context managers in one `with`",
+                    span,
+                ));
+            }
             return self.exec_role(groups, s, scope);
+        }
+        if super::tl_extra::is_null_context(&ctx) {
+            // A context manager without effect on what the kernel
+            // computes (an IKET profiling range): its body runs as is.
+            if let Some(v) = item.optional_vars.as_deref() {
+                self.assign(v, ctx.clone(), scope, span_of(v))?;
+            }
+            return self.exec_with_rest(s, k + 1, scope);
         }
         let Value::Launch(launch) = ctx else {
             return Err(Box::new(
@@ -1031,7 +1064,7 @@ impl<'a> Evaluator<'a> {
         for v in block_vars.iter().chain([&thread_var]) {
             stager.note_scoped(*v);
         }
-        let flow = self.exec_block(&s.body, scope);
+        let flow = self.exec_with_rest(s, k + 1, scope);
         let stager = self.stager("`T.Kernel`", span)?;
         let body = stager.pop_block();
         let order = stager.kernel.take().and_then(|k| k.order);
@@ -2255,6 +2288,13 @@ impl<'a> Evaluator<'a> {
         match v {
             Value::Tuple(_) | Value::List(_) => Ok(v.as_sequence().unwrap_or_default()),
             Value::Str(s) => Ok(s.chars().map(|c| Value::str(&c.to_string())).collect()),
+            // TileLang's dtypes are strings (`tvm.DataType` subclasses
+            // `str`): iterating one yields the characters of its name.
+            Value::DType(d) => Ok(d
+                .tilelang_name()
+                .chars()
+                .map(|c| Value::str(&c.to_string()))
+                .collect()),
             Value::Dict(d) => Ok(d.borrow().iter().map(|(k, _)| k.clone()).collect()),
             Value::Poison(_) => Err(stage::cascade()),
             Value::Loop(_) => Err(Box::new(

@@ -1490,6 +1490,21 @@ pub(crate) fn call<'a>(
                     span,
                 ));
             }
+            // A name with commas or spaces declares several sizes at once
+            // and returns them as a tuple, as TileLang's `T.dynamic` does.
+            let names: Vec<&str> = if n.contains(',') {
+                n.split(',').map(str::trim).collect()
+            } else {
+                n.split_whitespace().collect()
+            };
+            if names.len() > 1 {
+                return Ok(Value::tuple(
+                    names
+                        .into_iter()
+                        .map(|m| Value::Symbol(Rc::from(m), dtype))
+                        .collect(),
+                ));
+            }
             Ok(Value::Symbol(n.clone(), dtype))
         }
         "ceildiv" => {
