@@ -113,8 +113,6 @@ const KNOWN_UNSUPPORTED: &[&str] = &[
     "reinterpret",
     "alloc_global",
     "mbarrier_expect_tx",
-    "Persistent",
-    "annotate_safe_value",
     "call_extern",
     "import_source",
     "atomic_max",

@@ -38,6 +38,7 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("annotate_safe_value", "T.annotate_safe_value"),
     ("atomic_addx2", "T.atomic_addx2"),
     ("atomic_addx4", "T.atomic_addx4"),
+    ("Persistent", "T.Persistent"),
 ];
 
 /// Looks up the names this module adds to `T.`.
@@ -437,6 +438,19 @@ pub(crate) fn call<'a>(
             let value = widen(ev, name, value, width, span)?;
             super::tl::call(ev, "atomic_add", vec![dst, value], Vec::new(), span)
         }
+        // Staged by the `for` statement that iterates it (`eval.rs`,
+        // `stage_persistent`).
+        "Persistent" => Err(Box::new(
+            Diagnostic::error(
+                codes::PLACEMENT,
+                "`T.Persistent(...)` can only be iterated by a `for` statement in kernel code",
+                span,
+            )
+            .with_label("not iterated by a `for`")
+            .with_note(
+                "write `for bx, by in T.Persistent([m_blocks, n_blocks], wave_size, block_id):`",
+            ),
+        )),
         // TVM's `T.grid(a, b, ...)`: serial loops over each extent, the
         // first outermost.
         "grid" => {
