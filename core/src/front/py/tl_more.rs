@@ -407,7 +407,7 @@ pub(crate) fn call<'a>(
         }
         // `T.atomic_addx2(dst, value)` adds the 2 (x4: 4) elements that
         // start at `value` to those that start at `dst`, along the last
-        // dimension: an atomic add of those regions.
+        // dimension.
         "atomic_addx2" | "atomic_addx4" => {
             let width = if name == "atomic_addx2" { 2 } else { 4 };
             let mut kw = keywords(name, kwargs, &["dst", "value", "return_prev"], span)?;
@@ -434,9 +434,14 @@ pub(crate) fn call<'a>(
                     span,
                 ));
             };
-            let dst = widen(ev, name, dst, width, span)?;
-            let value = widen(ev, name, value, width, span)?;
-            super::tl::call(ev, "atomic_add", vec![dst, value], Vec::new(), span)
+            // One element-wise atomic add per element of the group: each
+            // element gets the same sum as under TileLang's paired add.
+            for k in 0..width {
+                let d = shifted(ev, name, dst, k, width, span)?;
+                let v = shifted(ev, name, value, k, width, span)?;
+                super::tl::call(ev, "atomic_add", vec![d, v], Vec::new(), span)?;
+            }
+            Ok(Value::None)
         }
         // Staged by the `for` statement that iterates it (`eval.rs`,
         // `stage_persistent`).
@@ -522,12 +527,12 @@ fn buffer_map<'a>(
         .collect()
 }
 
-/// The `width` elements along the last dimension that start at the
-/// element `v`, as a region.
-fn widen<'a>(
+/// The element `k` places after the element `v` along the last dimension.
+fn shifted<'a>(
     ev: &mut Evaluator<'a>,
     name: &str,
     v: &Value<'a>,
+    k: i64,
     width: i64,
     span: Span,
 ) -> EResult<Value<'a>> {
@@ -563,13 +568,10 @@ fn widen<'a>(
         }
     };
     let st = ev.stager(&format!("`T.{name}`"), span)?;
-    let w = st.int(width);
-    let stop = st.binary(BinaryOp::Add, last, w, span)?;
+    let k = st.int(k);
+    let index = st.binary(BinaryOp::Add, last, k, span)?;
     if let Some(item) = items.last_mut() {
-        *item = IndexItem::Slice {
-            start: Some(last),
-            stop: Some(stop),
-        };
+        *item = IndexItem::Point(index);
     }
     Ok(Value::Access(std::rc::Rc::new(Access {
         buffer: acc.buffer,
