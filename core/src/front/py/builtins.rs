@@ -6,7 +6,7 @@
 use super::codes;
 use super::eval::{Evaluator, err, seq_index};
 use super::value::{
-    AutotuneValue, EResult, JitValue, LayoutKind, LayoutSpec, Value, py_cmp, py_eq,
+    AutotuneValue, EResult, IndexItem, JitValue, LayoutKind, LayoutSpec, Value, py_cmp, py_eq,
 };
 use crate::front::Diagnostic;
 use crate::ir::{DType, GemmPolicy, Span};
@@ -1006,14 +1006,25 @@ pub(crate) fn get_attr<'a>(
             }
             _ => Err(missing("a run-time expression")),
         },
-        Value::Access(_) => match name {
+        Value::Access(a) => match name {
             "astype" => Ok(Value::Method(Rc::new(base.clone()), "astype")),
+            // The dtype of a loaded element is its buffer's.
+            "dtype" if a.items.iter().all(|i| matches!(i, IndexItem::Point(_))) => {
+                let b = a.buffer;
+                let st = ev.stager("an element's dtype", span)?;
+                Ok(Value::DType(st.func.buffers[b].dtype))
+            }
             _ => Err(missing("a buffer element")),
         },
         Value::DType(d) => match name {
             "bits" => Ok(Value::Int(i64::from(d.bits()))),
             "itemsize" => Ok(Value::Int(i64::try_from(d.bytes()).unwrap_or(0))),
-            _ => Err(missing("a dtype")),
+            // A dtype is a string in TileLang: its string methods apply
+            // to its name.
+            _ => {
+                let name_str = Value::str(d.tilelang_name());
+                get_attr(ev, &name_str, name, span).map_err(|_| missing("a dtype"))
+            }
         },
         Value::List(_) => match name {
             "append" => Ok(Value::Method(Rc::new(base.clone()), "list.append")),
@@ -1049,7 +1060,7 @@ pub(crate) fn get_attr<'a>(
         },
         Value::Str(_) => match name {
             "split" | "strip" | "join" | "replace" | "format" | "lower" | "upper"
-            | "startswith" | "endswith" => Ok(Value::Method(
+            | "startswith" | "endswith" | "isdigit" | "isalpha" | "isalnum" => Ok(Value::Method(
                 Rc::new(base.clone()),
                 match name {
                     "split" => "str.split",
@@ -1060,6 +1071,9 @@ pub(crate) fn get_attr<'a>(
                     "lower" => "str.lower",
                     "upper" => "str.upper",
                     "startswith" => "str.startswith",
+                    "isdigit" => "str.isdigit",
+                    "isalpha" => "str.isalpha",
+                    "isalnum" => "str.isalnum",
                     _ => "str.endswith",
                 },
             )),
@@ -1230,6 +1244,16 @@ pub(crate) fn call_method<'a>(
             Ok(Value::list(parts))
         }
         ("str.strip", Value::Str(s)) => Ok(Value::str(s.trim())),
+        // Python's predicates are false on the empty string.
+        ("str.isdigit", Value::Str(s)) => Ok(Value::Bool(
+            !s.is_empty() && s.chars().all(|c| c.is_ascii_digit()),
+        )),
+        ("str.isalpha", Value::Str(s)) => Ok(Value::Bool(
+            !s.is_empty() && s.chars().all(char::is_alphabetic),
+        )),
+        ("str.isalnum", Value::Str(s)) => Ok(Value::Bool(
+            !s.is_empty() && s.chars().all(char::is_alphanumeric),
+        )),
         ("str.lower", Value::Str(s)) => Ok(Value::str(&s.to_lowercase())),
         ("str.upper", Value::Str(s)) => Ok(Value::str(&s.to_uppercase())),
         ("str.startswith" | "str.endswith", Value::Str(s)) => {

@@ -584,6 +584,21 @@ impl<'a> Evaluator<'a> {
             return Err(unsupported_python("`async for`", span));
         }
         let iter_span = span_of(&*s.iter);
+        if self.staged_frame()
+            && let ast::Expr::Call(call) = &*s.iter
+            && let ast::Expr::Attribute(a) = &*call.func
+            && a.attr.as_str() == "Persistent"
+            && matches!(
+                self.eval(&call.func, scope)?,
+                Value::Builtin("T.Persistent")
+            )
+        {
+            if !s.orelse.is_empty() {
+                return Err(unsupported_python("`for ... else` on a kernel loop", span));
+            }
+            let (args, kwargs) = self.eval_args(&call.arguments, scope)?;
+            return self.stage_persistent(s, args, kwargs, scope);
+        }
         let iterable = self.eval_iterable(&s.iter, scope)?;
         if let Value::Loop(spec) = &iterable {
             if !s.orelse.is_empty() {
@@ -836,6 +851,179 @@ impl<'a> Evaluator<'a> {
         Ok(Flow::Normal)
     }
 
+    /// `for v0, ..., vn in T.Persistent(domain, wave_size, index,
+    /// group_size=8):` — TileLang's persistent loop: a serial loop over
+    /// waves in which the block `index` of `wave_size` takes the tile
+    /// `w * wave_size + index` of the domain, tiles grouped by
+    /// `group_size` along the last dimension, as TileLang's
+    /// `PersistentFor` (src/ir.cc) orders them; tiles past the domain are
+    /// skipped.
+    fn stage_persistent(
+        &mut self,
+        s: &'a ast::StmtFor,
+        args: Vec<Value<'a>>,
+        kwargs: Vec<(String, Value<'a>)>,
+        scope: &Rc<Scope<'a>>,
+    ) -> EResult<Flow<'a>> {
+        let span = span_of(s);
+        let iter_span = span_of(&*s.iter);
+        let params = ["domain", "wave_size", "index", "group_size"];
+        let mut vals: [Option<Value<'a>>; 4] = Default::default();
+        if args.len() > 4 {
+            return Err(err(
+                codes::BAD_ARGUMENTS,
+                "`T.Persistent` takes a domain, a wave size, an index and a group size",
+                iter_span,
+            ));
+        }
+        for (i, a) in args.into_iter().enumerate() {
+            vals[i] = Some(a);
+        }
+        for (k, v) in kwargs {
+            match params.iter().position(|p| *p == k) {
+                Some(i) if vals[i].is_none() => vals[i] = Some(v),
+                _ => {
+                    return Err(err(
+                        codes::BAD_ARGUMENTS,
+                        format!("`T.Persistent` has no parameter `{k}` (or it is given twice)"),
+                        iter_span,
+                    ));
+                }
+            }
+        }
+        let [domain, wave, index, group] = vals;
+        let (Some(domain), Some(wave), Some(index)) = (domain, wave, index) else {
+            return Err(err(
+                codes::BAD_ARGUMENTS,
+                "`T.Persistent` needs a domain, a wave size and the block's index",
+                iter_span,
+            ));
+        };
+        let group = group.unwrap_or(Value::Int(8));
+        let domain = match domain.as_sequence() {
+            Some(d) if !d.is_empty() => d,
+            _ => {
+                return Err(err(
+                    codes::BAD_TILELANG_ARGUMENT,
+                    "`T.Persistent` takes a non-empty list of extents as its domain",
+                    iter_span,
+                ));
+            }
+        };
+        let names: Vec<&'a ast::Expr> = match &*s.target {
+            ast::Expr::Tuple(t) => t.elts.iter().collect(),
+            other => vec![other],
+        };
+        if names.len() != domain.len() {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::BAD_TILELANG_ARGUMENT,
+                    format!(
+                        "the domain has {} extents but {} loop variables",
+                        domain.len(),
+                        names.len()
+                    ),
+                    span_of(&*s.target),
+                )
+                .with_label("loop variables here"),
+            ));
+        }
+        let n = domain.len();
+        let last = domain[n - 1].clone();
+        // group = max(1, min(group_size, last extent)).
+        let g = super::tl::call(
+            self,
+            "min",
+            vec![group, last.clone()],
+            Vec::new(),
+            iter_span,
+        )?;
+        let g = super::tl::call(self, "max", vec![Value::Int(1), g], Vec::new(), iter_span)?;
+        let mut grouped = vec![super::tl::call(
+            self,
+            "ceildiv",
+            vec![last.clone(), g.clone()],
+            Vec::new(),
+            iter_span,
+        )?];
+        grouped.extend(domain[..n - 1].iter().cloned());
+        grouped.push(g.clone());
+        let mut padded = grouped[0].clone();
+        for e in &grouped[1..] {
+            padded = self.binop(PyBinOp::Mul, &padded, e, iter_span)?;
+        }
+        let waves = super::tl::call(
+            self,
+            "ceildiv",
+            vec![padded, wave.clone()],
+            Vec::new(),
+            iter_span,
+        )?;
+        let (start, extent) = super::tl::loop_range(self, &waves, None, iter_span)?;
+        let stager = self.kernel_stager("`T.Persistent`", span)?;
+        let w = stager.add_var("w", DType::I32, VarKind::Loop);
+        let w_expr = Value::Expr(stager.var(w));
+        stager.push_block();
+        stager.note_scoped(w);
+        // The tile of this iteration: `w * wave_size + index`, split over
+        // the grouped domain from its last extent inward.
+        let body_flow = (|| -> EResult<Flow<'a>> {
+            let mut rem = self.binop(PyBinOp::Mul, &w_expr, &wave, iter_span)?;
+            rem = self.binop(PyBinOp::Add, &rem, &index, iter_span)?;
+            let mut idxs = vec![Value::Int(0); grouped.len()];
+            for i in (1..grouped.len()).rev() {
+                idxs[i] = self.binop(PyBinOp::Mod, &rem, &grouped[i], iter_span)?;
+                rem = self.binop(PyBinOp::FloorDiv, &rem, &grouped[i], iter_span)?;
+            }
+            idxs[0] = rem;
+            let mut last_coord = self.binop(PyBinOp::Mul, &idxs[0], &g, iter_span)?;
+            last_coord = self.binop(
+                PyBinOp::Add,
+                &last_coord,
+                &idxs[grouped.len() - 1],
+                iter_span,
+            )?;
+            for (i, target) in names.iter().enumerate() {
+                let v = if i + 1 == n {
+                    last_coord.clone()
+                } else {
+                    idxs[i + 1].clone()
+                };
+                self.assign(target, v, scope, span_of(*target))?;
+            }
+            let in_range = self.compare(ast::CmpOp::Lt, &last_coord, &last, iter_span)?;
+            let c = self
+                .stager("`T.Persistent`", iter_span)?
+                .bool_expr(&in_range, iter_span)?;
+            self.stager("`T.Persistent`", span)?.push_block();
+            let flow = self.exec_block(&s.body, scope);
+            let then = self.stager("`T.Persistent`", span)?.pop_block();
+            self.stager("`T.Persistent`", span)?.emit(
+                Stmt::If {
+                    cond: c,
+                    then,
+                    otherwise: ir::Block::new(),
+                },
+                span,
+            );
+            flow
+        })();
+        let stager = self.stager("`T.Persistent`", span)?;
+        let body = stager.pop_block();
+        stager.emit(
+            Stmt::For {
+                var: w,
+                start,
+                extent,
+                kind: ir::LoopKind::Serial,
+                body,
+            },
+            span,
+        );
+        self.check_no_escape(body_flow?, span)?;
+        Ok(Flow::Normal)
+    }
+
     fn exec_while(&mut self, s: &'a ast::StmtWhile, scope: &Rc<Scope<'a>>) -> EResult<Flow<'a>> {
         let span = span_of(s);
         loop {
@@ -923,16 +1111,49 @@ impl<'a> Evaluator<'a> {
     }
 
     fn exec_with(&mut self, s: &'a ast::StmtWith, scope: &Rc<Scope<'a>>) -> EResult<Flow<'a>> {
+        self.exec_with_items(s, 0, scope)
+    }
+
+    /// The body of `s` inside its context managers from the `k`-th on:
+    /// `with a, b: body` means `with a: with b: body`.
+    fn exec_with_rest(
+        &mut self,
+        s: &'a ast::StmtWith,
+        k: usize,
+        scope: &Rc<Scope<'a>>,
+    ) -> EResult<Flow<'a>> {
+        if k < s.items.len() {
+            self.exec_with_items(s, k, scope)
+        } else {
+            self.exec_block(&s.body, scope)
+        }
+    }
+
+    fn exec_with_items(
+        &mut self,
+        s: &'a ast::StmtWith,
+        k: usize,
+        scope: &Rc<Scope<'a>>,
+    ) -> EResult<Flow<'a>> {
         let span = span_of(s);
-        let [item] = s.items.as_slice() else {
-            return Err(unsupported_python(
-                "`with` with several context managers",
-                span,
-            ));
-        };
+        let item = &s.items[k];
         let ctx = self.eval(&item.context_expr, scope)?;
         if let Value::Role(groups) = &ctx {
+            if s.items.len() > 1 {
+                return Err(unsupported_python(
+                    "`T.ws` beside other context managers in one `with`",
+                    span,
+                ));
+            }
             return self.exec_role(groups, s, scope);
+        }
+        if super::tl_extra::is_null_context(&ctx) {
+            // A context manager without effect on what the kernel
+            // computes (an IKET profiling range): its body runs as is.
+            if let Some(v) = item.optional_vars.as_deref() {
+                self.assign(v, ctx.clone(), scope, span_of(v))?;
+            }
+            return self.exec_with_rest(s, k + 1, scope);
         }
         let Value::Launch(launch) = ctx else {
             return Err(Box::new(
@@ -1031,7 +1252,7 @@ impl<'a> Evaluator<'a> {
         for v in block_vars.iter().chain([&thread_var]) {
             stager.note_scoped(*v);
         }
-        let flow = self.exec_block(&s.body, scope);
+        let flow = self.exec_with_rest(s, k + 1, scope);
         let stager = self.stager("`T.Kernel`", span)?;
         let body = stager.pop_block();
         let order = stager.kernel.take().and_then(|k| k.order);
@@ -2281,6 +2502,13 @@ impl<'a> Evaluator<'a> {
         match v {
             Value::Tuple(_) | Value::List(_) => Ok(v.as_sequence().unwrap_or_default()),
             Value::Str(s) => Ok(s.chars().map(|c| Value::str(&c.to_string())).collect()),
+            // TileLang's dtypes are strings (`tvm.DataType` subclasses
+            // `str`): iterating one yields the characters of its name.
+            Value::DType(d) => Ok(d
+                .tilelang_name()
+                .chars()
+                .map(|c| Value::str(&c.to_string()))
+                .collect()),
             Value::Dict(d) => Ok(d.borrow().iter().map(|(k, _)| k.clone()).collect()),
             Value::Poison(_) => Err(stage::cascade()),
             Value::Loop(_) => Err(Box::new(

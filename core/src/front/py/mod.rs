@@ -21,6 +21,7 @@ mod pylib;
 mod stage;
 mod tir;
 mod tl;
+mod tl_extra;
 mod tl_more;
 mod value;
 mod views;

@@ -121,6 +121,9 @@ pub(crate) fn builtin_name<'a>(name: &str) -> Option<Value<'a>> {
 
 /// The module value of an import this file models.
 pub(crate) fn module<'a>(name: &str) -> Option<Value<'a>> {
+    if let Some(m) = super::tl_extra::module(name) {
+        return Some(m);
+    }
     MODULES
         .iter()
         .find(|m| **m == name)
@@ -152,6 +155,9 @@ pub(crate) fn get_attr<'a>(
 ) -> Option<EResult<Value<'a>>> {
     if let Some(r) = super::pyclass::get_attr(ev, base, name, span) {
         return Some(r);
+    }
+    if let Some(v) = super::tl_extra::get_attr(base, name) {
+        return Some(Ok(v));
     }
     let opaque = |m: &str| Value::Opaque(Rc::from(format!("{m}.{name}")));
     Some(Ok(match base {
@@ -286,7 +292,7 @@ pub(crate) fn handles(name: &str) -> bool {
             | "torch.device"
             | "tvm.DataType"
             | "int.bit_length"
-    )
+    ) || super::tl_extra::handles(name)
 }
 
 fn target<'e>(ev: &'e Evaluator<'_>, what: &str, span: Span) -> EResult<&'e TargetFacts> {
@@ -351,6 +357,9 @@ pub(crate) fn call<'a>(
             .cloned()
             .or_else(|| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()))
     };
+    if super::tl_extra::handles(name) {
+        return super::tl_extra::call(ev, name, args, kwargs, span);
+    }
     let short = name.rsplit('.').next().unwrap_or(name);
     match name {
         "tilelang.math.next_power_of_2" => {

@@ -111,8 +111,6 @@ const FUNCTIONS: &[&str] = &[
 /// yet; they resolve so that the error can name them at the call.
 const KNOWN_UNSUPPORTED: &[&str] = &[
     "mbarrier_expect_tx",
-    "Persistent",
-    "annotate_safe_value",
     "call_extern",
     "import_source",
     "atomic_max",
@@ -1514,6 +1512,21 @@ pub(crate) fn call<'a>(
                     codes::BAD_DTYPE,
                     "symbolic sizes must have an integer dtype",
                     span,
+                ));
+            }
+            // A name with commas or spaces declares several sizes at once
+            // and returns them as a tuple, as TileLang's `T.dynamic` does.
+            let names: Vec<&str> = if n.contains(',') {
+                n.split(',').map(str::trim).collect()
+            } else {
+                n.split_whitespace().collect()
+            };
+            if names.len() > 1 {
+                return Ok(Value::tuple(
+                    names
+                        .into_iter()
+                        .map(|m| Value::Symbol(Rc::from(m), dtype))
+                        .collect(),
                 ));
             }
             Ok(Value::Symbol(n.clone(), dtype))

@@ -6,7 +6,7 @@
 
 use super::codes;
 use super::eval::{Evaluator, err};
-use super::value::{EResult, Value};
+use super::value::{Access, EResult, IndexItem, Value};
 use crate::front::Diagnostic;
 use crate::ir::{BinaryOp, DType, Span, UnaryOp};
 
@@ -26,6 +26,19 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("annotate_min_blocks_per_sm", "T.annotate_min_blocks_per_sm"),
     ("dtype", "T.dtype"),
     ("grid", "T.grid"),
+    ("annotate_l2_hit_ratio", "T.annotate_l2_hit_ratio"),
+    (
+        "annotate_producer_reg_dealloc",
+        "T.annotate_producer_reg_dealloc",
+    ),
+    (
+        "annotate_consumer_reg_alloc",
+        "T.annotate_consumer_reg_alloc",
+    ),
+    ("annotate_safe_value", "T.annotate_safe_value"),
+    ("atomic_addx2", "T.atomic_addx2"),
+    ("atomic_addx4", "T.atomic_addx4"),
+    ("Persistent", "T.Persistent"),
 ];
 
 /// Looks up the names this module adds to `T.`.
@@ -334,6 +347,115 @@ pub(crate) fn call<'a>(
             }
             Ok(Value::None)
         }
+        // The fraction of accesses to global buffers that should stay in
+        // the L2 cache: a caching hint.
+        "annotate_l2_hit_ratio" => {
+            keywords(name, kwargs, &[], span)?;
+            for (b, ratio) in buffer_map(ev, name, &args, span)? {
+                let st = ev.stager("`T.annotate_l2_hit_ratio`", span)?;
+                if st.func.buffers[b].scope != crate::ir::Scope::Global {
+                    return Err(err(
+                        codes::BAD_TILELANG_ARGUMENT,
+                        "persistent L2 can only be applied to global buffers",
+                        span,
+                    ));
+                }
+                if ratio.as_number().is_none() {
+                    return Err(err(
+                        codes::BAD_TILELANG_ARGUMENT,
+                        "`T.annotate_l2_hit_ratio` takes a compile-time number per buffer",
+                        span,
+                    ));
+                }
+            }
+            Ok(Value::None)
+        }
+        // Register budgets of warp-specialized roles (`setmaxnreg`): how
+        // registers are shared, not what is computed.
+        "annotate_producer_reg_dealloc" | "annotate_consumer_reg_alloc" => {
+            let mut kw = keywords(name, kwargs, &["reg_count"], span)?;
+            let n = args.first().cloned().or_else(|| take(&mut kw, "reg_count"));
+            if n.is_some_and(|n| n.as_int().is_none_or(|n| n <= 0)) || args.len() > 1 {
+                return Err(err(
+                    codes::BAD_TILELANG_ARGUMENT,
+                    format!("`T.{name}` takes a positive compile-time register count"),
+                    span,
+                ));
+            }
+            ev.kernel_stager(&format!("`T.{name}`"), span)?;
+            Ok(Value::None)
+        }
+        // The value an out-of-bounds load of a global buffer reads instead
+        // of zero. tilec reads zero (docs/ir.md, "Out-of-bounds rule"), so
+        // only a safe value of zero means what TileLang means.
+        "annotate_safe_value" => {
+            keywords(name, kwargs, &[], span)?;
+            for (_, v) in buffer_map(ev, name, &args, span)? {
+                if v.as_number() != Some(0.0) {
+                    return Err(Box::new(
+                        Diagnostic::error(
+                            codes::UNSUPPORTED_TILELANG,
+                            "`T.annotate_safe_value` with a value other than 0 is not supported",
+                            span,
+                        )
+                        .with_label("out-of-bounds loads would read this value")
+                        .with_note("tilec reads out-of-bounds elements of global buffers as zero; write the padding where it is loaded instead: `T.if_then_else(in_bounds, A[i, j], pad)`"),
+                    ));
+                }
+            }
+            Ok(Value::None)
+        }
+        // `T.atomic_addx2(dst, value)` adds the 2 (x4: 4) elements that
+        // start at `value` to those that start at `dst`, along the last
+        // dimension.
+        "atomic_addx2" | "atomic_addx4" => {
+            let width = if name == "atomic_addx2" { 2 } else { 4 };
+            let mut kw = keywords(name, kwargs, &["dst", "value", "return_prev"], span)?;
+            if take(&mut kw, "return_prev").is_some_and(|v| v.truthy() != Some(false)) {
+                return Err(Box::new(
+                    Diagnostic::error(
+                        codes::UNSUPPORTED_TILELANG,
+                        format!("`T.{name}(..., return_prev=True)` is not supported yet"),
+                        span,
+                    )
+                    .with_label("the previous values cannot be returned"),
+                ));
+            }
+            let mut ops = args;
+            for key in ["dst", "value"].iter().skip(ops.len()) {
+                if let Some(v) = take(&mut kw, key) {
+                    ops.push(v);
+                }
+            }
+            let [dst, value] = ops.as_slice() else {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    format!("`T.{name}` takes a destination and a value element"),
+                    span,
+                ));
+            };
+            // One element-wise atomic add per element of the group: each
+            // element gets the same sum as under TileLang's paired add.
+            for k in 0..width {
+                let d = shifted(ev, name, dst, k, width, span)?;
+                let v = shifted(ev, name, value, k, width, span)?;
+                super::tl::call(ev, "atomic_add", vec![d, v], Vec::new(), span)?;
+            }
+            Ok(Value::None)
+        }
+        // Staged by the `for` statement that iterates it (`eval.rs`,
+        // `stage_persistent`).
+        "Persistent" => Err(Box::new(
+            Diagnostic::error(
+                codes::PLACEMENT,
+                "`T.Persistent(...)` can only be iterated by a `for` statement in kernel code",
+                span,
+            )
+            .with_label("not iterated by a `for`")
+            .with_note(
+                "write `for bx, by in T.Persistent([m_blocks, n_blocks], wave_size, block_id):`",
+            ),
+        )),
         // TVM's `T.grid(a, b, ...)`: serial loops over each extent, the
         // first outermost.
         "grid" => {
@@ -372,4 +494,88 @@ pub(crate) fn call<'a>(
             span,
         )),
     }
+}
+
+/// The buffer → value entries of a hint's single dict argument.
+fn buffer_map<'a>(
+    ev: &mut Evaluator<'a>,
+    name: &str,
+    args: &[Value<'a>],
+    span: Span,
+) -> EResult<Vec<(crate::ir::Handle<crate::ir::Buffer>, Value<'a>)>> {
+    let [Value::Dict(d)] = args else {
+        return Err(err(
+            codes::BAD_ARGUMENTS,
+            format!("`T.{name}` takes one dict from buffers to values"),
+            span,
+        ));
+    };
+    ev.kernel_stager(&format!("`T.{name}`"), span)?;
+    d.borrow()
+        .iter()
+        .map(|(k, v)| match k {
+            Value::Buffer(b) => Ok((*b, v.clone())),
+            other => Err(err(
+                codes::TYPE_ERROR,
+                format!(
+                    "the keys of `T.{name}` must be buffers, got {}",
+                    other.a_type_name()
+                ),
+                span,
+            )),
+        })
+        .collect()
+}
+
+/// The element `k` places after the element `v` along the last dimension.
+fn shifted<'a>(
+    ev: &mut Evaluator<'a>,
+    name: &str,
+    v: &Value<'a>,
+    k: i64,
+    width: i64,
+    span: Span,
+) -> EResult<Value<'a>> {
+    let Value::Access(acc) = v else {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::TYPE_ERROR,
+                format!("`T.{name}` takes buffer elements, got {}", v.a_type_name()),
+                span,
+            )
+            .with_note(format!(
+                "pass the first element of each group of {width}: `T.{name}(B[i, j], A[i, j])`"
+            )),
+        ));
+    };
+    let mut items = acc.items.clone();
+    let rank = ev.stager(&format!("`T.{name}`"), span)?.func.buffers[acc.buffer]
+        .shape
+        .len();
+    let last = match items.last() {
+        Some(IndexItem::Point(e)) if items.len() == rank => *e,
+        _ => {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::BAD_TILELANG_ARGUMENT,
+                    format!("`T.{name}` takes single elements (one index per dimension)"),
+                    span,
+                )
+                .with_note(format!(
+                    "pass the first element of each group of {width}: `T.{name}(B[i, j], A[i, j])`"
+                )),
+            ));
+        }
+    };
+    let st = ev.stager(&format!("`T.{name}`"), span)?;
+    let k = st.int(k);
+    let index = st.binary(BinaryOp::Add, last, k, span)?;
+    if let Some(item) = items.last_mut() {
+        *item = IndexItem::Point(index);
+    }
+    Ok(Value::Access(std::rc::Rc::new(Access {
+        buffer: acc.buffer,
+        items,
+        span: acc.span,
+    })))
 }
