@@ -288,7 +288,10 @@ fn per_thread_local_store_is_unsupported_before_anything_runs() {
     let mut args = vec![Tensor::zeros(DType::I32, [128])];
     let err = run(&fb.f, &mut args).expect_err("per-thread local store");
     assert!(matches!(err, InterpError::Unsupported { .. }), "{err}");
-    assert!(err.to_string().contains("one copy of it per thread"), "{err}");
+    assert!(
+        err.to_string().contains("one copy of it per thread"),
+        "{err}"
+    );
     // Nothing ran: the store before the kernel did not happen.
     assert_eq!(args[0].data, TensorData::Int(vec![0; 128]));
 }
