@@ -32,6 +32,10 @@ pub(crate) struct CRegion {
     pub(crate) buffer: usize,
     pub(crate) starts: Vec<IntFn>,
     pub(crate) extents: Vec<IntFn>,
+    /// Per dimension, whether the extent is the literal 1 (a copy pairs
+    /// the other dimensions of its two sides when their run-time shapes
+    /// differ).
+    pub(crate) unit: Vec<bool>,
 }
 
 /// A compiled `gemm`.
@@ -204,6 +208,11 @@ impl Compiler<'_> {
                 .iter()
                 .map(|r| self.int(r.extent))
                 .collect::<Eval<_>>()?,
+            unit: region
+                .ranges
+                .iter()
+                .map(|r| self.func.as_const_int(r.extent) == Some(1))
+                .collect(),
         })
     }
 
