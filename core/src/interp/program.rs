@@ -32,10 +32,9 @@ pub(crate) struct CRegion {
     pub(crate) buffer: usize,
     pub(crate) starts: Vec<IntFn>,
     pub(crate) extents: Vec<IntFn>,
-    /// Per dimension, whether the extent is the literal 1 (a copy pairs
-    /// the other dimensions of its two sides when their run-time shapes
-    /// differ).
-    pub(crate) unit: Vec<bool>,
+    /// Per dimension, the extent when it is a literal (a copy whose sides
+    /// differ in shape at run time pairs their dimensions by these).
+    pub(crate) fixed: Vec<Option<i64>>,
 }
 
 /// A compiled `gemm`.
@@ -208,10 +207,10 @@ impl Compiler<'_> {
                 .iter()
                 .map(|r| self.int(r.extent))
                 .collect::<Eval<_>>()?,
-            unit: region
+            fixed: region
                 .ranges
                 .iter()
-                .map(|r| self.func.as_const_int(r.extent) == Some(1))
+                .map(|r| self.func.as_const_int(r.extent))
                 .collect(),
         })
     }

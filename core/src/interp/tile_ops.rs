@@ -260,8 +260,8 @@ fn scope_level(scope: Scope) -> u8 {
 /// outside its buffer then read as zero or are not written, as
 /// everywhere. `copy(A[0:n], S)` with a 64-element shared `S` writes all
 /// of `S`: `A[i]` where `i < len(A)`, else zero, whatever `n` is. Regions
-/// whose counts of such dimensions differ are left as they are (an
-/// error).
+/// whose counts of such dimensions differ, or whose other side has only
+/// literal extents, are left as they are (an error).
 fn copy_base_extents(
     env: &Env,
     s: (&CRegion, &mut RegionBox),
@@ -274,22 +274,26 @@ fn copy_base_extents(
     } else {
         ((d.0, &*d.1), s)
     };
+    let unit = |f: &Option<i64>| *f == Some(1);
+    if other_c.fixed.iter().all(Option::is_some) {
+        return Ok(());
+    }
     let wanted: Vec<usize> = base
         .extent
         .iter()
-        .zip(&base_c.unit)
-        .filter(|(_, u)| !**u)
+        .zip(&base_c.fixed)
+        .filter(|(_, f)| !unit(f))
         .map(|(&e, _)| e)
         .collect();
-    if wanted.len() != other_c.unit.iter().filter(|u| !**u).count() {
+    if wanted.len() != other_c.fixed.iter().filter(|f| !unit(f)).count() {
         return Ok(());
     }
     let mut next = wanted.into_iter();
     for (e, _) in other
         .extent
         .iter_mut()
-        .zip(&other_c.unit)
-        .filter(|(_, u)| !**u)
+        .zip(&other_c.fixed)
+        .filter(|(_, f)| !unit(f))
     {
         if let Some(b) = next.next() {
             *e = b;
