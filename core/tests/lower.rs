@@ -139,9 +139,14 @@ impl SplitMix64 {
     }
 }
 
-fn inputs(f: &Function, seed: u64) -> Result<Vec<Tensor>, String> {
-    let shapes = interp::param_shapes(f, &BTreeMap::new())
-        .map_err(|e| format!("{}: parameter shapes: {e}", f.name))?;
+/// Seeded inputs of `f`, its symbolic sizes bound to `sizes`.
+fn inputs_sized(
+    f: &Function,
+    seed: u64,
+    sizes: &interp::SymbolValues,
+) -> Result<Vec<Tensor>, String> {
+    let shapes =
+        interp::param_shapes(f, sizes).map_err(|e| format!("{}: parameter shapes: {e}", f.name))?;
     let mut rng = SplitMix64(seed);
     Ok(f.params
         .iter()
@@ -300,7 +305,19 @@ fn run_and_compare(
     class: Class,
     what: &str,
 ) -> Result<Stats, String> {
-    let given = inputs(func, 7)?;
+    run_and_compare_sized(func, lowered, sim, class, what, &BTreeMap::new())
+}
+
+/// [`run_and_compare`] with the kernel's symbolic sizes bound to `sizes`.
+fn run_and_compare_sized(
+    func: &Function,
+    lowered: &thread::Module,
+    sim: &TargetDescription,
+    class: Class,
+    what: &str,
+    sizes: &interp::SymbolValues,
+) -> Result<Stats, String> {
+    let given = inputs_sized(func, 7, sizes)?;
     let mut want = given.clone();
     interp::run(func, &mut want).map_err(|e| format!("{what}: interp: {e}"))?;
     let mut got = given.clone();
@@ -1641,6 +1658,68 @@ fn bound_and_run_time_extents_lower_on_every_target() {
         }
     }
 }
+
+/// A copy between a region of run-time extent and a constant on-chip
+/// buffer loops over the on-chip buffer, as TileLang's does: `A[0:n]`
+/// into 64 elements reads `A[i]` inside `A` and zero past its end, and
+/// writes all 64 (also when `n` is larger); the shared side of a copy
+/// out bounds the global one the same way. On every target, against the
+/// reference, whose copy applies the same rule.
+#[test]
+fn copies_of_run_time_extent_loop_over_the_on_chip_side() {
+    let (module, _) = compile_source(RUN_TIME_COPY, "prefix()");
+    for name in TARGETS {
+        let target = target::builtin(name).expect("built-in target");
+        let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{name}: {e}"));
+        for n in [0, 1, 40, 64, 100] {
+            let sizes = interp::SymbolValues::from([("n".to_string(), n)]);
+            run_and_compare_sized(
+                &module.functions[0],
+                &lowered,
+                &target,
+                Class::Exact,
+                &format!("n = {n} on {name}"),
+                &sizes,
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+    // The reference itself: `B` past `n` is zero (not the fill's 7), and
+    // `C` takes `S` only where `C` has elements.
+    let func = &module.functions[0];
+    let sizes = interp::SymbolValues::from([("n".to_string(), 40)]);
+    let mut tensors = inputs_sized(func, 3, &sizes).expect("inputs");
+    let a = tensors[0].data.clone();
+    interp::run(func, &mut tensors).expect("runs");
+    let (TensorData::Int(a), TensorData::Int(b)) = (&a, &tensors[1].data) else {
+        panic!("int tensors");
+    };
+    assert_eq!(&b[..40], &a[..]);
+    assert!(b[40..].iter().all(|&v| v == 0), "{b:?}");
+}
+
+/// A copy of a run-time-length prefix into a constant shared buffer.
+const RUN_TIME_COPY: &str = r#"
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit
+def prefix():
+    n = T.symbolic("n")
+
+    @T.prim_func
+    def prefix_copy(A: T.Tensor((n,), "int32"), B: T.Tensor((64,), "int32"), C: T.Tensor((n,), "int32")):
+        with T.Kernel(1, threads=32):
+            S = T.alloc_shared((64,), "int32")
+            T.fill(S, 7)
+            T.copy(A[0:n], S)
+            T.copy(S, B)
+            for i in T.Parallel(64):
+                S[i] = S[i] + 1
+            T.copy(S, C[0:n])
+    return prefix_copy
+"#;
 
 /// Kernels whose regions have extents that are not literals.
 const EXTENTS: &str = r#"

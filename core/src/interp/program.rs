@@ -32,6 +32,9 @@ pub(crate) struct CRegion {
     pub(crate) buffer: usize,
     pub(crate) starts: Vec<IntFn>,
     pub(crate) extents: Vec<IntFn>,
+    /// Per dimension, the extent when it is a literal (a copy whose sides
+    /// differ in shape at run time pairs their dimensions by these).
+    pub(crate) fixed: Vec<Option<i64>>,
 }
 
 /// A compiled `gemm`.
@@ -204,6 +207,11 @@ impl Compiler<'_> {
                 .iter()
                 .map(|r| self.int(r.extent))
                 .collect::<Eval<_>>()?,
+            fixed: region
+                .ranges
+                .iter()
+                .map(|r| self.func.as_const_int(r.extent))
+                .collect(),
         })
     }
 

@@ -18,7 +18,7 @@ use super::error::{Eval, malformed, tile_shape};
 use super::expr::{Code, Env, Slot, place};
 use super::program::{AtomicSource, CRegion, GemmOp};
 use super::scalar::{self, Scalar, as_f64, int_to_f64, int_to_i128, nan_max, nan_min};
-use crate::ir::{DType, ReduceKind};
+use crate::ir::{DType, ReduceKind, Scope};
 
 /// The most elements one region may span (2^30).
 const MAX_REGION_ELEMENTS: usize = 1 << 30;
@@ -218,8 +218,11 @@ fn scatter(env: &mut Env, region: &RegionBox, values: &Column, from: DType) -> E
 }
 
 pub(crate) fn copy(env: &mut Env, src: &CRegion, dst: &CRegion) -> Eval<()> {
-    let s = eval_region(env, src, "copy")?;
-    let d = eval_region(env, dst, "copy")?;
+    let mut s = eval_region(env, src, "copy")?;
+    let mut d = eval_region(env, dst, "copy")?;
+    if non_unit(&s.extent) != non_unit(&d.extent) {
+        copy_base_extents(env, (src, &mut s), (dst, &mut d))?;
+    }
     if non_unit(&s.extent) != non_unit(&d.extent) {
         return Err(tile_shape(
             "copy",
@@ -235,6 +238,68 @@ pub(crate) fn copy(env: &mut Env, src: &CRegion, dst: &CRegion) -> Eval<()> {
     env.tick(s.count() as u64)?;
     let (values, from) = gather(env, &s)?;
     scatter(env, &d, &values, from)
+}
+
+/// How far from global memory a scope is, as TileLang ranks them when it
+/// picks the side of a copy whose extents the copy loops over: global 0,
+/// shared 1, fragment and local 2.
+fn scope_level(scope: Scope) -> u8 {
+    match scope {
+        Scope::Global => 0,
+        Scope::Shared | Scope::Barrier => 1,
+        Scope::Fragment | Scope::Local | Scope::Var => 2,
+    }
+}
+
+/// TileLang's rule for a copy whose two regions differ in shape (only
+/// reachable when an extent is a run-time value: the front end refuses
+/// constant ones): the copy loops over the extents of the side in the
+/// scope furthest from global memory (the source on a tie), and the other
+/// side's dimensions whose extent is not the literal 1 take those of the
+/// first side that are not, in order, from their own starts. Its elements
+/// outside its buffer then read as zero or are not written, as
+/// everywhere. `copy(A[0:n], S)` with a 64-element shared `S` writes all
+/// of `S`: `A[i]` where `i < len(A)`, else zero, whatever `n` is. Regions
+/// whose counts of such dimensions differ, or whose other side has only
+/// literal extents, are left as they are (an error).
+fn copy_base_extents(
+    env: &Env,
+    s: (&CRegion, &mut RegionBox),
+    d: (&CRegion, &mut RegionBox),
+) -> Eval<()> {
+    let src_level = scope_level(env.slot(s.1.buffer)?.scope);
+    let dst_level = scope_level(env.slot(d.1.buffer)?.scope);
+    let ((base_c, base), (other_c, other)) = if src_level >= dst_level {
+        ((s.0, &*s.1), d)
+    } else {
+        ((d.0, &*d.1), s)
+    };
+    let unit = |f: &Option<i64>| *f == Some(1);
+    if other_c.fixed.iter().all(Option::is_some) {
+        return Ok(());
+    }
+    let wanted: Vec<usize> = base
+        .extent
+        .iter()
+        .zip(&base_c.fixed)
+        .filter(|(_, f)| !unit(f))
+        .map(|(&e, _)| e)
+        .collect();
+    if wanted.len() != other_c.fixed.iter().filter(|f| !unit(f)).count() {
+        return Ok(());
+    }
+    let mut next = wanted.into_iter();
+    for (e, _) in other
+        .extent
+        .iter_mut()
+        .zip(&other_c.fixed)
+        .filter(|(_, f)| !unit(f))
+    {
+        if let Some(b) = next.next() {
+            *e = b;
+        }
+    }
+    Ok(())
 }
 
 pub(crate) fn fill(env: &mut Env, dst: &CRegion, value: &Code) -> Eval<()> {

@@ -189,7 +189,7 @@ pub(super) fn fold_extents(
             }
         }
     });
-    if folded.is_empty() {
+    if folded.is_empty() && !has_mismatched_copy(func, body) {
         return None;
     }
     let mut f = func.clone();
@@ -213,8 +213,79 @@ pub(super) fn fold_extents(
     rewrite(&mut stmt);
     if let ir::Stmt::Kernel { body, .. } = &mut stmt {
         body.walk_mut(&mut rewrite);
+        body.walk_mut(&mut |s| {
+            if let ir::Stmt::Copy { src, dst } = s
+                && let Some((which, extents)) = base_extents(&f, src, dst)
+            {
+                let other = if which { dst } else { src };
+                let mut next = extents.into_iter();
+                for range in &mut other.ranges {
+                    if f.as_const_int(range.extent) != Some(1)
+                        && let Some(e) = next.next()
+                    {
+                        let ty = f.ty(range.extent);
+                        range.extent = f.lit(Literal::Int(e, ty));
+                    }
+                }
+            }
+        });
     }
     Some((f, stmt))
+}
+
+/// Whether some copy of the kernel takes the extents of one side for the
+/// other ([`base_extents`]).
+fn has_mismatched_copy(func: &ir::Function, body: &ir::Block) -> bool {
+    let mut any = false;
+    body.walk(&mut |s, _| {
+        if let ir::Stmt::Copy { src, dst } = s {
+            any |= base_extents(func, src, dst).is_some();
+        }
+    });
+    any
+}
+
+/// TileLang's rule for a copy whose regions differ in shape: it loops over
+/// the extents of the side in the scope furthest from global memory
+/// (global, then shared, then fragment and local; the source on a tie),
+/// and the other side's non-unit dimensions take those extents in order,
+/// from their own starts, bounded by their buffer only. Where that side's
+/// extents are all constants and the other's are not, returns which side
+/// it is (`true`: the source) and its non-unit extents; the interpreter's
+/// copy applies the same rule at run time. `copy(A[0:n], S)` into a
+/// 64-element shared `S` then becomes `copy(A[0:64], S)`: `A[i]` where
+/// `i` is inside `A`, zero elsewhere.
+fn base_extents(
+    func: &ir::Function,
+    src: &ir::Region,
+    dst: &ir::Region,
+) -> Option<(bool, Vec<i64>)> {
+    let level = |r: &ir::Region| match func.buffers[r.buffer].scope {
+        ir::Scope::Global => 0,
+        ir::Scope::Shared | ir::Scope::Barrier => 1,
+        ir::Scope::Fragment | ir::Scope::Local | ir::Scope::Var => 2,
+    };
+    let from_src = level(src) >= level(dst);
+    let (base, other) = if from_src { (src, dst) } else { (dst, src) };
+    let consts: Vec<i64> = base
+        .ranges
+        .iter()
+        .map(|r| func.as_const_int(r.extent))
+        .collect::<Option<_>>()?;
+    if other
+        .ranges
+        .iter()
+        .all(|r| func.as_const_int(r.extent).is_some())
+    {
+        return None;
+    }
+    let wanted: Vec<i64> = consts.into_iter().filter(|&e| e != 1).collect();
+    let others = other
+        .ranges
+        .iter()
+        .filter(|r| func.as_const_int(r.extent) != Some(1))
+        .count();
+    (wanted.len() == others).then_some((from_src, wanted))
 }
 
 /// The regions a tile operation names.
@@ -302,10 +373,11 @@ func @k(%A: global f32[64, 24], %B: global f32[64, 24]) {
             panic!("a copy");
         };
         assert_eq!(g.as_const_int(src.ranges[0].extent), Some(16));
-        // `H1 - bx` depends on the block: left alone.
+        // `H1 - bx` depends on the block: not folded, but the copy then
+        // takes the shared side's extents (TileLang's rule, `base_extents`).
         let ir::Stmt::Copy { dst, .. } = &body.stmts[4] else {
             panic!("a copy");
         };
-        assert_eq!(g.as_const_int(dst.ranges[0].extent), None);
+        assert_eq!(g.as_const_int(dst.ranges[0].extent), Some(16));
     }
 }
