@@ -807,6 +807,35 @@ pub(crate) fn call<'a>(
                 span,
             })))
         }
+        // `tilelang.compile(prim_func, out_idx=..., target=..., ...)` is
+        // `tilelang.jit(out_idx=..., ...)` applied to the prim_func.
+        "tilelang.compile" => {
+            let mut args = args;
+            let mut kwargs = kwargs;
+            if let Some(i) = kwargs.iter().position(|(k, _)| k == "func") {
+                args.insert(0, kwargs.remove(i).1);
+            }
+            let [f] = args.as_slice() else {
+                return Err(bad_args(
+                    "tilelang.compile",
+                    span,
+                    "a prim_func, then keywords",
+                ));
+            };
+            if !matches!(f, Value::Kernel(_)) {
+                return Err(err(
+                    codes::TYPE_ERROR,
+                    format!(
+                        "`tilelang.compile` takes a `@T.prim_func`, not {}",
+                        f.a_type_name()
+                    ),
+                    span,
+                ));
+            }
+            let f = f.clone();
+            let jit = ev.call(Value::Builtin("tilelang.jit"), Vec::new(), kwargs, span)?;
+            ev.apply_decorator(jit, f, span)
+        }
         "tilelang.jit.apply" => {
             let [f] = args.as_slice() else {
                 return Err(bad_args("tilelang.jit", span, "a function"));
@@ -893,6 +922,7 @@ pub(crate) fn get_attr<'a>(
         },
         Value::Module("tilelang") => Ok(match name {
             "jit" => Value::Builtin("tilelang.jit"),
+            "compile" => Value::Builtin("tilelang.compile"),
             "autotune" => Value::Builtin("tilelang.autotune"),
             "language" => Value::Module("T"),
             "layout" => Value::Module("tilelang.layout"),

@@ -436,7 +436,7 @@ impl<'a> Evaluator<'a> {
         Ok(out)
     }
 
-    fn apply_decorator(
+    pub(crate) fn apply_decorator(
         &mut self,
         decorator: Value<'a>,
         func: Value<'a>,

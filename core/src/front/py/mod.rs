@@ -14,6 +14,7 @@ mod big_layout;
 mod blackwell;
 mod builtins;
 pub mod codes;
+mod cp_async;
 mod eval;
 mod params;
 mod pyclass;

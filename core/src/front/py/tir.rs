@@ -128,10 +128,6 @@ const REFUSED: &[(&str, &str)] = &[
         "`T.address_of` takes the address of a buffer element; tilec's IR has no pointers",
     ),
     (
-        "access_ptr",
-        "`T.access_ptr` takes the address of a buffer region; tilec's IR has no pointers",
-    ),
-    (
         "tvm_access_ptr",
         "`T.tvm_access_ptr` takes the address of a buffer region; tilec's IR has no pointers",
     ),
@@ -154,10 +150,6 @@ const REFUSED: &[(&str, &str)] = &[
     (
         "named_barrier_arrive",
         "`T.named_barrier_arrive` arrives at a hardware named barrier without waiting, which tilec's IR does not have; use `T.sync_threads()`, or `T.alloc_barrier` with `T.barrier_arrive` / `T.barrier_wait`",
-    ),
-    (
-        "ptx_cp_async",
-        "`T.ptx_cp_async` emits one PTX cp.async; write `T.copy(global_region, shared_buffer)` and tilec chooses the copy instructions",
     ),
     (
         "atomic_load",

@@ -223,6 +223,8 @@ pub(crate) enum Value<'a> {
     /// A subscript of a view, resolved where it is used.
     ViewAccess(Rc<super::views::ViewAccess>),
     Access(Rc<Access>),
+    /// `T.access_ptr(...)`, an argument of `T.ptx_cp_async` (`cp_async.rs`).
+    Pointer(Rc<super::cp_async::Pointer>),
     Kernel(Rc<KernelValue>),
     Jit(Rc<JitValue<'a>>),
     Autotune(Rc<AutotuneValue<'a>>),
@@ -291,6 +293,7 @@ impl<'a> Value<'a> {
             Value::Buffer(_) | Value::View(_) => "buffer",
             Value::ViewAccess(_) => "buffer subscript",
             Value::Access(_) => "buffer subscript",
+            Value::Pointer(_) => "T.access_ptr pointer",
             Value::Kernel(_) => "prim_func",
             Value::Jit(_) => "jit kernel",
             Value::Autotune(_) => "autotuned kernel",
