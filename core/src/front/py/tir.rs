@@ -42,6 +42,7 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("decl_buffer", "T.decl_buffer"),
     ("any_of", "T.any_of"),
     ("all_of", "T.all_of"),
+    ("StridedTensor", "T.StridedTensor"),
 ];
 
 /// TIR-level and per-thread names of TileLang that tilec refuses: what
@@ -66,10 +67,6 @@ const REFUSED: &[(&str, &str)] = &[
     (
         "ptr",
         "`T.ptr` is a pointer parameter (an address, not a tensor); tilec's kernels take tensors: declare `A: T.Tensor((M, N), dtype)`",
-    ),
-    (
-        "StridedTensor",
-        "`T.StridedTensor` is a tensor with explicit strides, and tilec's tensors are dense and row-major (its IR has no strides); pass a contiguous tensor, `T.Tensor(shape, dtype)`",
     ),
     (
         "shuffle_elect",
@@ -378,6 +375,7 @@ pub(crate) fn call<'a>(
             bound_in_kernel(ev, name, &bind)
         }
         "func_attr" => func_attr(ev, args, span),
+        "StridedTensor" => strided_tensor(ev, args, kwargs, span),
         "evaluate" => {
             let [v] = args.as_slice() else {
                 return Err(err(
@@ -1133,4 +1131,150 @@ fn any_all<'a>(
         Some(e) => Value::Expr(e),
         None => Value::Bool(!any),
     })
+}
+
+/// A size as a product: a constant times symbols (with their powers), or
+/// `None` when it is not a plain product.
+type Monomial = (i64, std::collections::BTreeMap<String, u32>);
+
+fn monomial(ev: &Evaluator<'_>, v: &Value<'_>) -> Option<Monomial> {
+    match v {
+        Value::Int(i) => Some((*i, Default::default())),
+        Value::Symbol(name, _) => Some((1, [(name.to_string(), 1)].into_iter().collect())),
+        Value::Expr(e) => {
+            let st = ev.stagers.last()?;
+            expr_monomial(&st.func, *e)
+        }
+        _ => None,
+    }
+}
+
+fn expr_monomial(f: &ir::Function, e: Handle<ir::Expr>) -> Option<Monomial> {
+    match &f.exprs[e] {
+        ir::Expr::Literal(ir::Literal::Int(i, _)) => Some((*i, Default::default())),
+        ir::Expr::Var(v) if f.vars[*v].kind == VarKind::Symbolic => {
+            Some((1, [(f.vars[*v].name.clone(), 1)].into_iter().collect()))
+        }
+        ir::Expr::Cast { dtype, arg } if dtype.is_int() => expr_monomial(f, *arg),
+        ir::Expr::Binary {
+            op: ir::BinaryOp::Mul,
+            lhs,
+            rhs,
+        } => Some(mul(expr_monomial(f, *lhs)?, expr_monomial(f, *rhs)?)),
+        _ => None,
+    }
+}
+
+fn mul(a: Monomial, b: Monomial) -> Monomial {
+    let (mut k, mut syms) = a;
+    k = k.wrapping_mul(b.0);
+    for (s, p) in b.1 {
+        *syms.entry(s).or_insert(0) += p;
+    }
+    if k == 0 {
+        syms.clear();
+    }
+    (k, syms)
+}
+
+/// `T.StridedTensor(shape, strides, dtype)`: a global tensor whose element
+/// `[i0, i1, ...]` lies at `sum(i_k * strides[k])`. tilec's tensors are
+/// row-major and dense, so the strides must be those of the shape (the
+/// stride of an axis of extent 1 is never multiplied by anything but 0 and
+/// may be anything); the tensor is then the `T.Tensor(shape, dtype)` it
+/// stands for.
+fn strided_tensor<'a>(
+    ev: &mut Evaluator<'a>,
+    args: Vec<Value<'a>>,
+    kwargs: Vec<(String, Value<'a>)>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    let mut slots: [Option<Value<'a>>; 4] = [None, None, None, None];
+    const NAMES: [&str; 4] = ["shape", "strides", "dtype", "scope"];
+    if args.len() > NAMES.len() {
+        return Err(err(
+            codes::BAD_ARGUMENTS,
+            "`T.StridedTensor` takes a shape, strides and a dtype",
+            span,
+        ));
+    }
+    for (k, v) in args.into_iter().enumerate() {
+        slots[k] = Some(v);
+    }
+    for (k, v) in kwargs {
+        let Some(i) = NAMES.iter().position(|n| *n == k) else {
+            return Err(err(
+                codes::BAD_ARGUMENTS,
+                format!("`T.StridedTensor` has no parameter `{k}`"),
+                span,
+            ));
+        };
+        slots[i] = Some(v);
+    }
+    let [shape, strides, dtype, scope] = slots;
+    let (Some(shape), Some(strides)) = (shape, strides) else {
+        return Err(err(
+            codes::BAD_ARGUMENTS,
+            "`T.StridedTensor` takes a shape and the strides of its axes",
+            span,
+        ));
+    };
+    if let Some(scope) = &scope
+        && !matches!(scope, Value::None)
+        && !matches!(scope, Value::Str(s) if &**s == "global")
+    {
+        return Err(err(
+            codes::UNSUPPORTED_TILELANG,
+            "`T.StridedTensor` with a scope other than \"global\" is not supported",
+            span,
+        ));
+    }
+    let shape_items = shape.as_sequence().unwrap_or_else(|| vec![shape.clone()]);
+    let stride_items = strides
+        .as_sequence()
+        .unwrap_or_else(|| vec![strides.clone()]);
+    if shape_items.len() != stride_items.len() {
+        return Err(err(
+            codes::BAD_TILELANG_ARGUMENT,
+            format!(
+                "`T.StridedTensor` has {} axes and {} strides; give one stride per axis",
+                shape_items.len(),
+                stride_items.len()
+            ),
+            span,
+        ));
+    }
+    // The row-major stride of each axis, innermost first.
+    let mut expect: Option<Monomial> = Some((1, Default::default()));
+    for k in (0..shape_items.len()).rev() {
+        let extent = &shape_items[k];
+        let stride = &stride_items[k];
+        let unit_axis = extent.as_int() == Some(1);
+        if !unit_axis {
+            let got = monomial(ev, stride);
+            let ok = matches!((&got, &expect), (Some(g), Some(e)) if g == e);
+            if !ok {
+                return Err(Box::new(
+                    Diagnostic::error(
+                        codes::UNSUPPORTED_TILELANG,
+                        format!(
+                            "`T.StridedTensor`: the stride of axis {k} is not the row-major stride of the shape; tilec's tensors are dense and row-major (its IR has no strides)"
+                        ),
+                        span,
+                    )
+                    .with_label("strides that are not the shape's row-major strides")
+                    .with_note(
+                        "pass a contiguous tensor, `T.Tensor(shape, dtype)`, or strides equal to the products of the later extents (`(N * K, K, 1)` for `(M, N, K)`)",
+                    ),
+                ));
+            }
+        }
+        expect = match (expect, monomial(ev, extent)) {
+            (Some(e), Some(x)) => Some(mul(e, x)),
+            _ => None,
+        };
+    }
+    let mut targs = vec![Value::tuple(shape_items)];
+    targs.extend(dtype);
+    super::tl::call(ev, "Tensor", targs, vec![], span)
 }
