@@ -43,6 +43,13 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("any_of", "T.any_of"),
     ("all_of", "T.all_of"),
     ("StridedTensor", "T.StridedTensor"),
+    ("fast_rcp", "T.fast_rcp"),
+    ("ieee_add", "T.ieee_add"),
+    ("ieee_sub", "T.ieee_sub"),
+    ("ieee_mul", "T.ieee_mul"),
+    ("ieee_fdiv", "T.ieee_fdiv"),
+    ("ieee_frcp", "T.ieee_frcp"),
+    ("ieee_fsqrt", "T.ieee_fsqrt"),
 ];
 
 /// TIR-level and per-thread names of TileLang that tilec refuses: what
@@ -158,16 +165,9 @@ const REFUSED: &[(&str, &str)] = &[
     ),
 ];
 
-const IEEE_OPS: &[&str] = &[
-    "ieee_add",
-    "ieee_sub",
-    "ieee_mul",
-    "ieee_fmaf",
-    "ieee_frcp",
-    "ieee_fsqrt",
-    "ieee_frsqrt",
-    "ieee_fdiv",
-];
+/// Rounding-mode operations without a round-to-nearest equivalent in
+/// tilec's IR (no fused multiply-add, no correctly rounded `rsqrt`).
+const IEEE_OPS: &[&str] = &["ieee_fmaf", "ieee_frsqrt"];
 
 /// The vector dtypes of TileLang (`float16x2`, `bfloat16x4`, ...).
 fn vector_dtype(name: &str) -> bool {
@@ -187,7 +187,7 @@ pub(crate) fn refusal_note(name: &str) -> Option<String> {
     }
     if IEEE_OPS.contains(&name) {
         return Some(format!(
-            "`T.{name}` is a floating-point operation with an explicit rounding mode, which tilec's IR does not have; the plain operators (`+`, `-`, `*`, `/`, `T.sqrt`) round to nearest"
+            "`T.{name}` is a correctly rounded floating-point operation that tilec's IR does not have (no fused multiply-add, no correctly rounded reciprocal square root); write `x * y + z` or `1.0 / T.sqrt(x)` if two roundings are acceptable"
         ));
     }
     if vector_dtype(name) {
@@ -376,6 +376,27 @@ pub(crate) fn call<'a>(
         }
         "func_attr" => func_attr(ev, args, span),
         "StridedTensor" => strided_tensor(ev, args, kwargs, span),
+        "fast_rcp" => {
+            let [x] = args.as_slice() else {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    "`T.fast_rcp` takes one value",
+                    span,
+                ));
+            };
+            let dtype = value_dtype(ev, x, span)?;
+            if dtype != DType::F32 {
+                return Err(err(
+                    codes::BAD_TILELANG_ARGUMENT,
+                    format!(
+                        "`T.fast_rcp` takes a float32 value (TileLang has it for float32 only), got {dtype}"
+                    ),
+                    span,
+                ));
+            }
+            ev.binop(PyBinOp::Div, &Value::Float(1.0), x, span)
+        }
+        n if n.starts_with("ieee_") => ieee(ev, n, args, kwargs, span),
         "evaluate" => {
             let [v] = args.as_slice() else {
                 return Err(err(
@@ -1277,4 +1298,104 @@ fn strided_tensor<'a>(
     let mut targs = vec![Value::tuple(shape_items)];
     targs.extend(dtype);
     super::tl::call(ev, "Tensor", targs, vec![], span)
+}
+
+/// The dtype of a run-time value (a Python float is `float32`).
+fn value_dtype<'a>(ev: &mut Evaluator<'a>, x: &Value<'a>, span: Span) -> EResult<DType> {
+    if !x.is_staged() {
+        return Ok(DType::F32);
+    }
+    let st = ev.stager("a floating-point operation", span)?;
+    let e = st.value_expr(x, None, span)?;
+    Ok(st.ty(e))
+}
+
+/// `T.ieee_add/sub/mul/fdiv(x, y, rounding_mode="rn")`,
+/// `T.ieee_frcp/fsqrt(x, rounding_mode="rn")`: the operation rounded as
+/// the mode says. Round to nearest even is what the plain operators do, so
+/// `"rn"` is staged as them; the directed modes are refused.
+fn ieee<'a>(
+    ev: &mut Evaluator<'a>,
+    name: &str,
+    mut args: Vec<Value<'a>>,
+    kwargs: Vec<(String, Value<'a>)>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    let arity = if matches!(name, "ieee_frcp" | "ieee_fsqrt") {
+        1
+    } else {
+        2
+    };
+    let mut mode = (args.len() > arity).then(|| args.remove(arity));
+    for (k, v) in kwargs {
+        if k != "rounding_mode" {
+            return Err(err(
+                codes::BAD_ARGUMENTS,
+                format!("`T.{name}` has no parameter `{k}`"),
+                span,
+            ));
+        }
+        mode = Some(v);
+    }
+    if args.len() != arity {
+        return Err(err(
+            codes::BAD_ARGUMENTS,
+            format!(
+                "`T.{name}` takes {} and a rounding mode",
+                if arity == 1 {
+                    "one value"
+                } else {
+                    "two values"
+                }
+            ),
+            span,
+        ));
+    }
+    let mode = match &mode {
+        None => "rn".to_string(),
+        Some(Value::Str(s)) => s.to_string(),
+        Some(other) => {
+            return Err(err(
+                codes::BAD_TILELANG_ARGUMENT,
+                format!(
+                    "the rounding mode of `T.{name}` is one of \"rn\", \"rz\", \"ru\", \"rd\", got {}",
+                    other.a_type_name()
+                ),
+                span,
+            ));
+        }
+    };
+    match mode.as_str() {
+        "rn" => {}
+        "rz" | "ru" | "rd" => {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::UNSUPPORTED_TILELANG,
+                    format!("`T.{name}` with rounding mode \"{mode}\" is not supported"),
+                    span,
+                )
+                .with_label("a directed rounding mode")
+                .with_note(
+                    "tilec's IR rounds floating-point operations to nearest only; \"rn\" (the default) is supported",
+                ),
+            ));
+        }
+        other => {
+            return Err(err(
+                codes::BAD_TILELANG_ARGUMENT,
+                format!(
+                    "the rounding mode of `T.{name}` is one of \"rn\", \"rz\", \"ru\", \"rd\", got {other:?}"
+                ),
+                span,
+            ));
+        }
+    }
+    match name {
+        "ieee_add" => ev.binop(PyBinOp::Add, &args[0], &args[1], span),
+        "ieee_sub" => ev.binop(PyBinOp::Sub, &args[0], &args[1], span),
+        "ieee_mul" => ev.binop(PyBinOp::Mul, &args[0], &args[1], span),
+        "ieee_fdiv" => ev.binop(PyBinOp::Div, &args[0], &args[1], span),
+        "ieee_frcp" => ev.binop(PyBinOp::Div, &Value::Float(1.0), &args[0], span),
+        _ => super::tl::call(ev, "sqrt", args, vec![], span),
+    }
 }
