@@ -42,6 +42,14 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("decl_buffer", "T.decl_buffer"),
     ("any_of", "T.any_of"),
     ("all_of", "T.all_of"),
+    ("StridedTensor", "T.StridedTensor"),
+    ("fast_rcp", "T.fast_rcp"),
+    ("ieee_add", "T.ieee_add"),
+    ("ieee_sub", "T.ieee_sub"),
+    ("ieee_mul", "T.ieee_mul"),
+    ("ieee_fdiv", "T.ieee_fdiv"),
+    ("ieee_frcp", "T.ieee_frcp"),
+    ("ieee_fsqrt", "T.ieee_fsqrt"),
 ];
 
 /// TIR-level and per-thread names of TileLang that tilec refuses: what
@@ -66,10 +74,6 @@ const REFUSED: &[(&str, &str)] = &[
     (
         "ptr",
         "`T.ptr` is a pointer parameter (an address, not a tensor); tilec's kernels take tensors: declare `A: T.Tensor((M, N), dtype)`",
-    ),
-    (
-        "StridedTensor",
-        "`T.StridedTensor` is a tensor with explicit strides, and tilec's tensors are dense and row-major (its IR has no strides); pass a contiguous tensor, `T.Tensor(shape, dtype)`",
     ),
     (
         "shuffle_elect",
@@ -161,16 +165,9 @@ const REFUSED: &[(&str, &str)] = &[
     ),
 ];
 
-const IEEE_OPS: &[&str] = &[
-    "ieee_add",
-    "ieee_sub",
-    "ieee_mul",
-    "ieee_fmaf",
-    "ieee_frcp",
-    "ieee_fsqrt",
-    "ieee_frsqrt",
-    "ieee_fdiv",
-];
+/// Rounding-mode operations without a round-to-nearest equivalent in
+/// tilec's IR (no fused multiply-add, no correctly rounded `rsqrt`).
+const IEEE_OPS: &[&str] = &["ieee_fmaf", "ieee_frsqrt"];
 
 /// The vector dtypes of TileLang (`float16x2`, `bfloat16x4`, ...).
 fn vector_dtype(name: &str) -> bool {
@@ -190,7 +187,7 @@ pub(crate) fn refusal_note(name: &str) -> Option<String> {
     }
     if IEEE_OPS.contains(&name) {
         return Some(format!(
-            "`T.{name}` is a floating-point operation with an explicit rounding mode, which tilec's IR does not have; the plain operators (`+`, `-`, `*`, `/`, `T.sqrt`) round to nearest"
+            "`T.{name}` is a correctly rounded floating-point operation that tilec's IR does not have (no fused multiply-add, no correctly rounded reciprocal square root); write `x * y + z` or `1.0 / T.sqrt(x)` if two roundings are acceptable"
         ));
     }
     if vector_dtype(name) {
@@ -378,6 +375,28 @@ pub(crate) fn call<'a>(
             bound_in_kernel(ev, name, &bind)
         }
         "func_attr" => func_attr(ev, args, span),
+        "StridedTensor" => strided_tensor(ev, args, kwargs, span),
+        "fast_rcp" => {
+            let [x] = args.as_slice() else {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    "`T.fast_rcp` takes one value",
+                    span,
+                ));
+            };
+            let dtype = value_dtype(ev, x, span)?;
+            if dtype != DType::F32 {
+                return Err(err(
+                    codes::BAD_TILELANG_ARGUMENT,
+                    format!(
+                        "`T.fast_rcp` takes a float32 value (TileLang has it for float32 only), got {dtype}"
+                    ),
+                    span,
+                ));
+            }
+            ev.binop(PyBinOp::Div, &Value::Float(1.0), x, span)
+        }
+        n if n.starts_with("ieee_") => ieee(ev, n, args, kwargs, span),
         "evaluate" => {
             let [v] = args.as_slice() else {
                 return Err(err(
@@ -1133,4 +1152,250 @@ fn any_all<'a>(
         Some(e) => Value::Expr(e),
         None => Value::Bool(!any),
     })
+}
+
+/// A size as a product: a constant times symbols (with their powers), or
+/// `None` when it is not a plain product.
+type Monomial = (i64, std::collections::BTreeMap<String, u32>);
+
+fn monomial(ev: &Evaluator<'_>, v: &Value<'_>) -> Option<Monomial> {
+    match v {
+        Value::Int(i) => Some((*i, Default::default())),
+        Value::Symbol(name, _) => Some((1, [(name.to_string(), 1)].into_iter().collect())),
+        Value::Expr(e) => {
+            let st = ev.stagers.last()?;
+            expr_monomial(&st.func, *e)
+        }
+        _ => None,
+    }
+}
+
+fn expr_monomial(f: &ir::Function, e: Handle<ir::Expr>) -> Option<Monomial> {
+    match &f.exprs[e] {
+        ir::Expr::Literal(ir::Literal::Int(i, _)) => Some((*i, Default::default())),
+        ir::Expr::Var(v) if f.vars[*v].kind == VarKind::Symbolic => {
+            Some((1, [(f.vars[*v].name.clone(), 1)].into_iter().collect()))
+        }
+        ir::Expr::Cast { dtype, arg } if dtype.is_int() => expr_monomial(f, *arg),
+        ir::Expr::Binary {
+            op: ir::BinaryOp::Mul,
+            lhs,
+            rhs,
+        } => Some(mul(expr_monomial(f, *lhs)?, expr_monomial(f, *rhs)?)),
+        _ => None,
+    }
+}
+
+fn mul(a: Monomial, b: Monomial) -> Monomial {
+    let (mut k, mut syms) = a;
+    k = k.wrapping_mul(b.0);
+    for (s, p) in b.1 {
+        *syms.entry(s).or_insert(0) += p;
+    }
+    if k == 0 {
+        syms.clear();
+    }
+    (k, syms)
+}
+
+/// `T.StridedTensor(shape, strides, dtype)`: a global tensor whose element
+/// `[i0, i1, ...]` lies at `sum(i_k * strides[k])`. tilec's tensors are
+/// row-major and dense, so the strides must be those of the shape (the
+/// stride of an axis of extent 1 is never multiplied by anything but 0 and
+/// may be anything); the tensor is then the `T.Tensor(shape, dtype)` it
+/// stands for.
+fn strided_tensor<'a>(
+    ev: &mut Evaluator<'a>,
+    args: Vec<Value<'a>>,
+    kwargs: Vec<(String, Value<'a>)>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    let mut slots: [Option<Value<'a>>; 4] = [None, None, None, None];
+    const NAMES: [&str; 4] = ["shape", "strides", "dtype", "scope"];
+    if args.len() > NAMES.len() {
+        return Err(err(
+            codes::BAD_ARGUMENTS,
+            "`T.StridedTensor` takes a shape, strides and a dtype",
+            span,
+        ));
+    }
+    for (k, v) in args.into_iter().enumerate() {
+        slots[k] = Some(v);
+    }
+    for (k, v) in kwargs {
+        let Some(i) = NAMES.iter().position(|n| *n == k) else {
+            return Err(err(
+                codes::BAD_ARGUMENTS,
+                format!("`T.StridedTensor` has no parameter `{k}`"),
+                span,
+            ));
+        };
+        slots[i] = Some(v);
+    }
+    let [shape, strides, dtype, scope] = slots;
+    let (Some(shape), Some(strides)) = (shape, strides) else {
+        return Err(err(
+            codes::BAD_ARGUMENTS,
+            "`T.StridedTensor` takes a shape and the strides of its axes",
+            span,
+        ));
+    };
+    if let Some(scope) = &scope
+        && !matches!(scope, Value::None)
+        && !matches!(scope, Value::Str(s) if &**s == "global")
+    {
+        return Err(err(
+            codes::UNSUPPORTED_TILELANG,
+            "`T.StridedTensor` with a scope other than \"global\" is not supported",
+            span,
+        ));
+    }
+    let shape_items = shape.as_sequence().unwrap_or_else(|| vec![shape.clone()]);
+    let stride_items = strides
+        .as_sequence()
+        .unwrap_or_else(|| vec![strides.clone()]);
+    if shape_items.len() != stride_items.len() {
+        return Err(err(
+            codes::BAD_TILELANG_ARGUMENT,
+            format!(
+                "`T.StridedTensor` has {} axes and {} strides; give one stride per axis",
+                shape_items.len(),
+                stride_items.len()
+            ),
+            span,
+        ));
+    }
+    // The row-major stride of each axis, innermost first.
+    let mut expect: Option<Monomial> = Some((1, Default::default()));
+    for k in (0..shape_items.len()).rev() {
+        let extent = &shape_items[k];
+        let stride = &stride_items[k];
+        let unit_axis = extent.as_int() == Some(1);
+        if !unit_axis {
+            let got = monomial(ev, stride);
+            let ok = matches!((&got, &expect), (Some(g), Some(e)) if g == e);
+            if !ok {
+                return Err(Box::new(
+                    Diagnostic::error(
+                        codes::UNSUPPORTED_TILELANG,
+                        format!(
+                            "`T.StridedTensor`: the stride of axis {k} is not the row-major stride of the shape; tilec's tensors are dense and row-major (its IR has no strides)"
+                        ),
+                        span,
+                    )
+                    .with_label("strides that are not the shape's row-major strides")
+                    .with_note(
+                        "pass a contiguous tensor, `T.Tensor(shape, dtype)`, or strides equal to the products of the later extents (`(N * K, K, 1)` for `(M, N, K)`)",
+                    ),
+                ));
+            }
+        }
+        expect = match (expect, monomial(ev, extent)) {
+            (Some(e), Some(x)) => Some(mul(e, x)),
+            _ => None,
+        };
+    }
+    let mut targs = vec![Value::tuple(shape_items)];
+    targs.extend(dtype);
+    super::tl::call(ev, "Tensor", targs, vec![], span)
+}
+
+/// The dtype of a run-time value (a Python float is `float32`).
+fn value_dtype<'a>(ev: &mut Evaluator<'a>, x: &Value<'a>, span: Span) -> EResult<DType> {
+    if !x.is_staged() {
+        return Ok(DType::F32);
+    }
+    let st = ev.stager("a floating-point operation", span)?;
+    let e = st.value_expr(x, None, span)?;
+    Ok(st.ty(e))
+}
+
+/// `T.ieee_add/sub/mul/fdiv(x, y, rounding_mode="rn")`,
+/// `T.ieee_frcp/fsqrt(x, rounding_mode="rn")`: the operation rounded as
+/// the mode says. Round to nearest even is what the plain operators do, so
+/// `"rn"` is staged as them; the directed modes are refused.
+fn ieee<'a>(
+    ev: &mut Evaluator<'a>,
+    name: &str,
+    mut args: Vec<Value<'a>>,
+    kwargs: Vec<(String, Value<'a>)>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    let arity = if matches!(name, "ieee_frcp" | "ieee_fsqrt") {
+        1
+    } else {
+        2
+    };
+    let mut mode = (args.len() > arity).then(|| args.remove(arity));
+    for (k, v) in kwargs {
+        if k != "rounding_mode" {
+            return Err(err(
+                codes::BAD_ARGUMENTS,
+                format!("`T.{name}` has no parameter `{k}`"),
+                span,
+            ));
+        }
+        mode = Some(v);
+    }
+    if args.len() != arity {
+        return Err(err(
+            codes::BAD_ARGUMENTS,
+            format!(
+                "`T.{name}` takes {} and a rounding mode",
+                if arity == 1 {
+                    "one value"
+                } else {
+                    "two values"
+                }
+            ),
+            span,
+        ));
+    }
+    let mode = match &mode {
+        None => "rn".to_string(),
+        Some(Value::Str(s)) => s.to_string(),
+        Some(other) => {
+            return Err(err(
+                codes::BAD_TILELANG_ARGUMENT,
+                format!(
+                    "the rounding mode of `T.{name}` is one of \"rn\", \"rz\", \"ru\", \"rd\", got {}",
+                    other.a_type_name()
+                ),
+                span,
+            ));
+        }
+    };
+    match mode.as_str() {
+        "rn" => {}
+        "rz" | "ru" | "rd" => {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::UNSUPPORTED_TILELANG,
+                    format!("`T.{name}` with rounding mode \"{mode}\" is not supported"),
+                    span,
+                )
+                .with_label("a directed rounding mode")
+                .with_note(
+                    "tilec's IR rounds floating-point operations to nearest only; \"rn\" (the default) is supported",
+                ),
+            ));
+        }
+        other => {
+            return Err(err(
+                codes::BAD_TILELANG_ARGUMENT,
+                format!(
+                    "the rounding mode of `T.{name}` is one of \"rn\", \"rz\", \"ru\", \"rd\", got {other:?}"
+                ),
+                span,
+            ));
+        }
+    }
+    match name {
+        "ieee_add" => ev.binop(PyBinOp::Add, &args[0], &args[1], span),
+        "ieee_sub" => ev.binop(PyBinOp::Sub, &args[0], &args[1], span),
+        "ieee_mul" => ev.binop(PyBinOp::Mul, &args[0], &args[1], span),
+        "ieee_fdiv" => ev.binop(PyBinOp::Div, &args[0], &args[1], span),
+        "ieee_frcp" => ev.binop(PyBinOp::Div, &Value::Float(1.0), &args[0], span),
+        _ => super::tl::call(ev, "sqrt", args, vec![], span),
+    }
 }
