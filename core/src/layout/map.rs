@@ -187,7 +187,6 @@ impl IndexMap {
         }
         let mut coords = vec![0i64; shape.len()];
         let mut offsets = Vec::with_capacity(size as usize);
-        let mut seen = std::collections::HashMap::with_capacity(size as usize);
         for linear in 0..size {
             let mut rest = linear;
             for (c, &d) in coords.iter_mut().zip(shape).rev() {
@@ -201,15 +200,16 @@ impl IndexMap {
                     size,
                     reason: format!("element {coords:?} has no non-negative offset under `{self}`"),
                 })?;
-            if let Some(first) = seen.insert(offset, linear) {
-                return Err(LayoutError::NotBijective {
-                    size,
-                    reason: format!(
-                        "elements {first} and {linear} (row-major) both map to offset {offset}"
-                    ),
-                });
-            }
             offsets.push(offset);
+        }
+        if let Some((first, second)) = first_collision(&offsets) {
+            return Err(LayoutError::NotBijective {
+                size,
+                reason: format!(
+                    "elements {first} and {second} (row-major) both map to offset {}",
+                    offsets[second]
+                ),
+            });
         }
         Ok(offsets)
     }
@@ -220,6 +220,38 @@ impl IndexMap {
             _ => u8::MAX,
         }
     }
+}
+
+/// The first pair of positions `(i, j)`, `i < j` and `j` as small as can
+/// be, whose offsets are equal. A bit per offset where the offsets are
+/// dense (layouts map onto about as many offsets as elements), else a sort.
+fn first_collision(offsets: &[u64]) -> Option<(usize, usize)> {
+    let max = offsets.iter().copied().max()?;
+    let dense = usize::try_from(max)
+        .ok()
+        .filter(|&m| m / 8 <= offsets.len());
+    let second = match dense {
+        Some(max) => {
+            let mut seen = vec![0u64; max / 64 + 1];
+            offsets.iter().position(|&o| {
+                let (word, bit) = ((o / 64) as usize, 1u64 << (o % 64));
+                let taken = seen[word] & bit != 0;
+                seen[word] |= bit;
+                taken
+            })?
+        }
+        None => {
+            let mut order: Vec<usize> = (0..offsets.len()).collect();
+            order.sort_by_key(|&i| (offsets[i], i));
+            order
+                .windows(2)
+                .filter(|w| offsets[w[0]] == offsets[w[1]])
+                .map(|w| w[1])
+                .min()?
+        }
+    };
+    let first = offsets.iter().position(|&o| o == offsets[second])?;
+    Some((first, second))
 }
 
 impl fmt::Display for IndexMap {
@@ -475,5 +507,23 @@ mod tests {
         }
         let deep = format!("{}i0{}", "(".repeat(200), ")".repeat(200));
         assert!(deep.parse::<IndexMap>().is_err());
+    }
+
+    #[test]
+    fn collisions_are_found_dense_or_sparse() {
+        // Dense offsets: the bit set.
+        assert_eq!(first_collision(&[3, 1, 0, 2]), None);
+        assert_eq!(first_collision(&[3, 1, 3, 1]), Some((0, 2)));
+        // Sparse offsets (far apart): the sort.
+        assert_eq!(first_collision(&[1 << 40, 7, 1 << 50]), None);
+        assert_eq!(
+            first_collision(&[1 << 40, 7, 1 << 50, 7, 1 << 40]),
+            Some((1, 3))
+        );
+        assert_eq!(first_collision(&[]), None);
+        // The error names the first repeated element and its partner.
+        let map: IndexMap = "i0 % 2".parse().expect("map");
+        let err = map.check_over(&[4]).expect_err("not injective");
+        assert!(err.to_string().contains("elements 0 and 2"), "{err}");
     }
 }
