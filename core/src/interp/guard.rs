@@ -71,6 +71,23 @@ fn has_tile(block: &Block) -> bool {
     found
 }
 
+/// The refusal of a store into a `fragment`, `local` or `var` buffer from
+/// per-thread code (`whence` says where it is).
+fn per_thread_store(f: &Function, s: &Stmt, whence: &str) -> Option<String> {
+    let Stmt::Store { buffer, .. } = s else {
+        return None;
+    };
+    let b = f.buffers.try_get(*buffer)?;
+    matches!(b.scope, Scope::Fragment | Scope::Local | Scope::Var).then(|| {
+        format!(
+            "a store into the {} buffer `{}` {whence} (TileLang keeps one copy of it per \
+             thread; the reference interpreter one per block)",
+            b.scope.name(),
+            b.name
+        )
+    })
+}
+
 /// Whether `e` reads one of `vs`.
 fn reads_var(f: &Function, e: Handle<Expr>, vs: &[Handle<Var>]) -> bool {
     match f.exprs.try_get(e) {
@@ -159,6 +176,23 @@ impl Compiler<'_> {
         !self.per_thread.get() && reads_var(self.func, cond, &self.thread_vars())
     }
 
+    /// Compiles `body` as per-thread code (the thread variable readable),
+    /// with the block-level `let`s computed from the thread index, which
+    /// each thread evaluates before it runs the code.
+    fn per_thread_code<T>(&self, body: impl FnOnce() -> Eval<T>) -> Eval<(Vec<(usize, Code)>, T)> {
+        let thread_lets = self.thread_lets.borrow().clone();
+        self.per_thread.set(true);
+        let compiled = (|| -> Eval<_> {
+            let mut lets = Vec::new();
+            for (v, value) in thread_lets {
+                lets.push((v.index(), self.code(value)?));
+            }
+            Ok((lets, body()?))
+        })();
+        self.per_thread.set(false);
+        compiled
+    }
+
     /// Whether a statement of the block's own code is per-thread code: it
     /// reads the thread variable (itself or in a nested statement) and is
     /// neither a tile operation nor a thread-guarded `if` or `let`, which
@@ -204,17 +238,8 @@ impl Compiler<'_> {
             if problem.is_some() {
                 return;
             }
-            if let Stmt::Store { buffer, .. } = s
-                && let Some(b) = f.buffers.try_get(*buffer)
-                && matches!(b.scope, Scope::Fragment | Scope::Local | Scope::Var)
-            {
-                problem = Some(format!(
-                    "a store into the {} buffer `{}` from code that reads the thread index \
-                     (TileLang keeps one copy of it per thread; the reference interpreter \
-                     one per block)",
-                    b.scope.name(),
-                    b.name
-                ));
+            if let Some(what) = per_thread_store(f, s, "from code that reads the thread index") {
+                problem = Some(what);
             } else if is_tile(s) {
                 problem = Some(
                     "tile operations inside code that reads the thread index (TileLang runs \
@@ -237,17 +262,7 @@ impl Compiler<'_> {
         if let Some(what) = problem {
             return Err(unsupported(what));
         }
-        let thread_lets = self.thread_lets.borrow().clone();
-        self.per_thread.set(true);
-        let compiled = (|| -> Eval<_> {
-            let mut lets = Vec::new();
-            for (v, value) in thread_lets {
-                lets.push((v.index(), self.code(value)?));
-            }
-            Ok((lets, self.stmt(stmt)?))
-        })();
-        self.per_thread.set(false);
-        let (lets, op) = compiled?;
+        let (lets, op) = self.per_thread_code(|| self.stmt(stmt))?;
         let always: IntFn = std::rc::Rc::new(|_| Ok(1));
         Ok(Op::ThreadIf(Box::new(ThreadIf {
             tx: tv.index(),
@@ -289,17 +304,8 @@ impl Compiler<'_> {
                 if problem.is_some() {
                     return;
                 }
-                if let Stmt::Store { buffer, .. } = s
-                    && let Some(b) = f.buffers.try_get(*buffer)
-                    && matches!(b.scope, Scope::Fragment | Scope::Local | Scope::Var)
-                {
-                    problem = Some(format!(
-                        "a store into the {} buffer `{}` under an `if` on the thread index \
-                         (TileLang keeps one copy of it per thread; the reference interpreter \
-                         one per block)",
-                        b.scope.name(),
-                        b.name
-                    ));
+                if let Some(what) = per_thread_store(f, s, "under an `if` on the thread index") {
+                    problem = Some(what);
                 } else if tile && stmt_exprs(s).iter().any(|&e| reads_var(f, e, &vs)) {
                     problem = Some(
                         "code that reads the thread index beside tile operations under an \
@@ -313,22 +319,13 @@ impl Compiler<'_> {
                 return Err(unsupported(what));
             }
         }
-        let thread_lets = self.thread_lets.borrow().clone();
-        self.per_thread.set(true);
-        let compiled = (|| -> Eval<_> {
-            let mut lets = Vec::new();
-            for (v, value) in thread_lets {
-                lets.push((v.index(), self.code(value)?));
-            }
+        let (lets, (cond, then_code, else_code)) = self.per_thread_code(|| {
             Ok((
-                lets,
                 self.condition(cond)?,
                 self.block(then)?,
                 self.block(otherwise)?,
             ))
-        })();
-        self.per_thread.set(false);
-        let (lets, cond, then_code, else_code) = compiled?;
+        })?;
         Ok(Op::ThreadIf(Box::new(ThreadIf {
             tx: tv.index(),
             lets,

@@ -238,6 +238,18 @@ fn scalar_out_of_bounds_on_global_reads_zero_and_skips() {
     assert_eq!(args[1].to_f64_vec(), vec![2.0, 3.0, 0.0, 0.0]);
 }
 
+/// The kernel's thread index, which the builder declares as `tx` with the
+/// kernel.
+fn thread_index(fb: &mut Fb) -> crate::ir::Handle<crate::ir::Expr> {
+    let tx =
+        fb.f.vars
+            .iter()
+            .find(|(_, v)| v.name == "tx")
+            .map(|(h, _)| h)
+            .expect("thread var");
+    fb.v(tx)
+}
+
 #[test]
 fn per_thread_stores_run_once_per_thread() {
     // out[0] = 7 before the kernel; inside it every thread stores its own
@@ -248,14 +260,7 @@ fn per_thread_stores_run_once_per_thread() {
     let seven = fb.int(7);
     let first = fb.store(out, &[i0], seven);
     let kernel = fb.kernel(&[1], |fb, _| {
-        // The builder declares the thread variable `tx` with the kernel.
-        let tx =
-            fb.f.vars
-                .iter()
-                .find(|(_, v)| v.name == "tx")
-                .map(|(h, _)| h)
-                .expect("thread var");
-        let t = fb.v(tx);
+        let t = thread_index(fb);
         block(vec![fb.store(out, &[t], t)])
     });
     fb.body(vec![first, kernel]);
@@ -273,13 +278,7 @@ fn per_thread_local_store_is_unsupported_before_anything_runs() {
     let first = fb.store(out, &[i0], seven);
     let local = fb.buffer("acc", DType::I32, Scope::Local, &[1]);
     let kernel = fb.kernel(&[1], |fb, _| {
-        let tx =
-            fb.f.vars
-                .iter()
-                .find(|(_, v)| v.name == "tx")
-                .map(|(h, _)| h)
-                .expect("thread var");
-        let t = fb.v(tx);
+        let t = thread_index(fb);
         let zero = fb.int(0);
         let alloc = fb.alloc(local);
         block(vec![alloc, fb.store(local, &[zero], t)])
