@@ -2097,3 +2097,28 @@ fn annotated_layouts_are_realized_on_every_target() {
         .unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
+/// Fragments read inside `T.Parallel` with indices that are not the
+/// nest's variables (a serial loop over rows of a small matrix, constant
+/// rows): such a fragment is kept where every thread can read it, and the
+/// kernel matches the reference on every target.
+#[test]
+fn fragments_read_across_threads_match_on_every_target() {
+    let src = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/front/fragment_read_any_element.py"),
+    )
+    .expect("front-end test file");
+    let (module, _) = compile_source(&src, "mix");
+    for name in TARGETS {
+        let target = target::builtin(name).expect("built-in target");
+        let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{name}: {e}"));
+        run_and_compare(
+            &module.functions[0],
+            &lowered,
+            &target,
+            Class::Exact,
+            &format!("fragment reads on {name}"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+}

@@ -560,7 +560,7 @@ fn check_function(function: &crate::ir::Function, diags: &mut Vec<Diagnostic>) {
                 e.span(),
             )
                 .with_label(format!("`{name}` is indexed here"))
-                .with_note("inside `T.Parallel`, index fragments with the parallel loop variables (a constant 0 only on a dimension of extent 1)"),
+                .with_note("inside `T.Parallel`, store into a fragment through the parallel loop variables (a constant 0 only on a dimension of extent 1): any other index has several iterations write one element"),
             VerifyError::IndexOutOfBounds {
                 name,
                 dim,
