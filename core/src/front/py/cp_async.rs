@@ -47,15 +47,12 @@ pub(crate) struct Pointer {
 
 /// Looks up `T.<name>`.
 pub(crate) fn attr<'a>(name: &str) -> Option<Value<'a>> {
-    FUNCTIONS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, q)| Value::Builtin(q))
+    super::value::table_builtin(FUNCTIONS, name)
 }
 
 /// Whether `call` stages `T.<name>`.
 pub(crate) fn handles(name: &str) -> bool {
-    FUNCTIONS.iter().any(|(n, _)| *n == name)
+    super::value::table_has(FUNCTIONS, name)
 }
 
 fn no_keywords(name: &str, kwargs: &[(String, Value<'_>)], span: Span) -> EResult<()> {

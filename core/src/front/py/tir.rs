@@ -200,15 +200,12 @@ pub(crate) fn refusal_note(name: &str) -> Option<String> {
 
 /// Looks up `T.<name>` among the TIR-level names.
 pub(crate) fn attr<'a>(name: &str) -> Option<Value<'a>> {
-    FUNCTIONS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, q)| Value::Builtin(q))
+    super::value::table_builtin(FUNCTIONS, name)
 }
 
 /// Whether `T.<name>` is staged here.
 pub(crate) fn handles(name: &str) -> bool {
-    FUNCTIONS.iter().any(|(n, _)| *n == name)
+    super::value::table_has(FUNCTIONS, name)
 }
 
 /// A launch axis named by its TIR thread tag.

@@ -56,10 +56,7 @@ pub(crate) fn attr<'a>(name: &str) -> Option<Value<'a>> {
     if let Some(d) = alias {
         return Some(Value::DType(d));
     }
-    FUNCTIONS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, full)| Value::Builtin(full))
+    super::value::table_builtin(FUNCTIONS, name)
 }
 
 /// A note for `T.<name>` when tilec knows why it is refused.
@@ -80,7 +77,7 @@ pub(crate) fn unsupported_note(name: &str) -> Option<&'static str> {
 
 /// Whether `call` stages `T.<name>`.
 pub(crate) fn handles(name: &str) -> bool {
-    FUNCTIONS.iter().any(|(n, _)| *n == name)
+    super::value::table_has(FUNCTIONS, name)
 }
 
 /// Keyword arguments of `name` after its positional ones, checked against

@@ -259,6 +259,20 @@ pub(crate) enum Value<'a> {
     Poison(Option<Rc<Diagnostic>>),
 }
 
+/// The builtin a module's table of `T.*` names gives `name` (pairs of the
+/// short name and the builtin's qualified name).
+pub(crate) fn table_builtin<'a>(table: &[(&str, &'static str)], name: &str) -> Option<Value<'a>> {
+    table
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, full)| Value::Builtin(full))
+}
+
+/// Whether a module's table of `T.*` names holds `name`.
+pub(crate) fn table_has(table: &[(&str, &'static str)], name: &str) -> bool {
+    table.iter().any(|(n, _)| *n == name)
+}
+
 impl<'a> Value<'a> {
     pub fn str(s: &str) -> Self {
         Value::Str(Rc::from(s))

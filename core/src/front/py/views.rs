@@ -57,14 +57,11 @@ const FUNCTIONS: &[(&str, &str)] = &[
 ];
 
 pub(crate) fn attr<'a>(name: &str) -> Option<Value<'a>> {
-    FUNCTIONS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, full)| Value::Builtin(full))
+    super::value::table_builtin(FUNCTIONS, name)
 }
 
 pub(crate) fn handles(name: &str) -> bool {
-    FUNCTIONS.iter().any(|(n, _)| *n == name)
+    super::value::table_has(FUNCTIONS, name)
 }
 
 pub(crate) fn call<'a>(
