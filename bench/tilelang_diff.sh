@@ -41,7 +41,21 @@ export LD_LIBRARY_PATH="$dist${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTHONUNBUFFERED=1
 mkdir -p "$out"
 deadline=$(( $(date +%s) + budget ))
-start=0
+# Resume: gpu_diff writes one row per entry of a chunk, in order, so the
+# latest chunk's first skipped row (or its end) is where a previous run in
+# OUT stopped; --start counts entries after gpu_diff's filtering, as here.
+start=$(python3 - "$out" <<'PY'
+import glob, json, os, sys
+chunks = {int(p.rsplit(".", 2)[-2]): p for p in glob.glob(os.path.join(sys.argv[1], "gpu_diff.*.jsonl"))}
+if not chunks:
+    print(0)
+else:
+    first = max(chunks)
+    rows = [json.loads(l) for l in open(chunks[first]) if l.strip()]
+    skipped = [i for i, r in enumerate(rows) if r.get("status") == "skipped"]
+    print(first + (skipped[0] if skipped else len(rows)))
+PY
+)
 status=0
 while :; do
     left=$(( deadline - $(date +%s) ))
