@@ -520,6 +520,12 @@ fn run_check_passes_on_examples() {
             vec!["--kernel", "matmul_splitk(64, 64, 128, 32, 32, 32, 2)"],
         ),
         ("examples/row_reduce.py", vec!["-D", "M=20"]),
+        // Half the block loads the tile: B == A only if the guarded loop
+        // is spread over the 128 loading threads.
+        (
+            "examples/guarded_copy.py",
+            vec!["-D", "M=128", "-D", "N=192"],
+        ),
     ] {
         let mut args = vec!["run", file, "--check", "--color", "never"];
         args.extend(extra);

@@ -40,6 +40,7 @@ pub fn expected(
     let params = Params { call };
     let outputs = match stem {
         "elementwise_add" => elementwise::add(&params, args),
+        "guarded_copy" => elementwise::copy(&params, args),
         "gemm" => gemm::matmul(&params, args),
         "gemm_bias_relu" => gemm::matmul_bias_relu(&params, args),
         "gemm_splitk" => gemm::matmul_splitk(&params, args),
