@@ -52,7 +52,10 @@ if not chunks:
 else:
     first = max(chunks)
     rows = [json.loads(l) for l in open(chunks[first]) if l.strip()]
-    skipped = [i for i, r in enumerate(rows) if r.get("status") == "skipped"]
+    # Only entries that did not run: a kernel that writes nothing is also
+    # "skipped", but it ran.
+    skipped = [i for i, r in enumerate(rows)
+               if r.get("skipped") == "time budget" or "rerun with --start" in r.get("skipped", "")]
     print(first + (skipped[0] if skipped else len(rows)))
 PY
 )
@@ -94,18 +97,24 @@ PY
             ;;
     esac
 done
-# Merge the chunks: each entry's last complete result wins.
+# Merge the chunks: an entry that ran beats one that did not (time budget,
+# lost context); among rows alike, the latest chunk's wins. Chunks are files
+# gpu_diff.<start>.jsonl, later runs having larger starts for the same entry.
 python3 - "$out" <<'PY'
 import glob, json, os, sys
 out = sys.argv[1]
+def ran(r):
+    why = r.get("skipped", "")
+    return not (why == "time budget" or "rerun with --start" in why)
 best = {}
 for path in sorted(glob.glob(os.path.join(out, "gpu_diff.*.jsonl")),
                    key=lambda p: int(p.rsplit(".", 2)[-2])):
     for line in open(path):
         if line.strip():
             r = json.loads(line)
-            if r.get("status") != "skipped" or r["list_index"] not in best:
-                best[r["list_index"]] = r
+            k = r["list_index"]
+            if k not in best or ran(r) or not ran(best[k]):
+                best[k] = r
 with open(os.path.join(out, "merged.jsonl"), "w") as f:
     for k in sorted(best):
         f.write(json.dumps(best[k]) + "\n")

@@ -536,16 +536,23 @@ impl<'a> Evaluator<'a> {
             Some(false) => self.exec_if_chain(&clauses[1..], scope, span),
             None => {
                 let tspan = span_of(test);
-                let c = self
-                    .stager("a run-time `if`", tspan)?
-                    .bool_expr(&cond, tspan)?;
+                let st = self.stager("a run-time `if`", tspan)?;
+                let c = st.bool_expr(&cond, tspan)?;
+                // Both branches run on some threads only when the
+                // condition can differ between threads.
+                let guard = usize::from(st.may_read_thread(c));
+                st.thread_guard_depth += guard;
                 self.stager("if", span)?.push_block();
                 let then_flow = self.exec_block(body, scope);
                 let then = self.stager("if", span)?.pop_block();
-                self.check_no_escape(then_flow?, span)?;
+                if let Err(e) = self.check_no_escape(then_flow?, span) {
+                    self.stager("if", span)?.thread_guard_depth -= guard;
+                    return Err(e);
+                }
                 self.stager("if", span)?.push_block();
                 let else_flow = self.exec_if_chain(&clauses[1..], scope, span);
                 let otherwise = self.stager("if", span)?.pop_block();
+                self.stager("if", span)?.thread_guard_depth -= guard;
                 self.check_no_escape(else_flow?, span)?;
                 self.stager("if", span)?.emit(
                     Stmt::If {
@@ -1452,6 +1459,7 @@ impl<'a> Evaluator<'a> {
                         let dtype = s.ty(*e);
                         let var = s.add_var(name, dtype, VarKind::Let);
                         s.emit(Stmt::Let { var, value: *e }, span);
+                        s.note_let(var, *e);
                         s.note_scoped(var);
                         let ve = s.var(var);
                         scope.set(name, Value::Expr(ve));

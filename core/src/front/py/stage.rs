@@ -58,6 +58,11 @@ pub(crate) struct Stager {
     pub eager: Option<EagerState>,
     /// Depth of open `T.Parallel` nests.
     pub parallel_depth: usize,
+    /// Depth of open run-time `if`s whose condition may read the thread
+    /// index (see [`Stager::may_read_thread`]).
+    pub thread_guard_depth: usize,
+    /// `let` variables whose value may read the thread index.
+    thread_lets: HashSet<Handle<Var>>,
     /// Symbolic sizes by their source name (the IR name may carry a suffix).
     symbols: BTreeMap<String, Handle<Var>>,
     /// Variables bound inside an open block, with the block depth.
@@ -89,6 +94,8 @@ impl Stager {
             unnamed: HashSet::new(),
             eager: None,
             parallel_depth: 0,
+            thread_guard_depth: 0,
+            thread_lets: HashSet::new(),
             symbols: BTreeMap::new(),
             scoped: Vec::new(),
             out_of_scope: HashSet::new(),
@@ -210,6 +217,45 @@ impl Stager {
     }
 
     /// Depth of open blocks (1 = function body).
+    /// Records the `let` variable `var` bound to `value`, so that
+    /// [`Stager::may_read_thread`] sees through it.
+    pub fn note_let(&mut self, var: Handle<Var>, value: Handle<Expr>) {
+        if self.may_read_thread(value) {
+            self.thread_lets.insert(var);
+        }
+    }
+
+    /// Whether `e` may differ between the threads of a block: it reads the
+    /// thread index (directly or through a `let`), or an element of a
+    /// per-thread buffer (`var`, `local`, `fragment`), whose contents can.
+    pub fn may_read_thread(&self, e: Handle<Expr>) -> bool {
+        match &self.func.exprs[e] {
+            Expr::Literal(_) => false,
+            Expr::Var(v) => {
+                self.thread_lets.contains(v) || self.kernel.is_some_and(|k| k.thread_var == *v)
+            }
+            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => self.may_read_thread(*arg),
+            Expr::Binary { lhs, rhs, .. } => {
+                self.may_read_thread(*lhs) || self.may_read_thread(*rhs)
+            }
+            Expr::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
+                self.may_read_thread(*cond)
+                    || self.may_read_thread(*then)
+                    || self.may_read_thread(*otherwise)
+            }
+            Expr::Load { buffer, indices } => {
+                !matches!(
+                    self.func.buffers[*buffer].scope,
+                    ir::Scope::Global | ir::Scope::Shared
+                ) || indices.iter().any(|&i| self.may_read_thread(i))
+            }
+        }
+    }
+
     pub fn block_depth(&self) -> usize {
         self.blocks.len()
     }

@@ -1971,13 +1971,42 @@ pub(crate) fn call<'a>(
                 AtomicValue::Scalar(st.cast(e, dtype, span)?)
             };
             let st = ev.stager("`T.atomic_add`", span)?;
-            st.emit(
-                Stmt::AtomicAdd {
-                    dst: dst.region,
-                    value,
-                },
-                span,
-            );
+            let stmt = Stmt::AtomicAdd {
+                dst: dst.region,
+                value,
+            };
+            // An element added to an element (`T.atomic_add(B[0], x)`) is
+            // TileLang's thread-level atomic: every thread that reaches it
+            // adds once. At block level that is each of the kernel's
+            // threads, which a parallel loop over the thread count says in
+            // the IR. Inside `T.Parallel` the loop already gives one add per
+            // element; under a condition on the thread index, in a `T.ws`
+            // role or outside a kernel it stays one operation.
+            let thread_level = matches!(&dst_v, Value::Access(acc) if !acc.items.iter().any(|i| matches!(i, IndexItem::Slice { .. })))
+                && !value_is_region;
+            match st.kernel {
+                Some(k)
+                    if thread_level
+                        && st.parallel_depth == 0
+                        && st.thread_guard_depth == 0
+                        && !k.in_role
+                        && k.threads > 1 =>
+                {
+                    let t = st.add_var("t", DType::I32, ir::VarKind::Loop);
+                    let extent = st.int(i64::from(k.threads));
+                    let mut body = ir::Block::new();
+                    body.push(stmt, span);
+                    st.emit(
+                        Stmt::Parallel {
+                            vars: vec![t],
+                            extents: vec![extent],
+                            body,
+                        },
+                        span,
+                    );
+                }
+                _ => st.emit(stmt, span),
+            }
             Ok(Value::None)
         }
         "Pipelined" => {
