@@ -601,7 +601,7 @@ pub(crate) fn call<'a>(
         }
         // math
         "math.sqrt" | "math.exp" | "math.log" | "math.log2" | "math.log10" | "math.floor"
-        | "math.ceil" | "math.sin" | "math.cos" | "math.tanh" | "math.fabs" | "math.exp2" => {
+        | "math.ceil" | "math.sin" | "math.cos" | "math.tanh" | "math.tan" | "math.fabs" | "math.exp2" => {
             let Some(v) = args.first() else {
                 return Err(bad_args(name, span, "a number"));
             };
@@ -651,6 +651,7 @@ pub(crate) fn call<'a>(
                 "math.sin" => x.sin(),
                 "math.cos" => x.cos(),
                 "math.tanh" => x.tanh(),
+                "math.tan" => x.tan(),
                 "math.fabs" => x.abs(),
                 "math.floor" => return Ok(Value::Int(x.floor() as i64)),
                 _ => return Ok(Value::Int(x.ceil() as i64)),
@@ -971,6 +972,7 @@ pub(crate) fn get_attr<'a>(
             "sin" => Value::Builtin("math.sin"),
             "cos" => Value::Builtin("math.cos"),
             "tanh" => Value::Builtin("math.tanh"),
+            "tan" => Value::Builtin("math.tan"),
             "fabs" => Value::Builtin("math.fabs"),
             "pow" => Value::Builtin("math.pow"),
             "gcd" => Value::Builtin("math.gcd"),
