@@ -24,6 +24,33 @@ const KNOWN_PASS_CONFIGS: &[&str] = &[
     crate::ir::lists::FOLLOW_ROTATIONS,
 ];
 
+/// The entries of a `pass_configs` dict (keys and values as strings);
+/// keys tilec does not read draw a warning. Anything but a dict is empty.
+pub(crate) fn pass_config_map(
+    ev: &mut Evaluator<'_>,
+    d: &Value<'_>,
+    span: Span,
+) -> BTreeMap<String, String> {
+    let mut pass_configs = BTreeMap::new();
+    if let Value::Dict(d) = d {
+        for (k, v) in d.borrow().iter() {
+            let key = k.to_py_str();
+            if !KNOWN_PASS_CONFIGS.contains(&key.as_str()) {
+                ev.diags.push(
+                    Diagnostic::warning(
+                        codes::IGNORED,
+                        format!("pass config `{key}` has no effect in tilec"),
+                        span,
+                    )
+                    .with_note(format!("tilec reads: {}", KNOWN_PASS_CONFIGS.join(", "))),
+                );
+            }
+            pass_configs.insert(key, v.to_py_str());
+        }
+    }
+    pass_configs
+}
+
 /// Python built-in names.
 pub(crate) fn builtin_name<'a>(name: &str) -> Option<Value<'a>> {
     const NAMES: &[&str] = &[
@@ -601,7 +628,8 @@ pub(crate) fn call<'a>(
         }
         // math
         "math.sqrt" | "math.exp" | "math.log" | "math.log2" | "math.log10" | "math.floor"
-        | "math.ceil" | "math.sin" | "math.cos" | "math.tanh" | "math.tan" | "math.fabs" | "math.exp2" => {
+        | "math.ceil" | "math.sin" | "math.cos" | "math.tanh" | "math.tan" | "math.fabs"
+        | "math.exp2" => {
             let Some(v) = args.first() else {
                 return Err(bad_args(name, span, "a number"));
             };
@@ -763,23 +791,10 @@ pub(crate) fn call<'a>(
                         .collect::<EResult<Vec<_>>>()?,
                 ),
             };
-            let mut pass_configs = BTreeMap::new();
-            if let Some(Value::Dict(d)) = kw("pass_configs") {
-                for (k, v) in d.borrow().iter() {
-                    let key = k.to_py_str();
-                    if !KNOWN_PASS_CONFIGS.contains(&key.as_str()) {
-                        ev.diags.push(
-                            Diagnostic::warning(
-                                codes::IGNORED,
-                                format!("pass config `{key}` has no effect in tilec"),
-                                span,
-                            )
-                            .with_note(format!("tilec reads: {}", KNOWN_PASS_CONFIGS.join(", "))),
-                        );
-                    }
-                    pass_configs.insert(key, v.to_py_str());
-                }
-            }
+            let pass_configs = match kw("pass_configs") {
+                Some(d) => pass_config_map(ev, &d, span),
+                None => BTreeMap::new(),
+            };
             for (k, _) in &kwargs {
                 if !matches!(
                     k.as_str(),

@@ -589,7 +589,11 @@ fn shifted<'a>(
 /// floats in float32, as TileLang's CUDA code does (`htan`, `hround` widen
 /// to float); float32 and float64 in themselves.
 fn wide_float(d: DType) -> DType {
-    if d == DType::F64 { DType::F64 } else { DType::F32 }
+    if d == DType::F64 {
+        DType::F64
+    } else {
+        DType::F32
+    }
 }
 
 /// `T.tan(x)`. The IR has no tangent; it is staged as `sin(x) / cos(x)`
@@ -662,7 +666,9 @@ pub(crate) fn round_with_mode<'a>(
                     span,
                 )
                 .with_label("unknown rounding mode")
-                .with_note("rounding modes: \"ties-to-even\" (the default), \"ties-away-from-zero\""),
+                .with_note(
+                    "rounding modes: \"ties-to-even\" (the default), \"ties-away-from-zero\"",
+                ),
             ));
         }
     };
@@ -735,15 +741,14 @@ pub(crate) fn loop_annotations<'a>(
     Ok(kwargs)
 }
 
-fn annotation_dict<'a>(
-    name: &str,
-    v: &Value<'a>,
-    span: Span,
-) -> EResult<Vec<(String, Value<'a>)>> {
+fn annotation_dict<'a>(name: &str, v: &Value<'a>, span: Span) -> EResult<Vec<(String, Value<'a>)>> {
     let Value::Dict(d) = v else {
         return Err(err(
             codes::TYPE_ERROR,
-            format!("`T.{name}(annotations=...)` takes a dict, got {}", v.a_type_name()),
+            format!(
+                "`T.{name}(annotations=...)` takes a dict, got {}",
+                v.a_type_name()
+            ),
             span,
         ));
     };
@@ -752,7 +757,10 @@ fn annotation_dict<'a>(
         let Value::Str(k) = k else {
             return Err(err(
                 codes::TYPE_ERROR,
-                format!("`T.{name}(annotations=...)` keys are strings, got {}", k.a_type_name()),
+                format!(
+                    "`T.{name}(annotations=...)` keys are strings, got {}",
+                    k.a_type_name()
+                ),
                 span,
             ));
         };
@@ -784,7 +792,10 @@ pub(crate) fn parallel_hints<'a>(
             Value::Bool(_) | Value::None => Ok(()),
             other => Err(err(
                 codes::TYPE_ERROR,
-                format!("`T.Parallel` {what} takes True or False, got {}", other.a_type_name()),
+                format!(
+                    "`T.Parallel` {what} takes True or False, got {}",
+                    other.a_type_name()
+                ),
                 span,
             )),
         }
