@@ -1066,6 +1066,8 @@ pub(crate) fn get_attr<'a>(
         Value::DType(d) => match name {
             "bits" => Ok(Value::Int(i64::from(d.bits()))),
             "itemsize" => Ok(Value::Int(i64::try_from(d.bytes()).unwrap_or(0))),
+            // The torch dtype (`torch.randn(..., dtype=...)` in host code).
+            "as_torch" => Ok(Value::Method(Rc::new(base.clone()), "dtype.as_torch")),
             // A dtype is a string in TileLang: its string methods apply
             // to its name.
             _ => {
@@ -1151,6 +1153,14 @@ pub(crate) fn call_method<'a>(
             super::tl::call(ev, "cast", vec![recv.clone(), d.clone()], kwargs, span)
         }
         ("float.is_integer", Value::Float(f)) => Ok(Value::Bool(f.fract() == 0.0)),
+        ("dtype.as_torch", Value::DType(d)) => {
+            if !args.is_empty() || !kwargs.is_empty() {
+                return Err(bad_args("as_torch", span, "no arguments"));
+            }
+            // tilec models torch's dtypes as the dtypes themselves
+            // (`torch.float16` is `T.float16`).
+            Ok(Value::DType(*d))
+        }
         ("list.append", Value::List(l)) => {
             let [v] = args.as_slice() else {
                 return Err(bad_args("append", span, "one value"));

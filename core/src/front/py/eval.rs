@@ -2234,6 +2234,9 @@ impl<'a> Evaluator<'a> {
                 super::views::subscript(self, v, items, span)
             }
             Value::Poison(_) => Err(stage::cascade()),
+            Value::Opaque(what) if super::tl_extra::is_random_id(base) => {
+                Ok(Value::Opaque(Rc::from(format!("{what}[...]"))))
+            }
             _ => {
                 let key = match slice {
                     ast::Expr::Slice(s) => {

@@ -2439,14 +2439,18 @@ pub(crate) fn call<'a>(
         v if super::views::handles(v) => super::views::call(ev, v, args, kwargs, span),
         p if super::cp_async::handles(p) => super::cp_async::call(ev, p, args, kwargs, span),
         n if super::tir::handles(n) => super::tir::call(ev, n, args, kwargs, span),
-        other => Err(Box::new(
-            Diagnostic::error(
+        other => {
+            let d = Diagnostic::error(
                 codes::UNSUPPORTED_TILELANG,
                 format!("`T.{other}` is not supported by tilec"),
                 span,
             )
-            .with_label("not supported"),
-        )),
+            .with_label("not supported");
+            Err(Box::new(match super::tl_more::unsupported_note(other) {
+                Some(note) => d.with_note(note),
+                None => d,
+            }))
+        }
     }
 }
 

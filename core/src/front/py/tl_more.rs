@@ -72,6 +72,34 @@ pub(crate) fn unsupported_note(name: &str) -> Option<&'static str> {
             "4-bit integers are packed two to a byte; tilec has no such dtype: store the \
              values as `T.int8` (or pack them by hand into `T.uint8`)"
         }
+        "atomic_max" | "atomic_min" => {
+            "tilec's IR has an atomic add only: where each element has one writer, store \
+             `T.max(dst[i], v)` (or `T.min`) in place; across blocks, write per-block results \
+             and reduce them in a second kernel"
+        }
+        "cummax" | "cummin" => {
+            "tilec's scan is a prefix sum only (`T.cumsum`): compute a running maximum with a \
+             `T.serial` loop over the scanned dimension"
+        }
+        "reduce_bitand" | "reduce_bitor" | "reduce_bitxor" => {
+            "tilec's reductions are sum, max, min, abssum and absmax: combine the bits with a \
+             `T.serial` loop over the reduced dimension (`acc = acc & x`)"
+        }
+        "attr" => {
+            "`T.attr` attaches an attribute for TVM's lowering passes (a `reduce_scope` for \
+             `T.tvm_thread_allreduce`, a thread extent, ...); tilec has no such statement: for \
+             a reduction across threads use `T.reduce_sum` / `T.reduce_max` / ... on a fragment"
+        }
+        "sblock" | "block" => {
+            "`T.sblock` is a TVM schedulable block (with `T.reads` / `T.writes`), the input of \
+             TVM's scheduling passes; tilec stages TileLang kernels: write the body directly \
+             inside `T.Kernel`"
+        }
+        "tvm_access_ptr" | "address_of" => {
+            "a raw pointer into a buffer is an argument of TVM's extern calls and intrinsics, \
+             which tilec does not have; `T.access_ptr` is accepted as the operand of \
+             `T.ptx_cp_async` only"
+        }
         _ => return None,
     })
 }
