@@ -1,5 +1,5 @@
-# `T.int32()` without a value declares a variable that TileLang's `T.let`
-# binds later; tilec refuses it and says to assign the value to the name.
+# `T.int32()` without a value outside `T.Kernel` would be a variable of the
+# function: refused, as is `T.let` of something that is not a variable.
 import tilelang
 import tilelang.language as T
 
@@ -8,8 +8,9 @@ import tilelang.language as T
 def dtype_call_without_value(N=32):
     @T.prim_func
     def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        off = T.int32()  # ERROR: T0300
         with T.Kernel(1, threads=32) as bx:
-            off = T.int32()  # ERROR: T0300
+            T.let(A, 3)  # ERROR: T0309
             for j in T.Parallel(N):
                 B[j] = A[j]
 

@@ -319,7 +319,7 @@ pub(crate) fn dtype_call<'a>(
 ) -> EResult<Value<'a>> {
     let [x] = args.as_slice() else {
         if args.is_empty() {
-            return Err(super::tl_more::unbound_variable(d, span));
+            return super::tl_more::declared_variable(ev, d, span);
         }
         return Err(err(
             codes::BAD_ARGUMENTS,
@@ -1105,7 +1105,7 @@ fn need_kernel<'a>(ev: &mut Evaluator<'a>, what: &str, span: Span) -> EResult<()
     ev.kernel_stager(what, span).map(|_| ())
 }
 
-fn alloc<'a>(
+pub(crate) fn alloc<'a>(
     ev: &mut Evaluator<'a>,
     scope: Scope,
     shape: &Value<'a>,

@@ -40,6 +40,7 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("atomic_addx4", "T.atomic_addx4"),
     ("Persistent", "T.Persistent"),
     ("tan", "T.tan"),
+    ("let", "T.let"),
 ];
 
 /// Looks up the names this module adds to `T.`.
@@ -299,6 +300,7 @@ pub(crate) fn call<'a>(
             }
             super::tl::call(ev, "exp", args, Vec::new(), span)
         }
+        "let" => let_binding(ev, args, kwargs, span),
         "tan" => {
             keywords(name, kwargs, &[], span)?;
             let [x] = args.as_slice() else {
@@ -854,18 +856,85 @@ pub(crate) fn parallel_hints<'a>(
 }
 
 /// `T.int32()` (any dtype called with no value): in TileLang a fresh
-/// variable that a later `T.let(var, value)` binds.
-pub(crate) fn unbound_variable(d: DType, span: Span) -> Box<Diagnostic> {
-    Box::new(
-        Diagnostic::error(
-            codes::UNSUPPORTED_TILELANG,
-            format!(
-                "`T.{}()` without a value (a variable bound later by `T.let`) is not supported",
-                d.tilelang_name()
-            ),
+/// variable that a later `T.let(var, value)` binds for the rest of the
+/// enclosing scope. Inside a kernel it is staged as a one-element `var`
+/// (as `T.alloc_var(dtype)`), which `T.let` stores the value into: every
+/// read after the binding sees that value, as with TVM's let binding.
+/// Elsewhere (a variable of the function) it is refused.
+pub(crate) fn declared_variable<'a>(
+    ev: &mut Evaluator<'a>,
+    d: DType,
+    span: Span,
+) -> EResult<Value<'a>> {
+    if ev.kernel_stager("", span).is_err() {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::UNSUPPORTED_TILELANG,
+                format!(
+                    "`T.{}()` without a value outside `T.Kernel` (a variable of the function) is not supported",
+                    d.tilelang_name()
+                ),
+                span,
+            )
+            .with_label("unbound variable")
+            .with_note("declare it inside `T.Kernel` and bind it there with `T.let(var, value)`, or assign the value to the name"),
+        ));
+    }
+    let what = format!("`T.{}()`", d.tilelang_name());
+    super::tl::alloc(ev, crate::ir::Scope::Var, &Value::Int(1), d, &what, span)
+}
+
+/// `T.let(var, value)`: binds a variable made by `T.int32()` (any dtype
+/// called with no value) for the rest of the scope; staged as the store of
+/// `value` (converted to the variable's dtype) into it.
+fn let_binding<'a>(
+    ev: &mut Evaluator<'a>,
+    args: Vec<Value<'a>>,
+    kwargs: Vec<(String, Value<'a>)>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    let mut kw = keywords("let", kwargs, &["v", "value", "body"], span)?;
+    if args.len() > 2 || take(&mut kw, "body").is_some() {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::UNSUPPORTED_TILELANG,
+                "`T.let(v, value, body)` (a let expression) is not supported",
+                span,
+            )
+            .with_label("let expression")
+            .with_note("compute `body` with the value in place of `v`"),
+        ));
+    }
+    let mut args = args.into_iter();
+    let v = args.next().or_else(|| take(&mut kw, "v"));
+    let value = args.next().or_else(|| take(&mut kw, "value"));
+    let (Some(v), Some(value)) = (v, value) else {
+        return Err(err(
+            codes::BAD_ARGUMENTS,
+            "`T.let` takes a variable and a value",
             span,
-        )
-        .with_label("unbound variable")
-        .with_note("assign the value to the name instead: `offset = ko * block_K`"),
-    )
+        ));
+    };
+    let st = ev.kernel_stager("`T.let`", span)?;
+    let var = match &v {
+        Value::Buffer(b) => {
+            let buf = &st.func.buffers[*b];
+            (buf.scope == crate::ir::Scope::Var && buf.shape.len() == 1).then_some(*b)
+        }
+        _ => None,
+    };
+    let Some(b) = var else {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::BAD_TILELANG_ARGUMENT,
+                format!("`T.let` binds a variable, got {}", v.a_type_name()),
+                span,
+            )
+            .with_label("not a variable")
+            .with_note("make the variable with `T.int32()` (any dtype called with no value)"),
+        ));
+    };
+    let zero = st.int(0);
+    ev.store(b, vec![IndexItem::Point(zero)], value, span, span)?;
+    Ok(Value::None)
 }
