@@ -24,6 +24,33 @@ const KNOWN_PASS_CONFIGS: &[&str] = &[
     crate::ir::lists::FOLLOW_ROTATIONS,
 ];
 
+/// The entries of a `pass_configs` dict (keys and values as strings);
+/// keys tilec does not read draw a warning. Anything but a dict is empty.
+pub(crate) fn pass_config_map(
+    ev: &mut Evaluator<'_>,
+    d: &Value<'_>,
+    span: Span,
+) -> BTreeMap<String, String> {
+    let mut pass_configs = BTreeMap::new();
+    if let Value::Dict(d) = d {
+        for (k, v) in d.borrow().iter() {
+            let key = k.to_py_str();
+            if !KNOWN_PASS_CONFIGS.contains(&key.as_str()) {
+                ev.diags.push(
+                    Diagnostic::warning(
+                        codes::IGNORED,
+                        format!("pass config `{key}` has no effect in tilec"),
+                        span,
+                    )
+                    .with_note(format!("tilec reads: {}", KNOWN_PASS_CONFIGS.join(", "))),
+                );
+            }
+            pass_configs.insert(key, v.to_py_str());
+        }
+    }
+    pass_configs
+}
+
 /// Python built-in names.
 pub(crate) fn builtin_name<'a>(name: &str) -> Option<Value<'a>> {
     const NAMES: &[&str] = &[
@@ -601,7 +628,8 @@ pub(crate) fn call<'a>(
         }
         // math
         "math.sqrt" | "math.exp" | "math.log" | "math.log2" | "math.log10" | "math.floor"
-        | "math.ceil" | "math.sin" | "math.cos" | "math.tanh" | "math.fabs" | "math.exp2" => {
+        | "math.ceil" | "math.sin" | "math.cos" | "math.tanh" | "math.tan" | "math.fabs"
+        | "math.exp2" => {
             let Some(v) = args.first() else {
                 return Err(bad_args(name, span, "a number"));
             };
@@ -651,6 +679,7 @@ pub(crate) fn call<'a>(
                 "math.sin" => x.sin(),
                 "math.cos" => x.cos(),
                 "math.tanh" => x.tanh(),
+                "math.tan" => x.tan(),
                 "math.fabs" => x.abs(),
                 "math.floor" => return Ok(Value::Int(x.floor() as i64)),
                 _ => return Ok(Value::Int(x.ceil() as i64)),
@@ -762,23 +791,10 @@ pub(crate) fn call<'a>(
                         .collect::<EResult<Vec<_>>>()?,
                 ),
             };
-            let mut pass_configs = BTreeMap::new();
-            if let Some(Value::Dict(d)) = kw("pass_configs") {
-                for (k, v) in d.borrow().iter() {
-                    let key = k.to_py_str();
-                    if !KNOWN_PASS_CONFIGS.contains(&key.as_str()) {
-                        ev.diags.push(
-                            Diagnostic::warning(
-                                codes::IGNORED,
-                                format!("pass config `{key}` has no effect in tilec"),
-                                span,
-                            )
-                            .with_note(format!("tilec reads: {}", KNOWN_PASS_CONFIGS.join(", "))),
-                        );
-                    }
-                    pass_configs.insert(key, v.to_py_str());
-                }
-            }
+            let pass_configs = match kw("pass_configs") {
+                Some(d) => pass_config_map(ev, &d, span),
+                None => BTreeMap::new(),
+            };
             for (k, _) in &kwargs {
                 if !matches!(
                     k.as_str(),
@@ -971,6 +987,7 @@ pub(crate) fn get_attr<'a>(
             "sin" => Value::Builtin("math.sin"),
             "cos" => Value::Builtin("math.cos"),
             "tanh" => Value::Builtin("math.tanh"),
+            "tan" => Value::Builtin("math.tan"),
             "fabs" => Value::Builtin("math.fabs"),
             "pow" => Value::Builtin("math.pow"),
             "gcd" => Value::Builtin("math.gcd"),
@@ -1049,6 +1066,8 @@ pub(crate) fn get_attr<'a>(
         Value::DType(d) => match name {
             "bits" => Ok(Value::Int(i64::from(d.bits()))),
             "itemsize" => Ok(Value::Int(i64::try_from(d.bytes()).unwrap_or(0))),
+            // The torch dtype (`torch.randn(..., dtype=...)` in host code).
+            "as_torch" => Ok(Value::Method(Rc::new(base.clone()), "dtype.as_torch")),
             // A dtype is a string in TileLang: its string methods apply
             // to its name.
             _ => {
@@ -1134,6 +1153,14 @@ pub(crate) fn call_method<'a>(
             super::tl::call(ev, "cast", vec![recv.clone(), d.clone()], kwargs, span)
         }
         ("float.is_integer", Value::Float(f)) => Ok(Value::Bool(f.fract() == 0.0)),
+        ("dtype.as_torch", Value::DType(d)) => {
+            if !args.is_empty() || !kwargs.is_empty() {
+                return Err(bad_args("as_torch", span, "no arguments"));
+            }
+            // tilec models torch's dtypes as the dtypes themselves
+            // (`torch.float16` is `T.float16`).
+            Ok(Value::DType(*d))
+        }
         ("list.append", Value::List(l)) => {
             let [v] = args.as_slice() else {
                 return Err(bad_args("append", span, "one value"));

@@ -2242,6 +2242,9 @@ impl<'a> Evaluator<'a> {
                 super::views::subscript(self, v, items, span)
             }
             Value::Poison(_) => Err(stage::cascade()),
+            Value::Opaque(what) if super::tl_extra::is_random_id(base) => {
+                Ok(Value::Opaque(Rc::from(format!("{what}[...]"))))
+            }
             _ => {
                 let key = match slice {
                     ast::Expr::Slice(s) => {
@@ -2814,7 +2817,56 @@ impl<'a> Evaluator<'a> {
         span: Span,
     ) -> EResult<Value<'a>> {
         let kwargs = self.autotune_kwargs(a, &args, kwargs, span)?;
-        self.call(a.inner.clone(), args, kwargs, span)
+        // A configuration's `pass_configs` is no builder parameter: the
+        // tuner compiles that candidate with them merged over the jit's.
+        let per_config = match self.first_autotune_config(a, span)? {
+            Some(Value::Dict(d)) => d
+                .borrow()
+                .iter()
+                .find(|(k, _)| matches!(k, Value::Str(k) if &**k == "pass_configs"))
+                .map(|(_, v)| v.clone()),
+            _ => None,
+        };
+        let inner = match (&a.inner, per_config) {
+            (_, None) => a.inner.clone(),
+            (Value::Jit(j), Some(pc)) => {
+                let mut pass_configs = j.pass_configs.clone();
+                pass_configs.extend(super::builtins::pass_config_map(self, &pc, span));
+                Value::Jit(Rc::new(JitValue {
+                    inner: j.inner.clone(),
+                    out_idx: j.out_idx.clone(),
+                    pass_configs,
+                    span: j.span,
+                }))
+            }
+            (_, Some(_)) => {
+                return Err(Box::new(
+                    Diagnostic::error(
+                        codes::UNSUPPORTED_TILELANG,
+                        "an autotune configuration's `pass_configs` needs a `@tilelang.jit` builder under `@autotune`",
+                        span,
+                    )
+                    .with_label("configuration with pass_configs")
+                    .with_note("write `@autotune(...)` over `@tilelang.jit(...)`, or pass the pass configs to `tilelang.jit`"),
+                ));
+            }
+        };
+        self.call(inner, args, kwargs, span)
+    }
+
+    /// The configuration tilec builds an autotuned builder with: the first.
+    fn first_autotune_config(
+        &mut self,
+        a: &AutotuneValue<'a>,
+        span: Span,
+    ) -> EResult<Option<Value<'a>>> {
+        let configs = match &a.configs {
+            Value::Function(_) | Value::Builtin(_) => {
+                self.call(a.configs.clone(), vec![], vec![], span)?
+            }
+            other => other.clone(),
+        };
+        Ok(configs.as_sequence().and_then(|v| v.into_iter().next()))
     }
 
     /// The keyword arguments an autotuned call runs with.
@@ -2828,13 +2880,7 @@ impl<'a> Evaluator<'a> {
         // tilec does not search: every configured parameter the call does
         // not pass explicitly takes its value from the first configuration
         // (over the builder's default, as the tuner would).
-        let configs = match &a.configs {
-            Value::Function(_) | Value::Builtin(_) => {
-                self.call(a.configs.clone(), vec![], vec![], span)?
-            }
-            other => other.clone(),
-        };
-        let first = configs.as_sequence().and_then(|v| v.into_iter().next());
+        let first = self.first_autotune_config(a, span)?;
         if let Some(Value::Dict(d)) = first {
             let closure = match &a.inner {
                 Value::Jit(j) => match &j.inner {
@@ -2849,6 +2895,9 @@ impl<'a> Evaluator<'a> {
                     c.param_names().into_iter().take(args.len()).collect();
                 for (k, v) in d.borrow().iter() {
                     let Value::Str(k) = k else { continue };
+                    if &**k == "pass_configs" {
+                        continue;
+                    }
                     let given = positional.iter().any(|n| n == &**k)
                         || kwargs.iter().any(|(n, _)| n == &**k);
                     if !given {

@@ -204,6 +204,7 @@ pub(crate) fn get_attr<'a>(
             "get_device_capability" => Value::Builtin("torch.cuda.get_device_capability"),
             "current_device" => Value::Builtin("torch.cuda.current_device"),
             "get_device_properties" => Value::Builtin("torch.cuda.get_device_properties"),
+            "mem_get_info" => Value::Builtin("torch.cuda.mem_get_info"),
             _ => opaque(m),
         },
         // `torch.version.hip` is None except in a ROCm build of torch,
@@ -289,6 +290,7 @@ pub(crate) fn handles(name: &str) -> bool {
             | "torch.cuda.get_device_capability"
             | "torch.cuda.current_device"
             | "torch.cuda.get_device_properties"
+            | "torch.cuda.mem_get_info"
             | "torch.device"
             | "tvm.DataType"
             | "int.bit_length"
@@ -464,6 +466,18 @@ pub(crate) fn call<'a>(
             // torch's `cuda` device is the GPU on CUDA and on ROCm.
             Ok(Value::Bool(t.is_cuda() || t.is_hip()))
         }
+        // The free and total device memory at the moment the program runs:
+        // no property of the target, and a size chosen from it would make
+        // the kernel depend on the machine.
+        "torch.cuda.mem_get_info" => Err(Box::new(
+            Diagnostic::error(
+                codes::DEVICE_QUERY,
+                "`torch.cuda.mem_get_info` (the device memory free when the program runs) has no compile-time value",
+                span,
+            )
+            .with_label("a run-time state of the device")
+            .with_note("tilec never answers from the machine it runs on: pass the size this chooses explicitly (`--kernel 'f(...)'` or `-D NAME=VALUE`)"),
+        )),
         "torch.cuda.current_device" => {
             target(ev, "torch.cuda.current_device", span)?;
             Ok(Value::Int(0))

@@ -318,6 +318,9 @@ pub(crate) fn dtype_call<'a>(
     span: Span,
 ) -> EResult<Value<'a>> {
     let [x] = args.as_slice() else {
+        if args.is_empty() {
+            return super::tl_more::declared_variable(ev, d, span);
+        }
         return Err(err(
             codes::BAD_ARGUMENTS,
             format!("`T.{}(...)` takes one value", d.tilelang_name()),
@@ -333,7 +336,7 @@ fn cast<'a>(ev: &mut Evaluator<'a>, x: &Value<'a>, d: DType, span: Span) -> ERes
     Ok(Value::Expr(st.cast(e, d, span)?))
 }
 
-fn unary_math<'a>(
+pub(crate) fn unary_math<'a>(
     ev: &mut Evaluator<'a>,
     op: UnaryOp,
     x: &Value<'a>,
@@ -1102,7 +1105,7 @@ fn need_kernel<'a>(ev: &mut Evaluator<'a>, what: &str, span: Span) -> EResult<()
     ev.kernel_stager(what, span).map(|_| ())
 }
 
-fn alloc<'a>(
+pub(crate) fn alloc<'a>(
     ev: &mut Evaluator<'a>,
     scope: Scope,
     shape: &Value<'a>,
@@ -1603,6 +1606,9 @@ pub(crate) fn call<'a>(
         }
         "exp" | "exp2" | "log" | "log2" | "sqrt" | "rsqrt" | "abs" | "sigmoid" | "tanh" | "sin"
         | "cos" | "floor" | "ceil" | "round" | "isnan" | "isinf" => {
+            if name == "round" && (args.len() == 2 || !kwargs.is_empty()) {
+                return super::tl_more::round_with_mode(ev, args, kwargs, span);
+            }
             let [x] = args.as_slice() else {
                 return Err(err(
                     codes::BAD_ARGUMENTS,
@@ -2085,6 +2091,7 @@ pub(crate) fn call<'a>(
             })))
         }
         "serial" | "unroll" | "vectorized" => {
+            let kwargs = super::tl_more::loop_annotations(name, kwargs, span)?;
             let a = Args::new(
                 leak_name(name),
                 &["start", "stop", "step", "explicit", "unroll_factor"],
@@ -2114,6 +2121,7 @@ pub(crate) fn call<'a>(
             })))
         }
         "Parallel" => {
+            let kwargs = super::tl_more::parallel_hints(kwargs, span)?;
             for (k, _) in &kwargs {
                 if k != "coalesced_width" && k != "loop_layout" {
                     return Err(err(
@@ -2460,14 +2468,18 @@ pub(crate) fn call<'a>(
         v if super::views::handles(v) => super::views::call(ev, v, args, kwargs, span),
         p if super::cp_async::handles(p) => super::cp_async::call(ev, p, args, kwargs, span),
         n if super::tir::handles(n) => super::tir::call(ev, n, args, kwargs, span),
-        other => Err(Box::new(
-            Diagnostic::error(
+        other => {
+            let d = Diagnostic::error(
                 codes::UNSUPPORTED_TILELANG,
                 format!("`T.{other}` is not supported by tilec"),
                 span,
             )
-            .with_label("not supported"),
-        )),
+            .with_label("not supported");
+            Err(Box::new(match super::tl_more::unsupported_note(other) {
+                Some(note) => d.with_note(note),
+                None => d,
+            }))
+        }
     }
 }
 

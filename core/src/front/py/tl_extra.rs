@@ -3,6 +3,9 @@
 //! (`tilelang.tools.cuda.iket`), which tilec accepts and does not record,
 //! and `os.environ.get`, which returns its default (tilec reads no
 //! environment, so a build does not depend on the shell it runs in).
+//! Also `argparse.Namespace(k=v, ...)`, an object whose attributes are its
+//! keywords, and `uuid.uuid4()`, a random id that may name host-side things
+//! (a cache key, a symbol) but is an error if it reaches a kernel.
 
 use super::builtins::bad_args;
 use super::codes;
@@ -28,6 +31,8 @@ pub(crate) fn module<'a>(name: &str) -> Option<Value<'a>> {
     match name {
         "tilelang.tools.cuda.iket" => Some(Value::Module(IKET)),
         "os" => Some(Value::Module("os")),
+        "argparse" => Some(Value::Module("argparse")),
+        "uuid" => Some(Value::Module("uuid")),
         _ => None,
     }
 }
@@ -64,13 +69,31 @@ pub(crate) fn get_attr<'a>(base: &Value<'a>, name: &str) -> Option<Value<'a>> {
             "get" => Value::Builtin("os.environ.get"),
             other => Value::Opaque(Rc::from(format!("os.environ.{other}"))),
         },
+        Value::Module("argparse") => match name {
+            "Namespace" => Value::Builtin("argparse.Namespace"),
+            other => Value::Opaque(Rc::from(format!("argparse.{other}"))),
+        },
+        Value::Module("uuid") => match name {
+            "uuid4" => Value::Builtin("uuid.uuid4"),
+            other => Value::Opaque(Rc::from(format!("uuid.{other}"))),
+        },
         _ => return None,
     })
 }
 
 /// Whether [`call`] implements the built-in `name`.
 pub(crate) fn handles(name: &str) -> bool {
-    name == "os.environ.get" || name.starts_with("tilelang.tools.cuda.iket.")
+    matches!(name, "os.environ.get" | "argparse.Namespace" | "uuid.uuid4")
+        || name.starts_with("tilelang.tools.cuda.iket.")
+}
+
+/// What `uuid.uuid4()` evaluates to: random, so no build may depend on it.
+const RANDOM_ID: &str = "uuid.uuid4() (a random id)";
+
+/// Whether `v` is (a part of) a `uuid.uuid4()` value: its attributes and
+/// slices (`uuid.uuid4().hex[:8]`) stay opaque.
+pub(crate) fn is_random_id(v: &Value<'_>) -> bool {
+    matches!(v, Value::Opaque(s) if s.starts_with(RANDOM_ID))
 }
 
 /// An IKET event name, checked as TileLang checks it.
@@ -131,6 +154,27 @@ pub(crate) fn call<'a>(
     };
     let short = name.rsplit('.').next().unwrap_or(name);
     match name {
+        "argparse.Namespace" => {
+            if !args.is_empty() {
+                return Err(bad_args(name, span, "keyword arguments only"));
+            }
+            let class = Rc::new(super::pyclass::PyClass {
+                name: "Namespace".into(),
+                members: Default::default(),
+                bases: Vec::new(),
+                opaque_base: None,
+                fields: None,
+                doc: None,
+            });
+            Ok(Value::Object(Rc::new(super::pyclass::PyObject {
+                class,
+                attrs: std::cell::RefCell::new(kwargs.into_iter().collect()),
+            })))
+        }
+        "uuid.uuid4" => {
+            known(&[], 0)?;
+            Ok(Value::Opaque(Rc::from(RANDOM_ID)))
+        }
         "os.environ.get" => {
             known(&["key", "default"], 2)?;
             let Some(Value::Str(_)) = arg(0, "key") else {

@@ -39,6 +39,8 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("atomic_addx2", "T.atomic_addx2"),
     ("atomic_addx4", "T.atomic_addx4"),
     ("Persistent", "T.Persistent"),
+    ("tan", "T.tan"),
+    ("let", "T.let"),
 ];
 
 /// Looks up the names this module adds to `T.`.
@@ -70,6 +72,34 @@ pub(crate) fn unsupported_note(name: &str) -> Option<&'static str> {
         "int4" | "uint4" => {
             "4-bit integers are packed two to a byte; tilec has no such dtype: store the \
              values as `T.int8` (or pack them by hand into `T.uint8`)"
+        }
+        "atomic_max" | "atomic_min" => {
+            "tilec's IR has an atomic add only: where each element has one writer, store \
+             `T.max(dst[i], v)` (or `T.min`) in place; across blocks, write per-block results \
+             and reduce them in a second kernel"
+        }
+        "cummax" | "cummin" => {
+            "tilec's scan is a prefix sum only (`T.cumsum`): compute a running maximum with a \
+             `T.serial` loop over the scanned dimension"
+        }
+        "reduce_bitand" | "reduce_bitor" | "reduce_bitxor" => {
+            "tilec's reductions are sum, max, min, abssum and absmax: combine the bits with a \
+             `T.serial` loop over the reduced dimension (`acc = acc & x`)"
+        }
+        "attr" => {
+            "`T.attr` attaches an attribute for TVM's lowering passes (a `reduce_scope` for \
+             `T.tvm_thread_allreduce`, a thread extent, ...); tilec has no such statement: for \
+             a reduction across threads use `T.reduce_sum` / `T.reduce_max` / ... on a fragment"
+        }
+        "sblock" | "block" => {
+            "`T.sblock` is a TVM schedulable block (with `T.reads` / `T.writes`), the input of \
+             TVM's scheduling passes; tilec stages TileLang kernels: write the body directly \
+             inside `T.Kernel`"
+        }
+        "tvm_access_ptr" | "address_of" => {
+            "a raw pointer into a buffer is an argument of TVM's extern calls and intrinsics, \
+             which tilec does not have; `T.access_ptr` is accepted as the operand of \
+             `T.ptx_cp_async` only"
         }
         _ => return None,
     })
@@ -269,6 +299,14 @@ pub(crate) fn call<'a>(
                 ));
             }
             super::tl::call(ev, "exp", args, Vec::new(), span)
+        }
+        "let" => let_binding(ev, args, kwargs, span),
+        "tan" => {
+            keywords(name, kwargs, &[], span)?;
+            let [x] = args.as_slice() else {
+                return Err(err(codes::BAD_ARGUMENTS, "`T.tan` takes one value", span));
+            };
+            tan(ev, x, span)
         }
         "isfinite" => {
             keywords(name, kwargs, &[], span)?;
@@ -575,4 +613,328 @@ fn shifted<'a>(
         items,
         span: acc.span,
     })))
+}
+
+/// The type a float computation on `d` is carried out in: 16-bit and 8-bit
+/// floats in float32, as TileLang's CUDA code does (`htan`, `hround` widen
+/// to float); float32 and float64 in themselves.
+fn wide_float(d: DType) -> DType {
+    if d == DType::F64 {
+        DType::F64
+    } else {
+        DType::F32
+    }
+}
+
+/// `T.tan(x)`. The IR has no tangent; it is staged as `sin(x) / cos(x)`
+/// computed in float32 (float64 for float64), then converted to `x`'s type.
+/// With `sin` and `cos` each correctly rounded to float32 the quotient is
+/// within 2 ulps of the tangent over the whole float32 range, next to
+/// ±pi/2 included (where both the tangent and the quotient grow without
+/// bound), and within 1 ulp for 16-bit floats after the final rounding.
+fn tan<'a>(ev: &mut Evaluator<'a>, x: &Value<'a>, span: Span) -> EResult<Value<'a>> {
+    if !x.is_staged() {
+        return match x {
+            Value::Int(_) | Value::Float(_) | Value::Bool(_) => {
+                Ok(Value::Float(x.as_number().unwrap_or(0.0).tan()))
+            }
+            other => Err(err(
+                codes::TYPE_ERROR,
+                format!("`T.tan` takes a number, got {}", other.a_type_name()),
+                span,
+            )),
+        };
+    }
+    let st = ev.stager("`T.tan`", span)?;
+    let e = st.value_expr(x, None, span)?;
+    let d = st.ty(e);
+    let out = if d.is_float() { d } else { DType::F32 };
+    let w = st.cast(e, wide_float(out), span)?;
+    let s = st.unary(UnaryOp::Sin, w, span)?;
+    let c = st.unary(UnaryOp::Cos, w, span)?;
+    let q = st.binary(BinaryOp::Div, s, c, span)?;
+    Ok(Value::Expr(st.cast(q, out, span)?))
+}
+
+/// `T.round(x, rounding_mode)`: `"ties-to-even"` (the default) is the IR's
+/// `round`; `"ties-away-from-zero"` (C's `round`) is staged from it exactly:
+/// the two differ only where the fraction of `|x|` is exactly one half,
+/// and there the result is `floor(|x|) + 1` with `x`'s sign.
+pub(crate) fn round_with_mode<'a>(
+    ev: &mut Evaluator<'a>,
+    args: Vec<Value<'a>>,
+    kwargs: Vec<(String, Value<'a>)>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    let mut kw = keywords("round", kwargs, &["x", "rounding_mode"], span)?;
+    let mut args = args;
+    if args.len() > 2 {
+        return Err(err(
+            codes::BAD_ARGUMENTS,
+            "`T.round` takes a value and a rounding mode",
+            span,
+        ));
+    }
+    let mode = if args.len() == 2 {
+        args.pop()
+    } else {
+        take(&mut kw, "rounding_mode")
+    };
+    let x = match args.pop().or_else(|| take(&mut kw, "x")) {
+        Some(x) => x,
+        None => return Err(err(codes::BAD_ARGUMENTS, "`T.round` needs a value", span)),
+    };
+    let away = match &mode {
+        None => false,
+        Some(Value::Str(m)) if &**m == "ties-to-even" => false,
+        Some(Value::Str(m)) if &**m == "ties-away-from-zero" => true,
+        Some(other) => {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::BAD_TILELANG_ARGUMENT,
+                    format!("`T.round` has no rounding mode {}", other.repr()),
+                    span,
+                )
+                .with_label("unknown rounding mode")
+                .with_note(
+                    "rounding modes: \"ties-to-even\" (the default), \"ties-away-from-zero\"",
+                ),
+            ));
+        }
+    };
+    if !away {
+        return super::tl::unary_math(ev, UnaryOp::Round, &x, span);
+    }
+    if !x.is_staged() {
+        return match x {
+            Value::Int(i) => Ok(Value::Int(i)),
+            Value::Float(f) => Ok(Value::Float(f.round())),
+            other => Err(err(
+                codes::TYPE_ERROR,
+                format!("`T.round` takes a number, got {}", other.a_type_name()),
+                span,
+            )),
+        };
+    }
+    let st = ev.stager("`T.round`", span)?;
+    let e = st.value_expr(&x, None, span)?;
+    let d = st.ty(e);
+    if !d.is_float() {
+        // Integers are already whole.
+        return Ok(Value::Expr(e));
+    }
+    let wd = wide_float(d);
+    let w = st.cast(e, wd, span)?;
+    let a = st.unary(UnaryOp::Abs, w, span)?;
+    let f = st.unary(UnaryOp::Floor, a, span)?;
+    // Exact: the fraction of a float is a float.
+    let frac = st.binary(BinaryOp::Sub, a, f, span)?;
+    let half = st.number(0.5, wd);
+    let tie = st.binary(BinaryOp::Eq, frac, half, span)?;
+    let one = st.number(1.0, wd);
+    let up = st.binary(BinaryOp::Add, f, one, span)?;
+    let zero = st.number(0.0, wd);
+    let neg = st.binary(BinaryOp::Lt, w, zero, span)?;
+    let down = st.unary(UnaryOp::Neg, up, span)?;
+    let signed = st.expr(
+        crate::ir::Expr::Select {
+            cond: neg,
+            then: down,
+            otherwise: up,
+        },
+        span,
+    )?;
+    let even = st.unary(UnaryOp::Round, w, span)?;
+    let r = st.expr(
+        crate::ir::Expr::Select {
+            cond: tie,
+            then: signed,
+            otherwise: even,
+        },
+        span,
+    )?;
+    Ok(Value::Expr(st.cast(r, d, span)?))
+}
+
+/// `T.serial(..., annotations=...)` and the other serial loops: TVM loop
+/// annotations are hints to its passes (software pipelining, unrolling);
+/// the loop runs its iterations in order whatever they say. Checked to be
+/// a dict (or None) and dropped.
+pub(crate) fn loop_annotations<'a>(
+    name: &str,
+    mut kwargs: Vec<(String, Value<'a>)>,
+    span: Span,
+) -> EResult<Vec<(String, Value<'a>)>> {
+    if let Some(v) = take(&mut kwargs, "annotations") {
+        annotation_dict(name, &v, span)?;
+    }
+    Ok(kwargs)
+}
+
+fn annotation_dict<'a>(name: &str, v: &Value<'a>, span: Span) -> EResult<Vec<(String, Value<'a>)>> {
+    let Value::Dict(d) = v else {
+        return Err(err(
+            codes::TYPE_ERROR,
+            format!(
+                "`T.{name}(annotations=...)` takes a dict, got {}",
+                v.a_type_name()
+            ),
+            span,
+        ));
+    };
+    let mut out = Vec::new();
+    for (k, val) in d.borrow().iter() {
+        let Value::Str(k) = k else {
+            return Err(err(
+                codes::TYPE_ERROR,
+                format!(
+                    "`T.{name}(annotations=...)` keys are strings, got {}",
+                    k.a_type_name()
+                ),
+                span,
+            ));
+        };
+        out.push((k.to_string(), val.clone()));
+    }
+    Ok(out)
+}
+
+/// Annotation keys of `T.Parallel` that only choose how the loop's stores
+/// are issued.
+const PARALLEL_HINTS: &[&str] = &[
+    "parallel_prefer_async",
+    "parallel_async_without_async_commit_wait",
+];
+
+/// `T.Parallel(..., prefer_async=..., annotations=...)`. `prefer_async`
+/// asks TileLang to issue the loop's global-to-shared stores as `cp.async`
+/// (and, with the annotation `parallel_async_without_async_commit_wait`, to
+/// leave the commit and wait to the user's `T.ptx_commit_group` /
+/// `T.ptx_wait_group`). tilec's stores are complete when the next
+/// statement runs and those fences are no-ops, so a program that waits
+/// before it reads gets the same values. Other annotation keys are refused.
+pub(crate) fn parallel_hints<'a>(
+    mut kwargs: Vec<(String, Value<'a>)>,
+    span: Span,
+) -> EResult<Vec<(String, Value<'a>)>> {
+    let bool_hint = |what: &str, v: &Value<'a>| -> EResult<()> {
+        match v {
+            Value::Bool(_) | Value::None => Ok(()),
+            other => Err(err(
+                codes::TYPE_ERROR,
+                format!(
+                    "`T.Parallel` {what} takes True or False, got {}",
+                    other.a_type_name()
+                ),
+                span,
+            )),
+        }
+    };
+    if let Some(v) = take(&mut kwargs, "prefer_async") {
+        bool_hint("`prefer_async`", &v)?;
+    }
+    if let Some(v) = take(&mut kwargs, "annotations") {
+        for (k, val) in annotation_dict("Parallel", &v, span)? {
+            if !PARALLEL_HINTS.contains(&k.as_str()) {
+                return Err(Box::new(
+                    Diagnostic::error(
+                        codes::UNSUPPORTED_TILELANG,
+                        format!("`T.Parallel` annotation `{k}` is not supported"),
+                        span,
+                    )
+                    .with_label("unknown loop annotation")
+                    .with_note(format!(
+                        "accepted annotations: {}; `coalesced_width` and `loop_layout` are keyword arguments",
+                        PARALLEL_HINTS.join(", ")
+                    )),
+                ));
+            }
+            bool_hint(&format!("annotation `{k}`"), &val)?;
+        }
+    }
+    Ok(kwargs)
+}
+
+/// `T.int32()` (any dtype called with no value): in TileLang a fresh
+/// variable that a later `T.let(var, value)` binds for the rest of the
+/// enclosing scope. Inside a kernel it is staged as a one-element `var`
+/// (as `T.alloc_var(dtype)`), which `T.let` stores the value into: every
+/// read after the binding sees that value, as with TVM's let binding.
+/// Elsewhere (a variable of the function) it is refused.
+pub(crate) fn declared_variable<'a>(
+    ev: &mut Evaluator<'a>,
+    d: DType,
+    span: Span,
+) -> EResult<Value<'a>> {
+    if ev.kernel_stager("", span).is_err() {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::UNSUPPORTED_TILELANG,
+                format!(
+                    "`T.{}()` without a value outside `T.Kernel` (a variable of the function) is not supported",
+                    d.tilelang_name()
+                ),
+                span,
+            )
+            .with_label("unbound variable")
+            .with_note("declare it inside `T.Kernel` and bind it there with `T.let(var, value)`, or assign the value to the name"),
+        ));
+    }
+    let what = format!("`T.{}()`", d.tilelang_name());
+    super::tl::alloc(ev, crate::ir::Scope::Var, &Value::Int(1), d, &what, span)
+}
+
+/// `T.let(var, value)`: binds a variable made by `T.int32()` (any dtype
+/// called with no value) for the rest of the scope; staged as the store of
+/// `value` (converted to the variable's dtype) into it.
+fn let_binding<'a>(
+    ev: &mut Evaluator<'a>,
+    args: Vec<Value<'a>>,
+    kwargs: Vec<(String, Value<'a>)>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    let mut kw = keywords("let", kwargs, &["v", "value", "body"], span)?;
+    if args.len() > 2 || take(&mut kw, "body").is_some() {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::UNSUPPORTED_TILELANG,
+                "`T.let(v, value, body)` (a let expression) is not supported",
+                span,
+            )
+            .with_label("let expression")
+            .with_note("compute `body` with the value in place of `v`"),
+        ));
+    }
+    let mut args = args.into_iter();
+    let v = args.next().or_else(|| take(&mut kw, "v"));
+    let value = args.next().or_else(|| take(&mut kw, "value"));
+    let (Some(v), Some(value)) = (v, value) else {
+        return Err(err(
+            codes::BAD_ARGUMENTS,
+            "`T.let` takes a variable and a value",
+            span,
+        ));
+    };
+    let st = ev.kernel_stager("`T.let`", span)?;
+    let var = match &v {
+        Value::Buffer(b) => {
+            let buf = &st.func.buffers[*b];
+            (buf.scope == crate::ir::Scope::Var && buf.shape.len() == 1).then_some(*b)
+        }
+        _ => None,
+    };
+    let Some(b) = var else {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::BAD_TILELANG_ARGUMENT,
+                format!("`T.let` binds a variable, got {}", v.a_type_name()),
+                span,
+            )
+            .with_label("not a variable")
+            .with_note("make the variable with `T.int32()` (any dtype called with no value)"),
+        ));
+    };
+    let zero = st.int(0);
+    ev.store(b, vec![IndexItem::Point(zero)], value, span, span)?;
+    Ok(Value::None)
 }
