@@ -2553,7 +2553,7 @@ fn check_reduce(
                     span,
                 )
                 .with_label("shape mismatch")
-                .with_note("the output has the input's shape with the reduced dimension removed"),
+                .with_note("the output has the input's shape with the reduced dimension removed, or kept as extent 1"),
             ));
         }
     }

@@ -941,6 +941,21 @@ fn element_loop(st: &mut super::stage::Stager, src: &Side, dst: &Side, span: Spa
             span,
         ));
     }
+    if se.iter().any(|&e| st.func.as_const_int(e).is_none()) {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::NOT_CONSTANT,
+                "this region of a buffer view has an extent known only at run time",
+                span,
+            )
+            .with_label("copied element by element")
+            .with_note(
+                "the region is not a box of the viewed buffer, so tilec copies it \
+                 element by element, which needs compile-time extents; \
+                 give the region (or the view) a constant shape",
+            ),
+        ));
+    }
     let mut vars = Vec::new();
     let mut var_exprs = Vec::new();
     for k in 0..se.len() {
@@ -996,17 +1011,44 @@ fn element_loop(st: &mut super::stage::Stager, src: &Side, dst: &Side, span: Spa
         };
     }
     st.emit(stmt, span);
-    if !vars.is_empty() {
-        let body = st.pop_block();
-        st.emit(
-            Stmt::Parallel {
-                vars,
-                extents: se,
-                body,
-            },
-            span,
-        );
+    if vars.is_empty() {
+        return Ok(());
     }
+    let body = st.pop_block();
+    // Per-thread buffers are copied whole by every thread: serial loops.
+    let per_thread = [src.buffer, dst.buffer]
+        .iter()
+        .any(|&b| matches!(st.func.buffers[b].scope, Scope::Local | Scope::Var));
+    if per_thread {
+        let mut body = body;
+        for (k, &v) in vars.iter().enumerate().rev() {
+            let zero = int_of(st, 0, se[k]);
+            let mut outer = ir::Block::new();
+            outer.push(
+                Stmt::For {
+                    var: v,
+                    start: zero,
+                    extent: se[k],
+                    kind: ir::LoopKind::Serial,
+                    body,
+                },
+                span,
+            );
+            body = outer;
+        }
+        for stmt in body.stmts {
+            st.emit(stmt, span);
+        }
+        return Ok(());
+    }
+    st.emit(
+        Stmt::Parallel {
+            vars,
+            extents: se,
+            body,
+        },
+        span,
+    );
     Ok(())
 }
 
