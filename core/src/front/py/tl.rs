@@ -1783,11 +1783,12 @@ pub(crate) fn call<'a>(
                 (false, true) => fill_head(ev, &mut dst, &src, span)?,
                 _ => {}
             }
-            let st = ev.stager("`T.copy`", span)?;
-            super::views::settle(st, &mut src)?;
-            super::views::settle(st, &mut dst)?;
+            // Extents in the views' own dimensions, before the mapping.
             check_same_extents(ev, &src, &dst, "`T.copy`", span)?;
             let st = ev.stager("`T.copy`", span)?;
+            if super::views::settle_copy(st, &mut src, &mut dst, span)? {
+                return Ok(Value::None);
+            }
             st.emit(
                 Stmt::Copy {
                     src: src.region,
@@ -1875,10 +1876,21 @@ pub(crate) fn call<'a>(
                 ));
             }
             a.flag(5, false)?;
-            let src = whole_buffer(a.req(0, "a source buffer")?, name, span)?;
-            let dst = whole_buffer(a.req(1, "an output buffer")?, name, span)?;
             let dim = a.int(2, -1, "`dim`")?;
             let clear = a.flag(3, true)?;
+            // Views (and a kept unit dimension in `out`) go through
+            // buffers of their own shapes (`views.rs`).
+            let src_v = a.req(0, "a source buffer")?;
+            let src = match super::views::staged(ev, src_v, name, false, true, span)? {
+                Some(s) => s.buffer,
+                None => whole_buffer(src_v, name, span)?,
+            };
+            let dst_v = super::views::keepdim(ev, a.req(1, "an output buffer")?, src, dim, span)?;
+            let dst_s = super::views::staged(ev, &dst_v, name, false, !clear, span)?;
+            let dst = match &dst_s {
+                Some(s) => s.buffer,
+                None => whole_buffer(&dst_v, name, span)?,
+            };
             let st = ev.stager("a reduction", span)?;
             let dim = check_reduce(&st.func, src, dst, dim, name, span)?;
             st.emit(
@@ -1891,6 +1903,9 @@ pub(crate) fn call<'a>(
                 },
                 span,
             );
+            if let Some(d) = &dst_s {
+                super::views::unstage(st, d, span)?;
+            }
             Ok(Value::None)
         }
         "cumsum" => {
@@ -1902,10 +1917,20 @@ pub(crate) fn call<'a>(
                 span,
             )?;
             need_kernel(ev, "`T.cumsum`", span)?;
-            let src = whole_buffer(a.req(0, "a source buffer")?, name, span)?;
-            let dst = match a.get(1) {
-                Some(v) => whole_buffer(v, name, span)?,
-                None => src,
+            // Regions and views go through buffers of their own shapes
+            // (`views.rs`).
+            let src_v = a.req(0, "a source buffer")?;
+            let src_s = super::views::staged(ev, src_v, name, true, true, span)?;
+            let src = match &src_s {
+                Some(s) => s.buffer,
+                None => whole_buffer(src_v, name, span)?,
+            };
+            let (dst, dst_s) = match a.get(1) {
+                Some(v) => match super::views::staged(ev, v, name, true, false, span)? {
+                    Some(s) => (s.buffer, Some(s)),
+                    None => (whole_buffer(v, name, span)?, None),
+                },
+                None => (src, src_s),
             };
             let dim = a.int(2, 0, "`dim`")?;
             let reverse = a.flag(3, false)?;
@@ -1935,6 +1960,9 @@ pub(crate) fn call<'a>(
                 },
                 span,
             );
+            if let Some(d) = &dst_s {
+                super::views::unstage(st, d, span)?;
+            }
             Ok(Value::None)
         }
         "atomic_add" => {
@@ -2566,7 +2594,7 @@ fn check_reduce(
                     span,
                 )
                 .with_label("shape mismatch")
-                .with_note("the output has the input's shape with the reduced dimension removed"),
+                .with_note("the output has the input's shape with the reduced dimension removed, or kept as extent 1"),
             ));
         }
     }

@@ -702,9 +702,9 @@ pub(crate) fn element(st: &mut super::stage::Stager, va: &ViewAccess) -> EResult
     })
 }
 
-/// A view (or a subscript of one) as a tile-operation operand. A head
-/// address keeps the view's dimensions until `settle` (after the other
-/// operand gave its extents).
+/// A view (or a subscript of one) as a tile-operation operand. With
+/// `keep_head` (`T.copy`) it keeps the view's dimensions until
+/// `settle_copy` (after a head address got the other operand's extents).
 pub(crate) fn operand(
     st: &mut super::stage::Stager,
     v: &Value<'_>,
@@ -740,24 +740,27 @@ pub(crate) fn operand(
             .with_note("give the region with slices, e.g. `view[i, j0:j0 + n]`"),
         ));
     }
-    if !head {
+    if !keep_head {
         settle(st, &mut op)?;
     }
     Ok(op)
 }
 
-/// Maps an operand still in a view's dimensions to a region of its buffer.
-pub(crate) fn settle(st: &mut super::stage::Stager, op: &mut Operand) -> EResult<()> {
-    let Some(view) = op.view.take() else {
-        return Ok(());
-    };
+/// The region of the buffer an operand in a view's dimensions names, when
+/// it is a box of the buffer with the region's shape (unit dimensions
+/// aside).
+fn mapped(
+    st: &mut super::stage::Stager,
+    view: &View,
+    op: &Operand,
+) -> EResult<Option<Vec<ir::Range>>> {
     let ranges: Vec<(Handle<Expr>, Handle<Expr>)> = op
         .region
         .ranges
         .iter()
         .map(|r| (r.start, r.extent))
         .collect();
-    let mapped = map_ranges(st, &view, &ranges, op.span)?.filter(|mapped| {
+    Ok(map_ranges(st, view, &ranges, op.span)?.filter(|mapped| {
         // The box must have the view region's shape (after dropping unit
         // dimensions), as tile operations pair elements by shape.
         let f = &st.func;
@@ -769,8 +772,15 @@ pub(crate) fn settle(st: &mut super::stage::Stager, op: &mut Operand) -> EResult
         let a = non_unit(ranges.iter().map(|r| r.1).collect());
         let b = non_unit(mapped.iter().map(|r| r.extent).collect());
         a.len() == b.len() && a.iter().zip(&b).all(|(&x, &y)| same(f, x, y, 0))
-    });
-    match mapped {
+    }))
+}
+
+/// Maps an operand still in a view's dimensions to a region of its buffer.
+pub(crate) fn settle(st: &mut super::stage::Stager, op: &mut Operand) -> EResult<()> {
+    let Some(view) = op.view.take() else {
+        return Ok(());
+    };
+    match mapped(st, &view, op)? {
         Some(mapped) => {
             op.region.ranges = mapped;
             Ok(())
@@ -795,6 +805,412 @@ pub(crate) fn settle(st: &mut super::stage::Stager, op: &mut Operand) -> EResult
             ))
         }
     }
+}
+
+/// One side of an element loop: a region of a buffer, or of a view of it
+/// (then in the view's dimensions).
+#[derive(Debug, Clone)]
+struct Side {
+    buffer: Handle<ir::Buffer>,
+    view: Option<Rc<View>>,
+    ranges: Vec<StartExtent>,
+}
+
+impl Side {
+    fn of(op: &Operand) -> Side {
+        Side {
+            buffer: op.region.buffer,
+            view: op.view.clone(),
+            ranges: op
+                .region
+                .ranges
+                .iter()
+                .map(|r| (r.start, r.extent))
+                .collect(),
+        }
+    }
+
+    /// Extents other than constant 1, which the loop runs over.
+    fn loop_extents(&self, f: &ir::Function) -> Vec<Handle<Expr>> {
+        self.ranges
+            .iter()
+            .map(|r| r.1)
+            .filter(|&e| f.as_const_int(e) != Some(1))
+            .collect()
+    }
+
+    /// The element at loop position `vars`, in the side's own dimensions
+    /// (the view's for a view).
+    fn logical(
+        &self,
+        st: &mut super::stage::Stager,
+        vars: &[Handle<Expr>],
+        span: Span,
+    ) -> EResult<Vec<Handle<Expr>>> {
+        let mut k = 0;
+        let mut idx = Vec::new();
+        for &(s, e) in &self.ranges {
+            if st.func.as_const_int(e) == Some(1) {
+                idx.push(s);
+            } else {
+                let v = vars.get(k).copied().unwrap_or(s);
+                k += 1;
+                idx.push(op(st, BinaryOp::Add, s, v, span)?);
+            }
+        }
+        Ok(idx)
+    }
+
+    /// Whether the element `idx` lies inside the side's shape, where the
+    /// range does not show it: a tile operation reads elements outside
+    /// as zero and drops writes to them (bounded by the view's shape for
+    /// a view, as TileLang bounds it).
+    fn guard(
+        &self,
+        st: &mut super::stage::Stager,
+        idx: &[Handle<Expr>],
+        span: Span,
+    ) -> EResult<Option<Handle<Expr>>> {
+        let shape = match &self.view {
+            Some(v) => v.shape.clone(),
+            None => st.func.buffers[self.buffer].shape.clone(),
+        };
+        let mut cond: Option<Handle<Expr>> = None;
+        for (k, &(s, e)) in self.ranges.iter().enumerate() {
+            let f = &st.func;
+            if f.as_const_int(e) == Some(1) {
+                continue;
+            }
+            let inside = match (
+                f.as_const_int(s),
+                f.as_const_int(e),
+                f.as_const_int(shape[k]),
+            ) {
+                (Some(a), Some(b), Some(d)) => a >= 0 && a + b <= d,
+                _ => f.as_const_int(s) == Some(0) && same(f, e, shape[k], 0),
+            };
+            if inside {
+                continue;
+            }
+            let c = op(st, BinaryOp::Lt, idx[k], shape[k], span)?;
+            cond = Some(match cond {
+                Some(x) => st.binary(BinaryOp::And, x, c, span)?,
+                None => c,
+            });
+        }
+        Ok(cond)
+    }
+
+    /// The buffer indices of the element `idx` of the side's dimensions.
+    fn indices(
+        &self,
+        st: &mut super::stage::Stager,
+        idx: Vec<Handle<Expr>>,
+        span: Span,
+    ) -> EResult<Vec<Handle<Expr>>> {
+        let Some(view) = &self.view else {
+            return Ok(idx);
+        };
+        let points: Vec<StartExtent> = idx.iter().map(|&i| (i, int_of(st, 1, i))).collect();
+        match map_ranges(st, view, &points, span)? {
+            Some(m) => Ok(m.into_iter().map(|r| r.start).collect()),
+            None => Err(err(
+                codes::UNSUPPORTED_TILELANG,
+                "this element of a buffer view could not be mapped to its buffer",
+                span,
+            )),
+        }
+    }
+}
+
+/// Copies `src` to `dst` element by element in a parallel loop, the
+/// elements paired in order after dropping unit dimensions (as `T.copy`
+/// pairs them) and converted to `dst`'s type; source elements outside
+/// their shape read as zero, destination ones outside are not written.
+fn element_loop(st: &mut super::stage::Stager, src: &Side, dst: &Side, span: Span) -> EResult<()> {
+    let se = src.loop_extents(&st.func);
+    let de = dst.loop_extents(&st.func);
+    if se.len() != de.len() {
+        return Err(err(
+            codes::COPY_SHAPE,
+            format!(
+                "the source region has {} dimensions of extent other than 1, the destination {}",
+                se.len(),
+                de.len()
+            ),
+            span,
+        ));
+    }
+    if se.iter().any(|&e| st.func.as_const_int(e).is_none()) {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::NOT_CONSTANT,
+                "this region of a buffer view has an extent known only at run time",
+                span,
+            )
+            .with_label("copied element by element")
+            .with_note(
+                "the region is not a box of the viewed buffer, so tilec copies it \
+                 element by element, which needs compile-time extents; \
+                 give the region (or the view) a constant shape",
+            ),
+        ));
+    }
+    let mut vars = Vec::new();
+    let mut var_exprs = Vec::new();
+    for k in 0..se.len() {
+        let v = st.add_var(&format!("i{k}"), DType::I32, ir::VarKind::Loop);
+        vars.push(v);
+        var_exprs.push(st.var(v));
+    }
+    let dtype = st.func.buffers[dst.buffer].dtype;
+    if !vars.is_empty() {
+        st.push_block();
+    }
+    let sl = src.logical(st, &var_exprs, span)?;
+    let dl = dst.logical(st, &var_exprs, span)?;
+    let sg = src.guard(st, &sl, span)?;
+    let dg = dst.guard(st, &dl, span)?;
+    let si = src.indices(st, sl, span)?;
+    let di = dst.indices(st, dl, span)?;
+    let load = st.expr(
+        Expr::Load {
+            buffer: src.buffer,
+            indices: si,
+        },
+        span,
+    )?;
+    let value = st.cast(load, dtype, span)?;
+    let store = |value| Stmt::Store {
+        buffer: dst.buffer,
+        indices: di.clone(),
+        value,
+    };
+    let mut stmt = match sg {
+        None => store(value),
+        Some(cond) => {
+            let zero = st.number(0.0, dtype);
+            let mut then = ir::Block::new();
+            then.push(store(value), span);
+            let mut otherwise = ir::Block::new();
+            otherwise.push(store(zero), span);
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            }
+        }
+    };
+    if let Some(cond) = dg {
+        let mut then = ir::Block::new();
+        then.push(stmt, span);
+        stmt = Stmt::If {
+            cond,
+            then,
+            otherwise: ir::Block::new(),
+        };
+    }
+    st.emit(stmt, span);
+    if vars.is_empty() {
+        return Ok(());
+    }
+    let body = st.pop_block();
+    // Per-thread buffers are copied whole by every thread: serial loops.
+    let per_thread = [src.buffer, dst.buffer]
+        .iter()
+        .any(|&b| matches!(st.func.buffers[b].scope, Scope::Local | Scope::Var));
+    if per_thread {
+        let mut body = body;
+        for (k, &v) in vars.iter().enumerate().rev() {
+            let zero = int_of(st, 0, se[k]);
+            let mut outer = ir::Block::new();
+            outer.push(
+                Stmt::For {
+                    var: v,
+                    start: zero,
+                    extent: se[k],
+                    kind: ir::LoopKind::Serial,
+                    body,
+                },
+                span,
+            );
+            body = outer;
+        }
+        for stmt in body.stmts {
+            st.emit(stmt, span);
+        }
+        return Ok(());
+    }
+    st.emit(
+        Stmt::Parallel {
+            vars,
+            extents: se,
+            body,
+        },
+        span,
+    );
+    Ok(())
+}
+
+/// `T.copy` operands: maps each view operand to a region of its buffer.
+/// Where a view's region is not a box of its buffer of the same shape (a
+/// run of rows that crosses the buffer's rows, or a box of another
+/// shape), the copy is staged here as an element loop over the view's
+/// indices, each element at its own place in the buffer, and `true`
+/// returned: the caller emits nothing more.
+pub(crate) fn settle_copy(
+    st: &mut super::stage::Stager,
+    src: &mut Operand,
+    dst: &mut Operand,
+    span: Span,
+) -> EResult<bool> {
+    if src.view.is_none() && dst.view.is_none() {
+        return Ok(false);
+    }
+    let (s0, d0) = (Side::of(src), Side::of(dst));
+    let ms = match &s0.view {
+        Some(v) => mapped(st, v, src)?,
+        None => Some(src.region.ranges.clone()),
+    };
+    let md = match &d0.view {
+        Some(v) => mapped(st, v, dst)?,
+        None => Some(dst.region.ranges.clone()),
+    };
+    if let (Some(ms), Some(md)) = (ms, md) {
+        src.region.ranges = ms;
+        dst.region.ranges = md;
+        src.view = None;
+        dst.view = None;
+        return Ok(false);
+    }
+    element_loop(st, &s0, &d0, span)?;
+    Ok(true)
+}
+
+/// A reduction's or scan's operand as a buffer of its own shape: a buffer
+/// as it is; a view of a buffer (or, where `regions`, a region of a buffer
+/// or of a view) through a scratch buffer of the view's (region's) shape
+/// in the buffer's scope, loaded by an element loop when `load` and
+/// written back by `unstage`.
+pub(crate) struct Staged {
+    pub buffer: Handle<ir::Buffer>,
+    side: Option<Side>,
+}
+
+pub(crate) fn staged<'a>(
+    ev: &mut Evaluator<'a>,
+    v: &Value<'a>,
+    name: &str,
+    regions: bool,
+    load: bool,
+    span: Span,
+) -> EResult<Option<Staged>> {
+    let side = match v {
+        Value::Buffer(b) => {
+            return Ok(Some(Staged {
+                buffer: *b,
+                side: None,
+            }));
+        }
+        Value::View(view) => {
+            let st = ev.stager("a buffer view", span)?;
+            let (ranges, _) = view_ranges(st, view, &[], span)?;
+            Side {
+                buffer: view.base,
+                view: Some(view.clone()),
+                ranges,
+            }
+        }
+        Value::ViewAccess(va) if regions => {
+            let st = ev.stager("a buffer view", span)?;
+            let (ranges, _) = view_ranges(st, &va.view, &va.items, va.span)?;
+            Side {
+                buffer: va.view.base,
+                view: Some(va.view.clone()),
+                ranges,
+            }
+        }
+        Value::Access(a)
+            if regions && a.items.iter().any(|i| matches!(i, IndexItem::Slice { .. })) =>
+        {
+            let o = super::tl::operand(ev, v, &format!("`T.{name}`"), span)?;
+            Side::of(&o)
+        }
+        _ => return Ok(None),
+    };
+    let st = ev.kernel_stager(&format!("`T.{name}`"), span)?;
+    let base = st.func.buffers[side.buffer].clone();
+    if base.scope == Scope::Global {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::UNSUPPORTED_TILELANG,
+                format!(
+                    "`T.{name}` of a view or region of the global buffer `{}` is not supported by tilec",
+                    base.name
+                ),
+                span,
+            )
+            .with_label("global memory")
+            .with_note("copy the data into a shared or fragment buffer first and reduce that"),
+        ));
+    }
+    let mut shape = Vec::new();
+    for &(_, e) in &side.ranges {
+        if st.func.as_const_int(e).is_none() {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::NOT_CONSTANT,
+                    format!("`T.{name}` of a view or region needs compile-time extents"),
+                    span,
+                )
+                .with_label("this extent depends on run-time values")
+                .with_note("give the region with constant extents (e.g. `x[i * 64:i * 64 + 64]`)"),
+            ));
+        }
+        shape.push(e);
+    }
+    let buffer = st.add_buffer(
+        &format!("{}_staged", base.name),
+        base.dtype,
+        shape,
+        base.scope,
+        span,
+    );
+    st.emit(Stmt::Alloc { buffer, init: None }, span);
+    let own = Side {
+        buffer,
+        view: None,
+        ranges: side
+            .ranges
+            .iter()
+            .map(|&(_, e)| (int_of(st, 0, e), e))
+            .collect(),
+    };
+    if load {
+        element_loop(st, &side, &own, span)?;
+    }
+    Ok(Some(Staged {
+        buffer,
+        side: Some(side),
+    }))
+}
+
+/// Writes a staged operand's scratch buffer back to the view or region it
+/// stands for.
+pub(crate) fn unstage(st: &mut super::stage::Stager, s: &Staged, span: Span) -> EResult<()> {
+    let Some(side) = &s.side else {
+        return Ok(());
+    };
+    let own = Side {
+        buffer: s.buffer,
+        view: None,
+        ranges: side
+            .ranges
+            .iter()
+            .map(|&(_, e)| (int_of(st, 0, e), e))
+            .collect(),
+    };
+    element_loop(st, &own, side, span)
 }
 
 /// `T.im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad)`:
@@ -1050,4 +1466,50 @@ fn alloc_global<'a>(
         span,
     );
     Ok(Value::Buffer(b))
+}
+
+/// `out` of a reduction with the reduced dimension kept as extent 1
+/// (`[X, 1, Y]` for `[X, d, Y]`, which TileLang accepts besides `[X, Y]`):
+/// the buffer seen as `[X, Y]`, the same storage. Anything else as given.
+pub(crate) fn keepdim<'a>(
+    ev: &mut Evaluator<'a>,
+    out: &Value<'a>,
+    src: Handle<ir::Buffer>,
+    dim: i64,
+    span: Span,
+) -> EResult<Value<'a>> {
+    let Value::Buffer(b) = out else {
+        return Ok(out.clone());
+    };
+    let st = ev.stager("a reduction", span)?;
+    let (Some(s), Some(t)) = (st.func.const_shape(src), st.func.const_shape(*b)) else {
+        return Ok(out.clone());
+    };
+    let rank = s.len() as i64;
+    let d = if dim < 0 { dim + rank } else { dim };
+    let Ok(du) = usize::try_from(d) else {
+        return Ok(out.clone());
+    };
+    if s.len() < 2 || du >= s.len() || t.len() != s.len() || t[du] != 1 {
+        return Ok(out.clone());
+    }
+    let kept = t.iter().enumerate().all(|(i, &x)| i == du || x == s[i]);
+    if !kept {
+        return Ok(out.clone());
+    }
+    let buf = &st.func.buffers[*b];
+    let (dtype, shape): (DType, Vec<Handle<Expr>>) = (
+        buf.dtype,
+        buf.shape
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != du)
+            .map(|(_, &e)| e)
+            .collect(),
+    );
+    Ok(Value::View(Rc::new(View {
+        base: *b,
+        shape,
+        dtype,
+    })))
 }
