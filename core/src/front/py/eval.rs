@@ -1284,6 +1284,30 @@ impl<'a> Evaluator<'a> {
     // Assignment
     // ----------------------------------------------------------------
 
+    /// `value`, with a staged expression that reads memory bound to a
+    /// fresh `let` (its value at this point of the program).
+    fn snapshot(&mut self, value: Value<'a>, span: Span) -> EResult<Value<'a>> {
+        let s = self.stager("assignment", span)?;
+        let e = match &value {
+            Value::Expr(e) if s.reads_memory(*e) => *e,
+            // A `T.alloc_var` named by itself stands for its element; a
+            // subscript with no slice is an element load.
+            Value::Buffer(b) if s.func.buffers[*b].scope == ir::Scope::Var => {
+                s.value_expr(&value, None, span)?
+            }
+            Value::Access(acc) if acc.items.iter().all(|i| matches!(i, IndexItem::Point(_))) => {
+                s.value_expr(&value, None, span)?
+            }
+            _ => return Ok(value),
+        };
+        let dtype = s.ty(e);
+        let var = s.add_var("tmp", dtype, VarKind::Let);
+        s.emit(Stmt::Let { var, value: e }, span);
+        s.note_let(var, e);
+        s.note_scoped(var);
+        Ok(Value::Expr(s.var(var)))
+    }
+
     pub fn assign(
         &mut self,
         target: &'a ast::Expr,
@@ -1340,6 +1364,19 @@ impl<'a> Evaluator<'a> {
                         .with_label("assignment target"),
                     ));
                 }
+                // Python evaluates the whole right-hand side before the
+                // first store: `a, b = b, a` swaps. A staged value that
+                // reads memory is bound to a `let` first, so that an
+                // earlier target's store cannot change what it reads.
+                let items = if elts.len() > 1 && self.staged_frame() {
+                    let mut fixed = Vec::with_capacity(items.len());
+                    for v in items {
+                        fixed.push(self.snapshot(v, span)?);
+                    }
+                    fixed
+                } else {
+                    items
+                };
                 for (e, v) in elts.iter().zip(items) {
                     self.assign(e, v, scope, span)?;
                 }

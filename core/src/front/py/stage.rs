@@ -256,6 +256,25 @@ impl Stager {
         }
     }
 
+    /// Whether `e` loads from a buffer.
+    pub fn reads_memory(&self, e: Handle<Expr>) -> bool {
+        match &self.func.exprs[e] {
+            Expr::Literal(_) | Expr::Var(_) => false,
+            Expr::Load { .. } => true,
+            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => self.reads_memory(*arg),
+            Expr::Binary { lhs, rhs, .. } => self.reads_memory(*lhs) || self.reads_memory(*rhs),
+            Expr::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
+                self.reads_memory(*cond)
+                    || self.reads_memory(*then)
+                    || self.reads_memory(*otherwise)
+            }
+        }
+    }
+
     pub fn block_depth(&self) -> usize {
         self.blocks.len()
     }
