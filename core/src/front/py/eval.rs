@@ -2874,7 +2874,11 @@ impl<'a> Evaluator<'a> {
         }
         self.frames.push(true);
         self.depth += 1;
-        let flow = self.exec_block(&def.body, &scope);
+        let flow = if super::tir::launches_nothing(&def.body, &scope) {
+            super::tir::stage_single_thread(self, &def.body, &scope, c.name_span)
+        } else {
+            self.exec_block(&def.body, &scope)
+        };
         self.depth -= 1;
         self.frames.pop();
         let stager = self.stagers.pop();
