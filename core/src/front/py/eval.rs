@@ -1507,6 +1507,7 @@ impl<'a> Evaluator<'a> {
             ));
         }
         let dtype = b.dtype;
+        stager.wrap_negative(buffer, &mut indices);
         let v = stager.value_expr(&value, Some(dtype), span)?;
         let v = stager.cast(v, dtype, span)?;
         stager.emit(
