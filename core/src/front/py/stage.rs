@@ -227,6 +227,17 @@ impl Stager {
         }
     }
 
+    /// The value a `let` in an open block binds `var` to (the bindings of
+    /// kernel-level scalar assignments, `m = T.min(n, 64)`).
+    pub fn let_value(&self, var: Handle<Var>) -> Option<Handle<Expr>> {
+        self.blocks.iter().rev().find_map(|b| {
+            b.stmts.iter().rev().find_map(|s| match s {
+                Stmt::Let { var: v, value } if *v == var => Some(*value),
+                _ => None,
+            })
+        })
+    }
+
     /// A buffer's extents when all are constants.
     pub fn const_shape_of(&self, b: Handle<ir::Buffer>) -> Option<Vec<i64>> {
         self.func.const_shape(b)

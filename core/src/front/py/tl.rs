@@ -2102,13 +2102,21 @@ pub(crate) fn call<'a>(
                 ));
             }
             let mut ranges = Vec::new();
+            let mut guards = Vec::new();
             for v in &args {
-                let n = v.as_int().ok_or_else(|| {
+                let (n, guard) = match v.as_int() {
+                    Some(n) => (Some(n), None),
+                    None => parallel_bound(ev, v, span)?,
+                };
+                guards.push(guard);
+                let n = n.ok_or_else(|| {
                     let mut d = Diagnostic::error(codes::NOT_CONSTANT, "`T.Parallel` extents must be compile-time integers", span)
                         .with_label(format!("got {}", v.a_type_name()))
-                        .with_note("parallel loops cover tiles whose size is fixed when the kernel is compiled");
+                        .with_note("parallel loops cover tiles whose size is fixed when the kernel is compiled; a run-time extent is accepted when its largest value is a compile-time integer (`T.min(n, 512)`)");
                     if let Value::Symbol(name, _) = v {
                         d = d.with_note(format!("`{name}` is a symbolic size; give it a value with `-D {name}=...`"));
+                    } else {
+                        d = d.with_note("otherwise loop over the largest extent and guard the body: `for i in T.Parallel(MAX):` then `if i < n:`");
                     }
                     Box::new(d)
                 })?;
@@ -2124,8 +2132,13 @@ pub(crate) fn call<'a>(
                 let ext = st.int(n);
                 ranges.push((zero, ext));
             }
+            let kind = if guards.iter().any(Option::is_some) {
+                LoopSpecKind::ParallelGuarded(guards)
+            } else {
+                LoopSpecKind::Parallel
+            };
             Ok(Value::Loop(Rc::new(LoopSpec {
-                kind: LoopSpecKind::Parallel,
+                kind,
                 group: None,
                 ranges,
             })))
@@ -2668,4 +2681,78 @@ fn gemm<'a>(
         span,
     );
     Ok(Value::None)
+}
+
+/// A run-time `T.Parallel` extent whose largest value is a compile-time
+/// integer (`T.min(n, 512)`): that bound, and the extent itself, which
+/// guards the body. TileLang runs the loop over the run-time extent; over
+/// the bound with the body under `i < extent`, the same iterations run.
+/// `(None, None)` when the value is not an integer expression with such a
+/// bound.
+fn parallel_bound<'a>(
+    ev: &mut Evaluator<'a>,
+    v: &Value<'a>,
+    span: Span,
+) -> EResult<(Option<i64>, Option<Handle<ir::Expr>>)> {
+    let Value::Expr(e) = v else {
+        return Ok((None, None));
+    };
+    let st = ev.kernel_stager("`T.Parallel`", span)?;
+    if !st.ty(*e).is_int() {
+        return Ok((None, None));
+    }
+    fn upper(st: &super::stage::Stager, e: Handle<ir::Expr>) -> Option<i64> {
+        match &st.func.exprs[e] {
+            ir::Expr::Literal(l) => l.as_i64(),
+            ir::Expr::Var(v) => upper(st, st.let_value(*v)?),
+            ir::Expr::Binary {
+                op: BinaryOp::Min,
+                lhs,
+                rhs,
+            } => match (upper(st, *lhs), upper(st, *rhs)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+            _ => None,
+        }
+    }
+    match upper(st, *e) {
+        Some(n) => Ok((Some(n), Some(*e))),
+        None => Ok((None, None)),
+    }
+}
+
+/// The body of a `T.Parallel` over bounded run-time extents, under the
+/// condition that every variable with such an extent is below it.
+pub(crate) fn guard_parallel_body(
+    st: &mut super::stage::Stager,
+    vars: &[Handle<ir::Var>],
+    extents: &[Option<Handle<ir::Expr>>],
+    body: ir::Block,
+    span: Span,
+) -> EResult<ir::Block> {
+    let mut cond: Option<Handle<ir::Expr>> = None;
+    for (v, extent) in vars.iter().zip(extents) {
+        let Some(extent) = extent else { continue };
+        // Compared in the extent's type: the extent is at most the bound,
+        // but may be below the range of the variable's type.
+        let var = st.var(*v);
+        let var = st.cast(var, st.ty(*extent), span)?;
+        let below = st.binary(BinaryOp::Lt, var, *extent, span)?;
+        cond = Some(match cond {
+            None => below,
+            Some(c) => st.binary(BinaryOp::And, c, below, span)?,
+        });
+    }
+    let Some(cond) = cond else { return Ok(body) };
+    let mut guarded = ir::Block::new();
+    guarded.push(
+        Stmt::If {
+            cond,
+            then: body,
+            otherwise: ir::Block::new(),
+        },
+        span,
+    );
+    Ok(guarded)
 }
