@@ -1118,11 +1118,20 @@ fn alloc<'a>(
         for (d, v) in dims.iter().zip(&shape) {
             if st.func.as_const_int(*d).is_none() {
                 let _ = v;
-                return Err(Box::new(
-                    Diagnostic::error(codes::NOT_CONSTANT, format!("{what} needs a compile-time shape"), span)
-                        .with_label("this shape depends on run-time values")
-                        .with_note("on-chip buffers are sized when the kernel is compiled; use builder parameters for their sizes"),
-                ));
+                let mut diag = Diagnostic::error(codes::NOT_CONSTANT, format!("{what} needs a compile-time shape"), span)
+                    .with_label("this shape depends on run-time values")
+                    .with_note("on-chip buffers are sized when the kernel is compiled; use builder parameters for their sizes");
+                let mut names = Vec::new();
+                symbols_in(&st.func, *d, &mut names);
+                for name in names {
+                    let at_launch = if matches!(scope, Scope::Shared) {
+                        "known only at launch, when TileLang sizes this buffer as dynamic shared memory"
+                    } else {
+                        "known only at launch"
+                    };
+                    diag = diag.with_note(format!("`{name}` is a symbolic size, {at_launch}; make the size a builder parameter, or, where `{name}` comes from `T.const`, give it with `-D {name}=...`"));
+                }
+                return Err(Box::new(diag));
             }
         }
     }
@@ -2114,7 +2123,7 @@ pub(crate) fn call<'a>(
                         .with_label(format!("got {}", v.a_type_name()))
                         .with_note("parallel loops cover tiles whose size is fixed when the kernel is compiled; a run-time extent is accepted when its largest value is a compile-time integer (`T.min(n, 512)`)");
                     if let Value::Symbol(name, _) = v {
-                        d = d.with_note(format!("`{name}` is a symbolic size; give it a value with `-D {name}=...`"));
+                        d = d.with_note(format!("`{name}` is a symbolic size; make the extent a builder parameter, or, where `{name}` comes from `T.const`, give it with `-D {name}=...`"));
                     } else {
                         d = d.with_note("otherwise loop over the largest extent and guard the body: `for i in T.Parallel(MAX):` then `if i < n:`");
                     }
@@ -2755,4 +2764,17 @@ pub(crate) fn guard_parallel_body(
         span,
     );
     Ok(guarded)
+}
+
+/// The names of the symbolic sizes `e` uses, in order of first use.
+fn symbols_in(f: &ir::Function, e: Handle<ir::Expr>, out: &mut Vec<String>) {
+    if let ir::Expr::Var(v) = &f.exprs[e] {
+        let var = &f.vars[*v];
+        if var.kind == ir::VarKind::Symbolic && !out.contains(&var.name) {
+            out.push(var.name.clone());
+        }
+    }
+    for o in f.exprs[e].operands() {
+        symbols_in(f, o, out);
+    }
 }
