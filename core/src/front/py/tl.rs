@@ -82,6 +82,7 @@ const FUNCTIONS: &[&str] = &[
     "atomic_add",
     "Pipelined",
     "Parallel",
+    "parallel",
     "serial",
     "unroll",
     "vectorized",
@@ -2092,6 +2093,37 @@ pub(crate) fn call<'a>(
                 group: None,
                 ranges: vec![(s, e)],
             })))
+        }
+        "parallel" => {
+            // TVM's parallel loop kind, which TileLang's `T.Parallel` builds
+            // and its layout inference takes as one: `T.parallel(n)` and
+            // `T.parallel(0, n)` are `T.Parallel(n)`.
+            let a = Args::new(
+                "parallel",
+                &["start", "stop", "annotations"],
+                args,
+                kwargs,
+                span,
+            )?;
+            let start = a.req(0, "an extent")?.clone();
+            let extent = match a.get(1) {
+                None => start,
+                Some(stop) if start.as_int() == Some(0) => stop.clone(),
+                Some(_) => {
+                    return Err(Box::new(
+                        Diagnostic::error(
+                            codes::UNSUPPORTED_TILELANG,
+                            "`T.parallel(start, stop)` with a start other than 0 is not supported",
+                            span,
+                        )
+                        .with_label("start given here")
+                        .with_note(
+                            "write `for i in T.Parallel(stop - start):` and use `start + i`",
+                        ),
+                    ));
+                }
+            };
+            call(ev, "Parallel", vec![extent], Vec::new(), span)
         }
         "Parallel" => {
             for (k, _) in &kwargs {
