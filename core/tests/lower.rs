@@ -2122,3 +2122,29 @@ fn fragments_read_across_threads_match_on_every_target() {
         .unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
+/// A `@T.prim_func` without `T.Kernel` is staged as one block of one
+/// thread running the body in order (W0002); lowered, that thread runs
+/// the serial and parallel loops one iteration after another, so a running
+/// sum (which needs that order) and an on-chip scratch buffer give the
+/// reference's results on every target.
+#[test]
+fn bodies_without_a_kernel_run_in_one_thread_on_every_target() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/front");
+    for (file, call) in [
+        ("no_kernel_prefix_sum.py", "prefix_then_differences(N=32)"),
+        ("no_kernel_tir_style.py", "round_trip"),
+    ] {
+        let source = std::fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("{e}"));
+        let (module, warnings) = compile_source(&source, call);
+        assert!(
+            warnings.len() == 1 && warnings[0].contains("one thread of a single block"),
+            "{file}: {warnings:?}"
+        );
+        for target_name in TARGETS {
+            check_example(&module, call, target_name, Class::Exact)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .unwrap_or_else(|| panic!("{call}: unsupported on {target_name}"));
+        }
+    }
+}

@@ -82,3 +82,7 @@ pub const VERIFY: &str = "T0400";
 
 /// A construct is accepted but has no effect in tilec.
 pub const IGNORED: &str = "W0001";
+
+/// A `@T.prim_func` without a `T.Kernel` is staged as one thread of a
+/// single block.
+pub const SINGLE_THREAD: &str = "W0002";

@@ -697,7 +697,10 @@ impl<'a> Evaluator<'a> {
             let e = stager.var(*v);
             loop_scope.set(name, Value::Expr(e));
         }
-        let is_parallel = matches!(spec.kind, LoopSpecKind::Parallel);
+        let is_parallel = matches!(
+            spec.kind,
+            LoopSpecKind::Parallel | LoopSpecKind::ParallelGuarded(_)
+        );
         stager.push_block();
         for v in &vars {
             stager.note_scoped(*v);
@@ -711,12 +714,15 @@ impl<'a> Evaluator<'a> {
             stager.parallel_depth -= 1;
         }
         let mut body = stager.pop_block();
+        if let LoopSpecKind::ParallelGuarded(extents) = &spec.kind {
+            body = super::tl::guard_parallel_body(stager, &vars, extents, body, span)?;
+        }
         let mut warning = None;
         // Diagnostics about the lists point at `T.Pipelined(...)`.
         let lists_span = span_of(&*s.iter);
         let mut kind = match &spec.kind {
             LoopSpecKind::Serial(k) => Some(k.clone()),
-            LoopSpecKind::Parallel => None,
+            LoopSpecKind::Parallel | LoopSpecKind::ParallelGuarded(_) => None,
         };
         if let Some(ir::LoopKind::Pipelined {
             num_stages,
@@ -819,7 +825,7 @@ impl<'a> Evaluator<'a> {
             ));
         }
         let stmt = match &spec.kind {
-            LoopSpecKind::Parallel => Stmt::Parallel {
+            LoopSpecKind::Parallel | LoopSpecKind::ParallelGuarded(_) => Stmt::Parallel {
                 vars,
                 extents: spec.ranges.iter().map(|r| r.1).collect(),
                 body,
@@ -1552,6 +1558,7 @@ impl<'a> Evaluator<'a> {
             ));
         }
         let dtype = b.dtype;
+        stager.wrap_negative(buffer, &mut indices);
         let v = stager.value_expr(&value, Some(dtype), span)?;
         let v = stager.cast(v, dtype, span)?;
         stager.emit(
@@ -2968,7 +2975,11 @@ impl<'a> Evaluator<'a> {
         }
         self.frames.push(true);
         self.depth += 1;
-        let flow = self.exec_block(&def.body, &scope);
+        let flow = if super::tir::launches_nothing(&def.body, &scope) {
+            super::tir::stage_single_thread(self, &def.body, &scope, c.name_span)
+        } else {
+            self.exec_block(&def.body, &scope)
+        };
         self.depth -= 1;
         self.frames.pop();
         let stager = self.stagers.pop();

@@ -211,6 +211,40 @@ impl Stager {
         self.blocks.last_mut().and_then(|b| b.stmts.last_mut())
     }
 
+    /// TileLang's reading of a negative constant index (its
+    /// `LegalizeNegativeIndex` pass, in every pipeline): an index that is
+    /// provably negative counts from the end of its axis, as in Python, so
+    /// `A[-1]` is `A[extent - 1]`. Indices that are compile-time constants
+    /// below zero on an axis of constant extent are rewritten so.
+    pub fn wrap_negative(&mut self, b: Handle<ir::Buffer>, indices: &mut [Handle<Expr>]) {
+        for (d, index) in indices.iter_mut().enumerate() {
+            let Some(Literal::Int(v, ty)) = self.func.as_literal(*index) else {
+                continue;
+            };
+            let extent = self.func.buffers[b]
+                .shape
+                .get(d)
+                .and_then(|e| self.func.as_literal(*e))
+                .and_then(Literal::as_i64);
+            if v < 0
+                && let Some(extent) = extent
+            {
+                *index = self.lit(Literal::Int(ty.wrap_i64(extent.saturating_add(v)), ty));
+            }
+        }
+    }
+
+    /// The value a `let` in an open block binds `var` to (the bindings of
+    /// kernel-level scalar assignments, `m = T.min(n, 64)`).
+    pub fn let_value(&self, var: Handle<Var>) -> Option<Handle<Expr>> {
+        self.blocks.iter().rev().find_map(|b| {
+            b.stmts.iter().rev().find_map(|s| match s {
+                Stmt::Let { var: v, value } if *v == var => Some(*value),
+                _ => None,
+            })
+        })
+    }
+
     /// A buffer's extents when all are constants.
     pub fn const_shape_of(&self, b: Handle<ir::Buffer>) -> Option<Vec<i64>> {
         self.func.const_shape(b)
@@ -398,6 +432,7 @@ impl Stager {
                         "used as a scalar here",
                     ));
                 }
+                self.wrap_negative(a.buffer, &mut indices);
                 self.expr(
                     Expr::Load {
                         buffer: a.buffer,

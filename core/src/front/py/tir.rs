@@ -988,7 +988,92 @@ pub(crate) fn binds_launch_axes(stmts: &[ast::Stmt]) -> bool {
 }
 
 /// Why code outside a kernel is refused, and what to write instead.
-pub(crate) const OUTSIDE_KERNEL_NOTE: &str = "TileLang runs code outside a `T.Kernel` on the host: a `@T.prim_func` with no `T.Kernel` (and no `T.launch_thread`/`T.thread_binding`) is a CPU function, built for `target=\"c\"` or `\"llvm\"`, and tilec compiles GPU kernels only; to run such a body on the GPU, put it in `with T.Kernel(1, threads=1):` (one thread) or spread it over blocks and threads";
+pub(crate) const OUTSIDE_KERNEL_NOTE: &str = "a `@T.prim_func` body with no `T.Kernel` at all runs as one thread of a single block, but this body launches kernels (`T.Kernel`, `T.launch_thread` or `T.thread_binding`), and TileLang runs the code outside them on the host, which tilec does not compile; move this statement into a `T.Kernel` scope";
+
+// --------------------------------------------------------------------
+// Bodies without a kernel
+// --------------------------------------------------------------------
+
+/// Names whose use means a body launches its kernels itself.
+const LAUNCHING: &[&str] = &[
+    "Kernel",
+    "ClusterKernel",
+    "launch_thread",
+    "thread_binding",
+    "env_thread",
+];
+
+/// Whether a `@T.prim_func` body launches no kernel: it names none of
+/// [`LAUNCHING`], directly or in a `@T.macro` it calls. Such a body is, in
+/// TVM and TileLang's CPU target, one sequential execution of its
+/// statements; tilec stages it as a kernel of one block of one thread.
+pub(crate) fn launches_nothing<'a>(stmts: &'a [ast::Stmt], scope: &Rc<Scope<'a>>) -> bool {
+    use ast::visitor::{Visitor, walk_body, walk_expr};
+    struct Scan<'s, 'a> {
+        scope: &'s Rc<Scope<'a>>,
+        seen: Vec<*const ast::StmtFunctionDef>,
+        found: bool,
+    }
+    impl<'a> Visitor<'a> for Scan<'_, 'a> {
+        fn visit_expr(&mut self, e: &'a ast::Expr) {
+            match e {
+                ast::Expr::Attribute(a) if LAUNCHING.contains(&a.attr.as_str()) => {
+                    self.found = true;
+                }
+                ast::Expr::Name(n) if LAUNCHING.contains(&n.id.as_str()) => self.found = true,
+                ast::Expr::Name(n) => {
+                    if let Some(Value::Macro(c)) = self.scope.lookup(n.id.as_str())
+                        && let super::value::FunctionBody::Def(def) = c.body
+                        && !self.seen.contains(&std::ptr::from_ref(def))
+                    {
+                        self.seen.push(std::ptr::from_ref(def));
+                        let mut inner = Scan {
+                            scope: &c.scope,
+                            seen: std::mem::take(&mut self.seen),
+                            found: false,
+                        };
+                        walk_body(&mut inner, &def.body);
+                        self.seen = inner.seen;
+                        self.found |= inner.found;
+                    }
+                }
+                _ => {}
+            }
+            if !self.found {
+                walk_expr(self, e);
+            }
+        }
+    }
+    let mut scan = Scan {
+        scope,
+        seen: Vec::new(),
+        found: false,
+    };
+    walk_body(&mut scan, stmts);
+    !scan.found
+}
+
+/// Stages a body that launches no kernel as a kernel of one block of one
+/// thread running its statements in order, with a warning at `span` (the
+/// function's name) saying so.
+pub(crate) fn stage_single_thread<'a>(
+    ev: &mut Evaluator<'a>,
+    body: &'a [ast::Stmt],
+    scope: &Rc<Scope<'a>>,
+    span: Span,
+) -> EResult<Flow<'a>> {
+    ev.report(Box::new(
+        Diagnostic::warning(
+            codes::SINGLE_THREAD,
+            "this `@T.prim_func` has no `T.Kernel`; its body runs as one thread of a single block",
+            span,
+        )
+        .with_label("no `T.Kernel` in this function")
+        .with_note("as in TVM and TileLang's CPU target, the statements run once, in order; `T.Parallel` and `T.serial` loops run their iterations one after another in that thread, and `T.alloc_*` buffers belong to its block")
+        .with_note("to spread the work over threads, put the body in `with T.Kernel(grid..., threads=N) as bx:`"),
+    ));
+    launch(ev, Vec::new(), &[body], scope, span)
+}
 
 /// What a `T.gemm` operand in a memory the GPU gemm does not take stands
 /// for in TileLang: its CPU or Metal gemm.

@@ -82,6 +82,7 @@ const FUNCTIONS: &[&str] = &[
     "atomic_add",
     "Pipelined",
     "Parallel",
+    "parallel",
     "serial",
     "unroll",
     "vectorized",
@@ -1121,11 +1122,20 @@ pub(crate) fn alloc<'a>(
         for (d, v) in dims.iter().zip(&shape) {
             if st.func.as_const_int(*d).is_none() {
                 let _ = v;
-                return Err(Box::new(
-                    Diagnostic::error(codes::NOT_CONSTANT, format!("{what} needs a compile-time shape"), span)
-                        .with_label("this shape depends on run-time values")
-                        .with_note("on-chip buffers are sized when the kernel is compiled; use builder parameters for their sizes"),
-                ));
+                let mut diag = Diagnostic::error(codes::NOT_CONSTANT, format!("{what} needs a compile-time shape"), span)
+                    .with_label("this shape depends on run-time values")
+                    .with_note("on-chip buffers are sized when the kernel is compiled; use builder parameters for their sizes");
+                let mut names = Vec::new();
+                symbols_in(&st.func, *d, &mut names);
+                for name in names {
+                    let at_launch = if matches!(scope, Scope::Shared) {
+                        "known only at launch, when TileLang sizes this buffer as dynamic shared memory"
+                    } else {
+                        "known only at launch"
+                    };
+                    diag = diag.with_note(format!("`{name}` is a symbolic size, {at_launch}; make the size a builder parameter, or, where `{name}` comes from `T.const`, give it with `-D {name}=...`"));
+                }
+                return Err(Box::new(diag));
             }
         }
     }
@@ -2148,6 +2158,37 @@ pub(crate) fn call<'a>(
                 ranges: vec![(s, e)],
             })))
         }
+        "parallel" => {
+            // TVM's parallel loop kind, which TileLang's `T.Parallel` builds
+            // and its layout inference takes as one: `T.parallel(n)` and
+            // `T.parallel(0, n)` are `T.Parallel(n)`.
+            let a = Args::new(
+                "parallel",
+                &["start", "stop", "annotations"],
+                args,
+                kwargs,
+                span,
+            )?;
+            let start = a.req(0, "an extent")?.clone();
+            let extent = match a.get(1) {
+                None => start,
+                Some(stop) if start.as_int() == Some(0) => stop.clone(),
+                Some(_) => {
+                    return Err(Box::new(
+                        Diagnostic::error(
+                            codes::UNSUPPORTED_TILELANG,
+                            "`T.parallel(start, stop)` with a start other than 0 is not supported",
+                            span,
+                        )
+                        .with_label("start given here")
+                        .with_note(
+                            "write `for i in T.Parallel(stop - start):` and use `start + i`",
+                        ),
+                    ));
+                }
+            };
+            call(ev, "Parallel", vec![extent], Vec::new(), span)
+        }
         "Parallel" => {
             let kwargs = super::tl_more::parallel_hints(kwargs, span)?;
             for (k, _) in &kwargs {
@@ -2167,13 +2208,21 @@ pub(crate) fn call<'a>(
                 ));
             }
             let mut ranges = Vec::new();
+            let mut guards = Vec::new();
             for v in &args {
-                let n = v.as_int().ok_or_else(|| {
+                let (n, guard) = match v.as_int() {
+                    Some(n) => (Some(n), None),
+                    None => parallel_bound(ev, v, span)?,
+                };
+                guards.push(guard);
+                let n = n.ok_or_else(|| {
                     let mut d = Diagnostic::error(codes::NOT_CONSTANT, "`T.Parallel` extents must be compile-time integers", span)
                         .with_label(format!("got {}", v.a_type_name()))
-                        .with_note("parallel loops cover tiles whose size is fixed when the kernel is compiled");
+                        .with_note("parallel loops cover tiles whose size is fixed when the kernel is compiled; a run-time extent is accepted when its largest value is a compile-time integer (`T.min(n, 512)`)");
                     if let Value::Symbol(name, _) = v {
-                        d = d.with_note(format!("`{name}` is a symbolic size; give it a value with `-D {name}=...`"));
+                        d = d.with_note(format!("`{name}` is a symbolic size; make the extent a builder parameter, or, where `{name}` comes from `T.const`, give it with `-D {name}=...`"));
+                    } else {
+                        d = d.with_note("otherwise loop over the largest extent and guard the body: `for i in T.Parallel(MAX):` then `if i < n:`");
                     }
                     Box::new(d)
                 })?;
@@ -2189,8 +2238,13 @@ pub(crate) fn call<'a>(
                 let ext = st.int(n);
                 ranges.push((zero, ext));
             }
+            let kind = if guards.iter().any(Option::is_some) {
+                LoopSpecKind::ParallelGuarded(guards)
+            } else {
+                LoopSpecKind::Parallel
+            };
             Ok(Value::Loop(Rc::new(LoopSpec {
-                kind: LoopSpecKind::Parallel,
+                kind,
                 group: None,
                 ranges,
             })))
@@ -2737,4 +2791,91 @@ fn gemm<'a>(
         span,
     );
     Ok(Value::None)
+}
+
+/// A run-time `T.Parallel` extent whose largest value is a compile-time
+/// integer (`T.min(n, 512)`): that bound, and the extent itself, which
+/// guards the body. TileLang runs the loop over the run-time extent; over
+/// the bound with the body under `i < extent`, the same iterations run.
+/// `(None, None)` when the value is not an integer expression with such a
+/// bound.
+fn parallel_bound<'a>(
+    ev: &mut Evaluator<'a>,
+    v: &Value<'a>,
+    span: Span,
+) -> EResult<(Option<i64>, Option<Handle<ir::Expr>>)> {
+    let Value::Expr(e) = v else {
+        return Ok((None, None));
+    };
+    let st = ev.kernel_stager("`T.Parallel`", span)?;
+    if !st.ty(*e).is_int() {
+        return Ok((None, None));
+    }
+    fn upper(st: &super::stage::Stager, e: Handle<ir::Expr>) -> Option<i64> {
+        match &st.func.exprs[e] {
+            ir::Expr::Literal(l) => l.as_i64(),
+            ir::Expr::Var(v) => upper(st, st.let_value(*v)?),
+            ir::Expr::Binary {
+                op: BinaryOp::Min,
+                lhs,
+                rhs,
+            } => match (upper(st, *lhs), upper(st, *rhs)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+            _ => None,
+        }
+    }
+    match upper(st, *e) {
+        Some(n) => Ok((Some(n), Some(*e))),
+        None => Ok((None, None)),
+    }
+}
+
+/// The body of a `T.Parallel` over bounded run-time extents, under the
+/// condition that every variable with such an extent is below it.
+pub(crate) fn guard_parallel_body(
+    st: &mut super::stage::Stager,
+    vars: &[Handle<ir::Var>],
+    extents: &[Option<Handle<ir::Expr>>],
+    body: ir::Block,
+    span: Span,
+) -> EResult<ir::Block> {
+    let mut cond: Option<Handle<ir::Expr>> = None;
+    for (v, extent) in vars.iter().zip(extents) {
+        let Some(extent) = extent else { continue };
+        // Compared in the extent's type: the extent is at most the bound,
+        // but may be below the range of the variable's type.
+        let var = st.var(*v);
+        let var = st.cast(var, st.ty(*extent), span)?;
+        let below = st.binary(BinaryOp::Lt, var, *extent, span)?;
+        cond = Some(match cond {
+            None => below,
+            Some(c) => st.binary(BinaryOp::And, c, below, span)?,
+        });
+    }
+    let Some(cond) = cond else { return Ok(body) };
+    let mut guarded = ir::Block::new();
+    guarded.push(
+        Stmt::If {
+            cond,
+            then: body,
+            otherwise: ir::Block::new(),
+        },
+        span,
+    );
+    Ok(guarded)
+}
+
+/// The names of the symbolic sizes `e` uses, in order of first use.
+fn symbols_in(f: &ir::Function, e: Handle<ir::Expr>, out: &mut Vec<String>) {
+    if let ir::Expr::Var(v) = &f.exprs[e] {
+        let var = &f.vars[*v];
+        if var.kind == ir::VarKind::Symbolic && !out.contains(&var.name) {
+            out.push(var.name.clone());
+        }
+    }
+    for o in f.exprs[e].operands() {
+        symbols_in(f, o, out);
+    }
 }

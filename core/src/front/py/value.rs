@@ -180,6 +180,10 @@ pub(crate) struct LoopSpec {
 pub(crate) enum LoopSpecKind {
     Serial(ir::LoopKind),
     Parallel,
+    /// `T.Parallel` over run-time extents with compile-time bounds: per
+    /// variable, the run-time extent where `ranges` holds its bound; the
+    /// body runs where every variable is below its extent.
+    ParallelGuarded(Vec<Option<Handle<ir::Expr>>>),
 }
 
 /// `T.Tensor(shape, dtype)` / `T.Buffer(...)` used as a type annotation.
