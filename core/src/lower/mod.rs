@@ -89,7 +89,8 @@
 //! grids, `let`s, `+ - *`, `//` and `%` by positive constants, min/max).
 //!
 //! **Barriers.** The lowering tracks, per buffer, the shared-memory reads
-//! and writes made since the last barrier. Before a statement (or, inside
+//! and writes made since the last barrier, and the global ones (atomic
+//! adds apart: they commute with each other). Before a statement (or, inside
 //! uniform code, before the store part of a statement) that reads a buffer
 //! with pending writes, or writes a buffer with pending reads or writes, it
 //! emits a `barrier`. A `for` body starts with its own accesses counted as
@@ -687,12 +688,50 @@ enum Mem {
 struct Pending {
     reads: BTreeSet<usize>,
     writes: BTreeSet<usize>,
+    /// Global buffers, kept apart: a block's threads also need a barrier
+    /// between a store to global memory and another thread's access to
+    /// the same buffer (thread 0's `B[0] = x` before every thread's
+    /// `atomic_add(B[0], ...)`). Atomic adds commute with each other and
+    /// need no barrier between them.
+    global_reads: BTreeSet<usize>,
+    global_writes: BTreeSet<usize>,
+    global_atomics: BTreeSet<usize>,
 }
 
 impl Pending {
     fn union(&mut self, other: &Pending) {
         self.reads.extend(other.reads.iter().copied());
         self.writes.extend(other.writes.iter().copied());
+        self.global_reads.extend(other.global_reads.iter().copied());
+        self.global_writes
+            .extend(other.global_writes.iter().copied());
+        self.global_atomics
+            .extend(other.global_atomics.iter().copied());
+    }
+
+    /// Whether `later` must wait at a barrier for `self` (pending).
+    fn conflicts(&self, later: &Pending) -> bool {
+        let on_chip = later
+            .reads
+            .iter()
+            .chain(&later.writes)
+            .any(|b| self.writes.contains(b))
+            || later.writes.iter().any(|b| self.reads.contains(b));
+        let global = later
+            .global_reads
+            .iter()
+            .chain(&later.global_writes)
+            .chain(&later.global_atomics)
+            .any(|b| self.global_writes.contains(b))
+            || later
+                .global_writes
+                .iter()
+                .any(|b| self.global_reads.contains(b) || self.global_atomics.contains(b))
+            || later
+                .global_reads
+                .iter()
+                .any(|b| self.global_atomics.contains(b));
+        on_chip || global
     }
 }
 
@@ -1749,11 +1788,14 @@ impl<'a> Lower<'a> {
     }
 
     fn expr_reads(&self, e: Handle<ir::Expr>, acc: &mut Pending) {
-        for_each_load(self.f, e, |b| {
-            if self.on_chip(b) {
-                acc.reads.insert(self.canon(b).index());
-            }
-        });
+        for_each_load(self.f, e, |b| self.read(b, acc));
+    }
+
+    fn is_global(&self, b: Handle<ir::Buffer>) -> bool {
+        self.f
+            .buffers
+            .try_get(b)
+            .is_some_and(|x| x.scope == Scope::Global)
     }
 
     fn region_reads(&self, r: &Region, acc: &mut Pending) {
@@ -1766,12 +1808,16 @@ impl<'a> Lower<'a> {
     fn write(&self, b: Handle<ir::Buffer>, acc: &mut Pending) {
         if self.on_chip(b) {
             acc.writes.insert(self.canon(b).index());
+        } else if self.is_global(b) {
+            acc.global_writes.insert(b.index());
         }
     }
 
     fn read(&self, b: Handle<ir::Buffer>, acc: &mut Pending) {
         if self.on_chip(b) {
             acc.reads.insert(self.canon(b).index());
+        } else if self.is_global(b) {
+            acc.global_reads.insert(b.index());
         }
     }
 
@@ -1872,8 +1918,12 @@ impl<'a> Lower<'a> {
                         self.read(r.buffer, acc);
                     }
                 }
-                self.read(dst.buffer, acc);
-                self.write(dst.buffer, acc);
+                if self.is_global(dst.buffer) {
+                    acc.global_atomics.insert(dst.buffer.index());
+                } else {
+                    self.read(dst.buffer, acc);
+                    self.write(dst.buffer, acc);
+                }
             }
             ir::Stmt::Role { body, .. } => self.block_accesses(body, acc),
             ir::Stmt::BarrierArrive { index, .. } => self.expr_reads(*index, acc),
@@ -1887,13 +1937,7 @@ impl<'a> Lower<'a> {
 
     /// Emits a barrier if `acc`'s accesses conflict with pending ones.
     fn sync(&mut self, acc: &Pending, out: &mut Vec<Stmt>) {
-        let conflict = acc
-            .reads
-            .iter()
-            .chain(&acc.writes)
-            .any(|b| self.pending.writes.contains(b))
-            || acc.writes.iter().any(|b| self.pending.reads.contains(b));
-        if conflict {
+        if self.pending.conflicts(acc) {
             self.barrier(out);
         }
     }
