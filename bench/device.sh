@@ -14,7 +14,8 @@
 #    importable.
 # Reports land in OUT. Exit status: that of the first failing step.
 # The differential against TileLang on TileLang's own kernels is
-# bench/tilelang_diff.sh (it needs TileLang and the harness's outputs).
+# bench/tilelang_diff.sh (it needs TileLang and the harness's outputs), or
+# bench/tilelang_diff_shards.sh to run it in parallel shards.
 set -uo pipefail
 dist=${1:?usage: bench/device.sh DIST OUT [TARGET]}
 out=${2:?usage: bench/device.sh DIST OUT [TARGET]}
