@@ -539,20 +539,31 @@ impl<'a> Evaluator<'a> {
                 let st = self.stager("a run-time `if`", tspan)?;
                 let c = st.bool_expr(&cond, tspan)?;
                 // Both branches run on some threads only when the
-                // condition can differ between threads.
-                let guard = usize::from(st.may_read_thread(c));
-                st.thread_guard_depth += guard;
+                // condition can differ between threads; the `then` branch
+                // of `tx == k` runs on one thread.
+                let guard = st.may_read_thread(c);
+                let g = usize::from(guard);
+                let many_then = usize::from(guard && !st.one_thread(c));
+                st.thread_guard_depth += g;
+                st.many_thread_guard_depth += many_then;
                 self.stager("if", span)?.push_block();
                 let then_flow = self.exec_block(body, scope);
-                let then = self.stager("if", span)?.pop_block();
-                if let Err(e) = self.check_no_escape(then_flow?, span) {
-                    self.stager("if", span)?.thread_guard_depth -= guard;
+                let st = self.stager("if", span)?;
+                let then = st.pop_block();
+                st.many_thread_guard_depth -= many_then;
+                st.many_thread_guard_depth += g;
+                if let Err(e) = then_flow.and_then(|f| self.check_no_escape(f, span)) {
+                    let st = self.stager("if", span)?;
+                    st.thread_guard_depth -= g;
+                    st.many_thread_guard_depth -= g;
                     return Err(e);
                 }
                 self.stager("if", span)?.push_block();
                 let else_flow = self.exec_if_chain(&clauses[1..], scope, span);
-                let otherwise = self.stager("if", span)?.pop_block();
-                self.stager("if", span)?.thread_guard_depth -= guard;
+                let st = self.stager("if", span)?;
+                let otherwise = st.pop_block();
+                st.thread_guard_depth -= g;
+                st.many_thread_guard_depth -= g;
                 self.check_no_escape(else_flow?, span)?;
                 self.stager("if", span)?.emit(
                     Stmt::If {

@@ -61,6 +61,9 @@ pub(crate) struct Stager {
     /// Depth of open run-time `if`s whose condition may read the thread
     /// index (see [`Stager::may_read_thread`]).
     pub thread_guard_depth: usize,
+    /// Of those, the branches that may run on more than one thread (all
+    /// but the `then` branch of `tx == k`).
+    pub many_thread_guard_depth: usize,
     /// `let` variables whose value may read the thread index.
     thread_lets: HashSet<Handle<Var>>,
     /// Symbolic sizes by their source name (the IR name may carry a suffix).
@@ -95,6 +98,7 @@ impl Stager {
             eager: None,
             parallel_depth: 0,
             thread_guard_depth: 0,
+            many_thread_guard_depth: 0,
             thread_lets: HashSet::new(),
             symbols: BTreeMap::new(),
             scoped: Vec::new(),
@@ -287,6 +291,26 @@ impl Stager {
                     ir::Scope::Global | ir::Scope::Shared
                 ) || indices.iter().any(|&i| self.may_read_thread(i))
             }
+        }
+    }
+
+    /// Whether `cond` holds on exactly one thread of the block: the
+    /// thread index compared for equality with a constant.
+    pub fn one_thread(&self, cond: Handle<Expr>) -> bool {
+        let Some(k) = self.kernel else {
+            return false;
+        };
+        match &self.func.exprs[cond] {
+            Expr::Binary {
+                op: BinaryOp::Eq,
+                lhs,
+                rhs,
+            } => {
+                let is_tx = |e: Handle<Expr>| matches!(self.func.exprs[e], Expr::Var(v) if v == k.thread_var);
+                let is_lit = |e: Handle<Expr>| matches!(self.func.exprs[e], Expr::Literal(_));
+                (is_tx(*lhs) && is_lit(*rhs)) || (is_lit(*lhs) && is_tx(*rhs))
+            }
+            _ => false,
         }
     }
 

@@ -2028,6 +2028,22 @@ pub(crate) fn call<'a>(
             // role or outside a kernel it stays one operation.
             let thread_level = matches!(&dst_v, Value::Access(acc) if !acc.items.iter().any(|i| matches!(i, IndexItem::Slice { .. })))
                 && !value_is_region;
+            if thread_level && st.many_thread_guard_depth > 0 && st.parallel_depth == 0 {
+                return Err(Box::new(
+                    Diagnostic::error(
+                        codes::UNSUPPORTED_TILELANG,
+                        "a thread-level `T.atomic_add` under a condition on the thread index \
+                         that may pass several threads is not supported",
+                        span,
+                    )
+                    .with_label("TileLang adds once per thread that passes the condition")
+                    .with_note(
+                        "tilec adds a thread-level atomic once per thread only at block level \
+                         or under `tx == k`; write the add inside a `T.Parallel` loop over \
+                         as many iterations as threads pass",
+                    ),
+                ));
+            }
             match st.kernel {
                 Some(k)
                     if thread_level
