@@ -54,6 +54,12 @@ const EXAMPLES: &[(&str, &str, Class)] = &[
         "elementwise_add(M=40, N=200)",
         Class::Exact,
     ),
+    // Half the block loads the tile (`if tx < loaders:`).
+    (
+        "guarded_copy.py",
+        "guarded_copy(M=40, N=72, block_M=16, block_N=32, threads=128, loaders=64)",
+        Class::Exact,
+    ),
     (
         "gemm.py",
         "matmul(M=40, N=36, K=24, block_M=32, block_N=32, block_K=16)",

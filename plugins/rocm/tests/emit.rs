@@ -118,6 +118,10 @@ fn compile_example(file: &Path, call: Option<&str>) -> tilec_core::ir::Module {
 const CALLS: &[(&str, &str)] = &[
     ("elementwise_add.py", "elementwise_add(M=40, N=200)"),
     (
+        "guarded_copy.py",
+        "guarded_copy(M=40, N=72, block_M=16, block_N=32, threads=128, loaders=64)",
+    ),
+    (
         "gemm.py",
         "matmul(M=40, N=36, K=24, block_M=32, block_N=32, block_K=16)",
     ),
