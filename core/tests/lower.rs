@@ -2171,6 +2171,73 @@ fn compound_parameter_extents_lower_on_every_target() {
     }
 }
 
+/// A pipelined gemm whose `A` has a compound row count (whole tiles of
+/// `M`): on sm_90a, where the same gemm over constant shapes loads its
+/// tiles by tensor map, the tiles are copied without one (cp.async) and
+/// the product is the reference's, for whole and partial tiles.
+#[test]
+fn compound_extents_are_copied_without_tensor_maps() {
+    let target = target::builtin("sm_90a").expect("built-in target");
+    let constant = PADDED_GEMM
+        .replace("T.ceildiv(M, bm) * bm", "M")
+        .replace("M = T.symbolic(\"M\")", "M = 128");
+    let (module, _) = compile_source(&constant, "padded_gemm()");
+    let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{e}"));
+    let text = thread::print_module(&lowered);
+    assert!(text.contains("tensor_map %tmap_A"), "{text}");
+
+    let (module, _) = compile_source(PADDED_GEMM, "padded_gemm()");
+    let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{e}"));
+    let text = thread::print_module(&lowered);
+    assert!(
+        !text.contains("tmap_A") && text.contains("cp_async"),
+        "{text}"
+    );
+    for m in [128, 100] {
+        let sizes = interp::SymbolValues::from([("M".to_string(), m)]);
+        run_and_compare_sized(
+            &module.functions[0],
+            &lowered,
+            &target,
+            Class::Accumulation { len: 64 },
+            &format!("M = {m}"),
+            &sizes,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// `C = A @ B` with `A` and `C` padded to whole 128-row tiles of `M`
+/// (`valid`, which the kernel does not read, binds `M`).
+const PADDED_GEMM: &str = r#"
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit
+def padded_gemm(N=128, K=64, bm=128, bn=128, bk=32):
+    M = T.symbolic("M")
+
+    @T.prim_func
+    def padded_gemm_kernel(
+        A: T.Tensor((T.ceildiv(M, bm) * bm, K), "float16"),
+        B: T.Tensor((K, N), "float16"),
+        C: T.Tensor((T.ceildiv(M, bm) * bm, N), "float32"),
+        valid: T.Tensor((M,), "int32"),
+    ):
+        with T.Kernel(T.ceildiv(M, bm), T.ceildiv(N, bn), threads=128) as (bx, by):
+            As = T.alloc_shared((bm, bk), "float16")
+            Bs = T.alloc_shared((bk, bn), "float16")
+            acc = T.alloc_fragment((bm, bn), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                T.copy(A[bx * bm, k * bk], As)
+                T.copy(B[k * bk, by * bn], Bs)
+                T.gemm(As, Bs, acc)
+            T.copy(acc, C[bx * bm, by * bn])
+    return padded_gemm_kernel
+"#;
+
 /// An extent outside the integer language hosts evaluate (a shift) is
 /// refused at the parameter, saying what to write instead.
 #[test]
