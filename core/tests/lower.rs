@@ -2154,3 +2154,191 @@ fn bodies_without_a_kernel_run_in_one_thread_on_every_target() {
         }
     }
 }
+
+/// Parameters whose extent is a compound expression of the symbolic
+/// sizes (`T.ceildiv(N, group)`, `M * N`) are addressed through the
+/// extent's value and declared as that expression: on every target, for
+/// sizes that divide evenly and sizes that leave a partial group, the
+/// lowered kernel computes what the reference computes, and an argument
+/// whose extent disagrees with the sizes is refused.
+#[test]
+fn compound_parameter_extents_lower_on_every_target() {
+    let (module, _) = compile_source(COMPOUND_EXTENTS, "group_max()");
+    let func = &module.functions[0];
+    for name in TARGETS {
+        let target = target::builtin(name).expect("built-in target");
+        let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let text = thread::print_module(&lowered);
+        assert!(
+            text.contains("%A: global f32[%M, ((%N + 32 - 1) // 32)], %Y: global f32[(%M * %N)]"),
+            "{name}: {text}"
+        );
+        for (m, n) in [(8, 64), (5, 100), (3, 1)] {
+            let sizes = interp::SymbolValues::from([("M".to_string(), m), ("N".to_string(), n)]);
+            run_and_compare_sized(
+                func,
+                &lowered,
+                &target,
+                Class::Exact,
+                &format!("M = {m}, N = {n} on {name}"),
+                &sizes,
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        }
+        // `A` of 5 × 3 where N = 100 needs 5 × 4.
+        let sizes = interp::SymbolValues::from([("M".to_string(), 5), ("N".to_string(), 100)]);
+        let mut args = inputs_sized(func, 7, &sizes).expect("inputs");
+        args[1] = Tensor::zeros(args[1].dtype, vec![5, 3]);
+        let options = SimtOptions {
+            symbols: sizes,
+            ..SimtOptions::default()
+        };
+        let err = simt::run(&lowered.kernels[0], &target, &mut args, &options)
+            .expect_err("a wrong extent is refused");
+        assert!(
+            err.to_string()
+                .contains("has extent 3 where the sizes give 4"),
+            "{name}: {err}"
+        );
+    }
+}
+
+/// A pipelined gemm whose `A` has a compound row count (whole tiles of
+/// `M`): on sm_90a, where the same gemm over constant shapes loads its
+/// tiles by tensor map, the tiles are copied without one (cp.async) and
+/// the product is the reference's, for whole and partial tiles.
+#[test]
+fn compound_extents_are_copied_without_tensor_maps() {
+    let target = target::builtin("sm_90a").expect("built-in target");
+    let constant = PADDED_GEMM
+        .replace("T.ceildiv(M, bm) * bm", "M")
+        .replace("M = T.symbolic(\"M\")", "M = 128");
+    let (module, _) = compile_source(&constant, "padded_gemm()");
+    let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{e}"));
+    let text = thread::print_module(&lowered);
+    assert!(text.contains("tensor_map %tmap_A"), "{text}");
+
+    let (module, _) = compile_source(PADDED_GEMM, "padded_gemm()");
+    let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{e}"));
+    let text = thread::print_module(&lowered);
+    assert!(
+        !text.contains("tmap_A") && text.contains("cp_async"),
+        "{text}"
+    );
+    for m in [128, 100] {
+        let sizes = interp::SymbolValues::from([("M".to_string(), m)]);
+        run_and_compare_sized(
+            &module.functions[0],
+            &lowered,
+            &target,
+            Class::Accumulation { len: 64 },
+            &format!("M = {m}"),
+            &sizes,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// `C = A @ B` with `A` and `C` padded to whole 128-row tiles of `M`
+/// (`valid`, which the kernel does not read, binds `M`).
+const PADDED_GEMM: &str = r#"
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit
+def padded_gemm(N=128, K=64, bm=128, bn=128, bk=32):
+    M = T.symbolic("M")
+
+    @T.prim_func
+    def padded_gemm_kernel(
+        A: T.Tensor((T.ceildiv(M, bm) * bm, K), "float16"),
+        B: T.Tensor((K, N), "float16"),
+        C: T.Tensor((T.ceildiv(M, bm) * bm, N), "float32"),
+        valid: T.Tensor((M,), "int32"),
+    ):
+        with T.Kernel(T.ceildiv(M, bm), T.ceildiv(N, bn), threads=128) as (bx, by):
+            As = T.alloc_shared((bm, bk), "float16")
+            Bs = T.alloc_shared((bk, bn), "float16")
+            acc = T.alloc_fragment((bm, bn), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                T.copy(A[bx * bm, k * bk], As)
+                T.copy(B[k * bk, by * bn], Bs)
+                T.gemm(As, Bs, acc)
+            T.copy(acc, C[bx * bm, by * bn])
+    return padded_gemm_kernel
+"#;
+
+/// An extent outside the integer language hosts evaluate (a shift) is
+/// refused at the parameter, saying what to write instead.
+#[test]
+fn parameter_extents_outside_the_extent_language_are_refused() {
+    let (module, _) = compile_source(SHIFTED_EXTENT, "halves()");
+    let target = target::builtin("sm_90a").expect("built-in target");
+    match lower::to_thread(&module, &target) {
+        Err(e @ LowerError::Unsupported { .. }) => {
+            let text = e.to_string();
+            assert!(
+                text.contains("parameter `B` whose extent is not an integer expression"),
+                "{text}"
+            );
+            assert!(text.contains("symbolic size of its own"), "{text}");
+            let span = e.span();
+            let at = &SHIFTED_EXTENT[span.start as usize..span.end as usize];
+            assert!(at.contains("N >> 1"), "{at}");
+        }
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+}
+
+/// A parameter of `N >> 1` elements.
+const SHIFTED_EXTENT: &str = r#"
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit
+def halves():
+    N = T.symbolic("N")
+
+    @T.prim_func
+    def halves_kernel(A: T.Tensor((N,), "float32"), B: T.Tensor((N >> 1,), "float32")):
+        with T.Kernel(T.ceildiv(N, 64), threads=64) as bx:
+            for i in T.Parallel(64):
+                if bx * 64 + i < N // 2:
+                    B[bx * 64 + i] = A[bx * 64 + i]
+    return halves_kernel
+"#;
+
+/// Per-group maxima of the rows of `X` (groups of 32 columns, the last
+/// one partial), and `X` doubled into a flat buffer of `M * N` elements.
+const COMPOUND_EXTENTS: &str = r#"
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit
+def group_max(group=32, rows=4):
+    M = T.symbolic("M")
+    N = T.symbolic("N")
+
+    @T.prim_func
+    def group_max_kernel(
+        X: T.Tensor((M, N), "float32"),
+        A: T.Tensor((M, T.ceildiv(N, group)), "float32"),
+        Y: T.Tensor((M * N,), "float32"),
+    ):
+        with T.Kernel(T.ceildiv(M, rows), T.ceildiv(N, group), threads=64) as (bx, by):
+            tile = T.alloc_fragment((rows, group), "float32")
+            top = T.alloc_fragment((rows,), "float32")
+            T.copy(X[bx * rows:(bx + 1) * rows, by * group:(by + 1) * group], tile)
+            T.reduce_max(tile, top, dim=1)
+            for i in T.Parallel(rows):
+                if bx * rows + i < M:
+                    A[bx * rows + i, by] = top[i]
+            for i, j in T.Parallel(rows, group):
+                if bx * rows + i < M and by * group + j < N:
+                    Y[(bx * rows + i) * N + by * group + j] = tile[i, j] * 2.0
+    return group_max_kernel
+"#;

@@ -107,7 +107,8 @@ pub fn kernel_metadata(k: &thread::Kernel) -> Result<KernelMetadata, PluginError
     let params = k
         .params
         .iter()
-        .map(|p| match p {
+        .map(|p| {
+            Ok(match p {
             Param::Global(g) => ParamMetadata {
                 name: g.name.clone(),
                 dtype: g.dtype.tilelang_name().to_string(),
@@ -115,10 +116,19 @@ pub fn kernel_metadata(k: &thread::Kernel) -> Result<KernelMetadata, PluginError
                     .shape
                     .iter()
                     .map(|d| match d {
-                        Dim::Const(v) => v.to_string(),
-                        Dim::Param(id) => k.param_name(*id).to_string(),
+                        Dim::Const(v) => Ok(v.to_string()),
+                        Dim::Param(id) => Ok(k.param_name(*id).to_string()),
+                        Dim::Expr(e) => extent_text(k, e).ok_or_else(|| {
+                            PluginError::new(
+                                ErrorCode::UnsupportedFeature,
+                                format!(
+                                    "kernel `{}`: an extent of `{}` is not an integer expression over its sizes",
+                                    k.name, g.name
+                                ),
+                            )
+                        }),
                     })
-                    .collect(),
+                    .collect::<Result<_, _>>()?,
             },
             Param::Scalar { name, dtype } => ParamMetadata {
                 name: name.clone(),
@@ -126,7 +136,8 @@ pub fn kernel_metadata(k: &thread::Kernel) -> Result<KernelMetadata, PluginError
                 shape: Vec::new(),
             },
         })
-        .collect();
+        })
+        .collect::<Result<Vec<_>, PluginError>>()?;
     let grid = k
         .grid
         .iter()
@@ -152,7 +163,7 @@ pub fn kernel_metadata(k: &thread::Kernel) -> Result<KernelMetadata, PluginError
     })
 }
 
-/// A grid extent in the language of [`tilec_plugin_api::extent`].
+/// A grid or buffer extent in the language of [`tilec_plugin_api::extent`].
 fn extent_text(k: &thread::Kernel, e: &thread::Expr) -> Option<String> {
     Some(match &e.kind {
         ExprKind::Literal(Literal::Int(v, _)) => v.to_string(),
@@ -203,5 +214,22 @@ mod tests {
             .map(|g| crate::extent::evaluate(g, &sizes).expect("evaluates"))
             .collect();
         assert_eq!(grid, vec![8, 3, 1]);
+    }
+
+    #[test]
+    fn compound_extents_are_stated_as_texts_hosts_evaluate() {
+        let text = "thread_ir 0.1\n\nkernel @k(%x: global f32[%m, ((%n + 31) // 32)], %y: global f32[(%m * %n)], %m: i32, %n: i32) grid(1, 1, 1) threads(32) {\n}\n";
+        let module = thread::parse_module(text).expect("parses");
+        let meta = kernel_metadata(&module.kernels[0]).expect("describable");
+        let sizes = BTreeMap::from([("m".to_string(), 3), ("n".to_string(), 100)]);
+        let shape = |i: usize| -> Vec<i64> {
+            meta.params[i]
+                .shape
+                .iter()
+                .map(|d| crate::extent::evaluate(d, &sizes).expect("evaluates"))
+                .collect()
+        };
+        assert_eq!(shape(0), vec![3, 4]);
+        assert_eq!(shape(1), vec![300]);
     }
 }

@@ -155,7 +155,10 @@ pub struct ParamMetadata {
     pub name: String,
     /// TileLang dtype name.
     pub dtype: String,
-    /// Extents; symbolic ones by name.
+    /// Extents, each a text of the launch-extent language
+    /// ([`crate::extent`], like [`KernelMetadata::grid`]): an integer, a
+    /// symbolic size by name, or an expression of them (`(N + 127) //
+    /// 128`); hosts evaluate it with [`crate::extent::evaluate`].
     pub shape: Vec<String>,
 }
 

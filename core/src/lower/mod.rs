@@ -1145,6 +1145,23 @@ impl<'a> Lower<'a> {
                 self.assume_facts(*cond);
             }
         }
+        // The symbols' values, before the buffers: a compound extent
+        // reads them.
+        for &sym in &f.symbols {
+            let var = &f.vars[sym];
+            let dtype = if var.dtype.is_int() {
+                var.dtype
+            } else {
+                DType::I32
+            };
+            self.vars.insert(
+                sym,
+                Expr {
+                    kind: ExprKind::Param(self.symbols[&sym]),
+                    dtype,
+                },
+            );
+        }
         for &b in &globals {
             let buffer = &f.buffers[b];
             let mut shape = Vec::new();
@@ -1171,13 +1188,33 @@ impl<'a> Lower<'a> {
                         dtype: f.vars[v].dtype,
                     }));
                 } else {
-                    return Err(unsupported(
-                        format!(
-                            "parameter `{}` whose extent is a compound expression",
-                            buffer.name
-                        ),
-                        span,
-                    ));
+                    // A compound extent (`T.ceildiv(N, 128)`, `M * N`):
+                    // addressed through its value, declared as the
+                    // expression hosts evaluate from the sizes.
+                    let mut scratch = Vec::new();
+                    let ex = self.expr(e, &mut scratch)?;
+                    if !scratch.is_empty() || !Dim::is_extent_expr(&ex) {
+                        // At the parameter's declaration where known.
+                        let at = f
+                            .buffer_spans
+                            .get(b.index())
+                            .copied()
+                            .filter(|s| s.end > s.start)
+                            .unwrap_or(span);
+                        return Err(unsupported(
+                            format!(
+                                "parameter `{}` whose extent is not an integer expression of \
+                                 symbolic sizes (literals, sizes, `+ - * // %`, `T.ceildiv`, \
+                                 `T.min`, `T.max`); give it a symbolic size of its own \
+                                 (`T.symbolic`), bound by the argument's shape",
+                                buffer.name
+                            ),
+                            at,
+                        ));
+                    }
+                    mults.push(1);
+                    dims.push(to_i32(ex.clone()));
+                    shape.push(Dim::Expr(ex));
                 }
             }
             let name = self.claim(&buffer.name);
@@ -1190,22 +1227,9 @@ impl<'a> Lower<'a> {
             self.mems.insert(b, Mem::Global { param, dims, mults });
         }
         for &sym in &f.symbols {
-            let var = &f.vars[sym];
-            let name = self.claim(&var.name);
-            let dtype = if var.dtype.is_int() {
-                var.dtype
-            } else {
-                DType::I32
-            };
+            let name = self.claim(&f.vars[sym].name);
+            let dtype = self.vars[&sym].dtype;
             self.params.push(Param::Scalar { name, dtype });
-            let p = self.symbols[&sym];
-            self.vars.insert(
-                sym,
-                Expr {
-                    kind: ExprKind::Param(p),
-                    dtype,
-                },
-            );
         }
         // Grid.
         if grid.is_empty() || grid.len() > 3 {

@@ -146,6 +146,13 @@ impl Lower<'_> {
         let Some(super::Mem::Global { param, mults, .. }) = self.mems.get(&src.buffer) else {
             return None;
         };
+        // A tensor map states the global extents as constants or size
+        // arguments; a compound extent is copied without one.
+        if let Some(thread::Param::Global(g)) = self.params.get(param.index())
+            && g.shape.iter().any(|d| matches!(d, thread::Dim::Expr(_)))
+        {
+            return None;
+        }
         let rank = src.ranges.len() as u32;
         if rank < copy.min_rank.max(1) || rank > copy.max_rank {
             return None;

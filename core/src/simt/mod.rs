@@ -352,15 +352,16 @@ fn bind(kernel: &Kernel, args: &[Tensor], options: &SimtOptions) -> Result<Vec<i
             });
         }
         for (dim, &extent) in g.shape.iter().zip(&arg.shape) {
-            match *dim {
-                Dim::Const(c) if c != extent as u64 => {
+            match dim {
+                Dim::Const(c) if *c != extent as u64 => {
                     return Err(SimtError::Arg {
                         param: g.name.clone(),
                         detail: format!("has extent {extent} where {c} is declared"),
                     });
                 }
-                Dim::Const(_) => {}
-                Dim::Param(p) => {
+                // Checked below, once every size is bound.
+                Dim::Const(_) | Dim::Expr(_) => {}
+                &Dim::Param(p) => {
                     let slot = values
                         .get_mut(p.index())
                         .ok_or_else(|| SimtError::UnknownSymbol(format!("parameter {}", p.0)))?;
@@ -378,7 +379,7 @@ fn bind(kernel: &Kernel, args: &[Tensor], options: &SimtOptions) -> Result<Vec<i
             }
         }
     }
-    kernel
+    let bound: Vec<i64> = kernel
         .params
         .iter()
         .zip(values)
@@ -396,5 +397,25 @@ fn bind(kernel: &Kernel, args: &[Tensor], options: &SimtOptions) -> Result<Vec<i
             (Param::Scalar { name, .. }, None) => Err(SimtError::UnboundSymbol(name.clone())),
             (Param::Global(_), _) => Ok(0),
         })
-        .collect()
+        .collect::<Result<_, _>>()?;
+    // Compound extents: computed from the sizes, then compared.
+    for ((_, g), arg) in kernel.global_params().zip(args) {
+        for (dim, &extent) in g.shape.iter().zip(&arg.shape) {
+            let Dim::Expr(e) = dim else { continue };
+            let declared = eval_uniform(e, &bound).map(|v| v.as_i64());
+            if declared.as_ref().ok() != Some(&(extent as i64)) {
+                let detail = match declared {
+                    Ok(v) => format!("has extent {extent} where the sizes give {v}"),
+                    Err(_) => format!(
+                        "has extent {extent}; its declared extent cannot be computed from the sizes"
+                    ),
+                };
+                return Err(SimtError::Arg {
+                    param: g.name.clone(),
+                    detail,
+                });
+            }
+        }
+    }
+    Ok(bound)
 }

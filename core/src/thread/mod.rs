@@ -239,11 +239,45 @@ impl TensorMap {
 }
 
 /// One extent of a global buffer's shape.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Dim {
     Const(u64),
     /// The value of a scalar parameter.
     Param(ParamId),
+    /// An integer expression of scalar parameters and literals (`+ - * /
+    /// // %`, `min`, `max`, casts): a compound extent such as
+    /// `T.ceildiv(N, 128)`. Hosts evaluate it from the sizes; it binds no
+    /// size itself (the verifier requires every parameter it reads to be
+    /// a scalar).
+    Expr(Expr),
+}
+
+impl Dim {
+    /// Whether `e` can be a [`Dim::Expr`]: literals and scalar parameters
+    /// combined by the operators hosts evaluate (the language of
+    /// `tilec_plugin_api::extent`).
+    pub fn is_extent_expr(e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Literal(Literal::Int(..)) | ExprKind::Param(_) => true,
+            ExprKind::Cast(inner) => e.dtype.is_int() && Dim::is_extent_expr(inner),
+            ExprKind::Binary(op, a, b) => {
+                matches!(
+                    op,
+                    BinaryOp::Add
+                        | BinaryOp::Sub
+                        | BinaryOp::Mul
+                        | BinaryOp::Div
+                        | BinaryOp::FloorDiv
+                        | BinaryOp::FloorMod
+                        | BinaryOp::Min
+                        | BinaryOp::Max
+                ) && e.dtype.is_int()
+                    && Dim::is_extent_expr(a)
+                    && Dim::is_extent_expr(b)
+            }
+            _ => false,
+        }
+    }
 }
 
 /// A shared-memory buffer of one block.

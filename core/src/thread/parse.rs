@@ -62,7 +62,16 @@ struct Parser {
 type PResult<T> = Result<T, ParseError>;
 
 /// An extent as written: a constant, or a name resolved after the list.
-type PendingDim = (Result<u64, String>, Token);
+/// A dimension of a global parameter before the parameter list is
+/// complete: a constant, a name, or the token position of a parenthesized
+/// expression, parsed once every name is declared.
+enum PendingKind {
+    Const(u64),
+    Name(String),
+    Expr(usize),
+}
+
+type PendingDim = (PendingKind, Token);
 
 impl Parser {
     fn tok(&self) -> &Token {
@@ -287,12 +296,22 @@ impl Parser {
                     loop {
                         let t = self.tok().clone();
                         match t.tok.clone() {
-                            Tok::Int(_) => dims.push((Ok(self.int_u64("an extent")?), t)),
+                            Tok::Int(_) => {
+                                dims.push((PendingKind::Const(self.int_u64("an extent")?), t))
+                            }
                             Tok::Name(n) => {
                                 self.bump();
-                                dims.push((Err(n), t));
+                                dims.push((PendingKind::Name(n), t));
                             }
-                            _ => return Err(self.expected("an extent (integer or `%name`)")),
+                            _ if self.is_punct("(") => {
+                                dims.push((PendingKind::Expr(self.pos), t));
+                                self.skip_parenthesized()?;
+                            }
+                            _ => {
+                                return Err(
+                                    self.expected("an extent (integer, `%name` or `(expression)`)")
+                                );
+                            }
                         }
                         if !self.eat_punct(",") {
                             break;
@@ -323,8 +342,15 @@ impl Parser {
             let mut shape = Vec::new();
             for (dim, token) in dims {
                 shape.push(match dim {
-                    Ok(c) => Dim::Const(c),
-                    Err(n) => match self.scope.names.get(&n) {
+                    PendingKind::Const(c) => Dim::Const(c),
+                    PendingKind::Expr(at) => {
+                        let resume = self.pos;
+                        self.pos = at;
+                        let e = self.expr()?;
+                        self.pos = resume;
+                        Dim::Expr(e)
+                    }
+                    PendingKind::Name(n) => match self.scope.names.get(&n) {
                         Some(Entity::Param(p))
                             if matches!(
                                 self.scope.params.get(p.index()),
@@ -1045,6 +1071,23 @@ impl Parser {
     }
 
     // ---- expressions ----
+
+    /// Skips a balanced `( ... )`.
+    fn skip_parenthesized(&mut self) -> PResult<()> {
+        self.expect_punct("(")?;
+        let mut depth = 1usize;
+        while depth > 0 {
+            if self.is_punct("(") {
+                depth += 1;
+            } else if self.is_punct(")") {
+                depth -= 1;
+            } else if matches!(self.peek(), Tok::Eof) {
+                return Err(self.expected("`)`"));
+            }
+            self.bump();
+        }
+        Ok(())
+    }
 
     fn expr(&mut self) -> PResult<Expr> {
         self.binary(1)

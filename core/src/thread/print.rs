@@ -140,6 +140,11 @@ impl Printer<'_> {
                                 let _ = write!(self.out, "{c}");
                             }
                             Dim::Param(p) => self.param(*p),
+                            Dim::Expr(e) => {
+                                self.out.push('(');
+                                self.expr(e);
+                                self.out.push(')');
+                            }
                         }
                     }
                     self.out.push(']');

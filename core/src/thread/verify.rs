@@ -144,6 +144,8 @@ pub enum VerifyErrorKind {
     NotSimt(String),
     #[error("scalar parameter `%{name}` has type {dtype}; it must be an integer")]
     ScalarParamType { name: String, dtype: DType },
+    #[error("an extent of global buffer `%{name}` {reason}")]
+    Extent { name: String, reason: &'static str },
     #[error("grid extent {index} {reason}")]
     Grid { index: usize, reason: String },
     #[error("{threads} threads per block is outside 1 ..= {limit}")]
@@ -388,8 +390,12 @@ impl Verifier<'_> {
                 Param::Scalar { .. } => {}
                 Param::Global(g) => {
                     for dim in &g.shape {
-                        if let Dim::Param(p) = dim {
-                            self.scalar_param(*p)?;
+                        match dim {
+                            Dim::Const(_) => {}
+                            Dim::Param(p) => {
+                                self.scalar_param(*p)?;
+                            }
+                            Dim::Expr(e) => self.extent_expr(e, &g.name)?,
                         }
                     }
                 }
@@ -576,6 +582,33 @@ impl Verifier<'_> {
                 index: p.0,
             })),
         }
+    }
+
+    /// A compound extent of global buffer `buffer`: literals and scalar
+    /// parameters under the operators hosts evaluate.
+    fn extent_expr(&self, e: &Expr, buffer: &str) -> VResult {
+        if !Dim::is_extent_expr(e) {
+            return Err(self.err(VerifyErrorKind::Extent {
+                name: buffer.to_string(),
+                reason: "is not an integer expression of literals and scalar parameters",
+            }));
+        }
+        self.expr(e)?;
+        self.extent_params(e)
+    }
+
+    /// Every parameter `e` reads is a scalar.
+    fn extent_params(&self, e: &Expr) -> VResult {
+        if let ExprKind::Param(p) = &e.kind {
+            self.scalar_param(*p)?;
+        }
+        let mut result = Ok(());
+        visit_children(e, &mut |c| {
+            if result.is_ok() {
+                result = self.extent_params(c);
+            }
+        });
+        result
     }
 
     fn grid_expr(&self, e: &Expr, index: usize) -> VResult {

@@ -81,10 +81,15 @@ impl Emitter<'_> {
                 .shape
                 .iter()
                 .map(|d| match d {
-                    Dim::Const(c) => format!("c{c}"),
-                    Dim::Param(p) => format!("p{}", p.0),
+                    Dim::Const(c) => Ok(format!("c{c}")),
+                    Dim::Param(p) => Ok(format!("p{}", p.0)),
+                    // The lowering copies such buffers without a map.
+                    Dim::Expr(_) => Err(self.malformed(format!(
+                        "a tensor map of `{}`, whose shape has a compound extent",
+                        g.name
+                    ))),
                 })
-                .collect();
+                .collect::<Result<_>>()?;
             let boxes: Vec<String> = m.box_dims.iter().map(u32::to_string).collect();
             let mut line = String::new();
             let _ = write!(
