@@ -763,6 +763,11 @@ struct Lower<'a> {
     mems: HashMap<Handle<ir::Buffer>, Mem>,
     symbols: HashMap<Handle<ir::Var>, ParamId>,
     pending: Pending,
+    /// Depth of loops whose bounds read the thread index: their bodies are
+    /// per-thread code, where no barrier may be placed, so global accesses
+    /// there are left out of the barrier sets (each thread's own program
+    /// order is what TileLang gives them too).
+    tdep_loops: u32,
     span: Span,
     /// Fragment buffers kept in registers (`resident.rs`), with their
     /// accumulator plan and register array.
@@ -934,6 +939,7 @@ impl<'a> Lower<'a> {
             mems: HashMap::new(),
             symbols: HashMap::new(),
             pending: Pending::default(),
+            tdep_loops: 0,
             span: Span::UNKNOWN,
             resident: HashMap::new(),
             excluded: HashSet::new(),
@@ -1832,7 +1838,7 @@ impl<'a> Lower<'a> {
     fn write(&self, b: Handle<ir::Buffer>, acc: &mut Pending) {
         if self.on_chip(b) {
             acc.writes.insert(self.canon(b).index());
-        } else if self.is_global(b) {
+        } else if self.tdep_loops == 0 && self.is_global(b) {
             acc.global_writes.insert(b.index());
         }
     }
@@ -1840,7 +1846,7 @@ impl<'a> Lower<'a> {
     fn read(&self, b: Handle<ir::Buffer>, acc: &mut Pending) {
         if self.on_chip(b) {
             acc.reads.insert(self.canon(b).index());
-        } else if self.is_global(b) {
+        } else if self.tdep_loops == 0 && self.is_global(b) {
             acc.global_reads.insert(b.index());
         }
     }
@@ -1943,7 +1949,9 @@ impl<'a> Lower<'a> {
                     }
                 }
                 if self.is_global(dst.buffer) {
-                    acc.global_atomics.insert(dst.buffer.index());
+                    if self.tdep_loops == 0 {
+                        acc.global_atomics.insert(dst.buffer.index());
+                    }
                 } else {
                     self.read(dst.buffer, acc);
                     self.write(dst.buffer, acc);
@@ -2043,14 +2051,22 @@ impl<'a> Lower<'a> {
                 self.uniform_reads(&[*start, *extent], out);
                 let s = to_i32(self.expr(*start, out)?);
                 let n = self.expr(*extent, out)?;
+                let per_thread = u32::from(self.reads_tdep(*start) || self.reads_tdep(*extent));
+                self.tdep_loops += per_thread;
                 let mut acc = Pending::default();
                 self.block_accesses(body, &mut acc);
                 let mut entry = self.pending.clone();
                 entry.union(&acc);
                 self.pending = entry.clone();
-                let (loop_reg, prologue) = self.loop_var(*var, *start, *extent)?;
-                let mut inner = prologue;
-                self.uniform_block(body, &mut inner)?;
+                let lowered =
+                    self.loop_var(*var, *start, *extent)
+                        .and_then(|(loop_reg, prologue)| {
+                            let mut inner = prologue;
+                            self.uniform_block(body, &mut inner)
+                                .map(|()| (loop_reg, inner))
+                        });
+                self.tdep_loops -= per_thread;
+                let (loop_reg, inner) = lowered?;
                 self.pending.union(&entry);
                 out.push(self.stmt(StmtKind::For {
                     var: loop_reg,
