@@ -20,6 +20,9 @@
 //!   `# RUN-EQUAL: B = A` — after the run, the elements of parameters `B`
 //!   and `A` are equal (may repeat; implies `# RUN`).
 //!
+//! Files and folders whose names start with `_` are not tests: they are
+//! helper modules the tests import (`import _quant_helpers`).
+//!
 //! Every diagnostic must be expected. A file without ERROR directives must
 //! compile, and its printed IR must equal the snapshot `<name>.tir` beside
 //! it. Run with `TILEC_BLESS=1` to write the snapshots instead.
@@ -35,6 +38,13 @@ fn collect(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
     entries.sort();
     for p in entries {
+        // Names starting with `_` are helper modules the tests import, not
+        // tests.
+        if p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('_'))
+        {
+            continue;
+        }
         if p.is_dir() {
             collect(&p, ext, out);
         } else if p.extension().is_some_and(|e| e == ext) {
@@ -111,7 +121,7 @@ fn run_file(path: &Path, bless: bool) -> Result<(), String> {
             });
         }
     }
-    let out = py::compile(&source, &options);
+    let out = py::compile_file(&source, Some(path), &options);
     let mut found: Vec<(Expected, String)> = out
         .diagnostics
         .iter()

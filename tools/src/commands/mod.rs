@@ -100,7 +100,7 @@ impl Frontend {
                     target.unwrap_or(FRONT_END_DEFAULT_TARGET),
                 )),
             };
-            let output = py::compile(&text, &options);
+            let output = py::compile_file(&text, Some(&args.file), &options);
             frontend
                 .reports
                 .extend(output.diagnostics.iter().map(Report::from));

@@ -1004,6 +1004,8 @@ pub(crate) fn get_attr<'a>(
             _ => Ok(Value::Opaque(Rc::from(format!("functools.{name}")))),
         },
         Value::OpaqueModule(m) => Ok(Value::Opaque(Rc::from(format!("{m}.{name}")))),
+        Value::UserModule(m) => super::user_modules::get_attr(m, name, span)
+            .ok_or_else(|| missing(&format!("module `{}`", m.name))),
         // `tilelang.PassConfigKey` is a `str` enum: the members tilec reads
         // are their strings (`TL_ENABLE_FAST_MATH` is "tl.enable_fast_math").
         Value::Opaque(what)

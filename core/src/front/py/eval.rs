@@ -72,6 +72,8 @@ pub(crate) struct Evaluator<'a> {
     frames: Vec<bool>,
     depth: u32,
     steps: u64,
+    /// The kernel file's helper modules (`user_modules.rs`).
+    pub user_modules: Option<Rc<super::user_modules::UserModules<'a>>>,
 }
 
 impl<'a> Evaluator<'a> {
@@ -88,6 +90,7 @@ impl<'a> Evaluator<'a> {
             frames: vec![false],
             depth: 0,
             steps: 0,
+            user_modules: None,
         }
     }
 
@@ -178,6 +181,16 @@ impl<'a> Evaluator<'a> {
         }
     }
 
+    /// Runs a helper module's statements in its own namespace, as plain
+    /// Python (not staged), wherever the import happens.
+    pub(crate) fn exec_module_in(&mut self, body: &'a [ast::Stmt], globals: Rc<Scope<'a>>) {
+        let saved = std::mem::replace(&mut self.globals, globals);
+        self.frames.push(false);
+        self.exec_module(body);
+        self.frames.pop();
+        self.globals = saved;
+    }
+
     // ----------------------------------------------------------------
     // Statements
     // ----------------------------------------------------------------
@@ -222,9 +235,16 @@ impl<'a> Evaluator<'a> {
             ast::Stmt::Import(s) => {
                 for alias in &s.names {
                     let full = alias.name.id.as_str();
-                    match &alias.asname {
-                        Some(asname) => scope.set(asname.id.as_str(), module_value(full)),
-                        None => {
+                    let user = self.import_user_module(span, 0, full);
+                    match (&alias.asname, user) {
+                        (Some(asname), Some(m)) => scope.set(asname.id.as_str(), m),
+                        (Some(asname), None) => scope.set(asname.id.as_str(), module_value(full)),
+                        (None, Some(m)) => {
+                            let top = full.split('.').next().unwrap_or(full);
+                            let value = self.user_package_chain(span, full, m);
+                            scope.set(top, value);
+                        }
+                        (None, None) => {
                             let top = full.split('.').next().unwrap_or(full);
                             scope.set(top, module_value(top));
                         }
@@ -233,9 +253,37 @@ impl<'a> Evaluator<'a> {
             }
             ast::Stmt::ImportFrom(s) => {
                 let module = s.module.as_ref().map_or("", |m| m.id.as_str());
-                let base = module_value(module);
+                let base = self
+                    .import_user_module(span, s.level, module)
+                    .unwrap_or_else(|| module_value(module));
                 for alias in &s.names {
                     let name = alias.name.id.as_str();
+                    let sub = if module.is_empty() {
+                        name.to_string()
+                    } else {
+                        format!("{module}.{name}")
+                    };
+                    if let Value::UserModule(m) = &base
+                        && name == "*"
+                    {
+                        for n in super::user_modules::star_names(m) {
+                            let value = m.globals.lookup(&n).unwrap_or(Value::None);
+                            scope.set(&n, value);
+                        }
+                        continue;
+                    }
+                    let has = match &base {
+                        Value::UserModule(b) => b.globals.vars.borrow().contains_key(name),
+                        _ => false,
+                    };
+                    if name != "*"
+                        && !has
+                        && let Some(m) = self.import_user_module(span, s.level, &sub)
+                    {
+                        let bind = alias.asname.as_ref().map_or(name, |a| a.id.as_str());
+                        scope.set(bind, m);
+                        continue;
+                    }
                     if name == "*" {
                         for n in super::pylib::star_names(&base).unwrap_or_default() {
                             let value = self.get_attr(&base, n, span_of(alias))?;

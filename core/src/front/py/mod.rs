@@ -24,6 +24,7 @@ mod tir;
 mod tl;
 mod tl_extra;
 mod tl_more;
+mod user_modules;
 mod value;
 mod views;
 
@@ -106,25 +107,38 @@ impl Output {
 /// bounded by diagnostics, not by the caller's stack size.
 const COMPILE_STACK_BYTES: usize = 256 << 20;
 
-/// Compiles TileLang source text to Tile IR.
+/// Compiles TileLang source text to Tile IR. Imports of the file's own
+/// helper modules stay opaque (see [`compile_file`]).
 pub fn compile(source: &str, options: &Options) -> Output {
+    compile_file(source, None, options)
+}
+
+/// Compiles the TileLang file at `path`, whose text is `source`: its helper
+/// modules (`import quantize`, `from examples.x.y import f`) are found
+/// beside it and, for dotted names, in its ancestor folders, and run by the
+/// evaluator. `None`: such imports stay opaque, as with [`compile`].
+pub fn compile_file(source: &str, path: Option<&std::path::Path>, options: &Options) -> Output {
     std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
             .name("tilec-front".into())
             .stack_size(COMPILE_STACK_BYTES)
-            .spawn_scoped(scope, || compile_on_this_thread(source, options));
+            .spawn_scoped(scope, || compile_on_this_thread(source, path, options));
         match worker {
             Ok(handle) => match handle.join() {
                 Ok(out) => out,
                 Err(panic) => std::panic::resume_unwind(panic),
             },
             // No thread could be started: compile here.
-            Err(_) => compile_on_this_thread(source, options),
+            Err(_) => compile_on_this_thread(source, path, options),
         }
     })
 }
 
-fn compile_on_this_thread(source: &str, options: &Options) -> Output {
+fn compile_on_this_thread(
+    source: &str,
+    path: Option<&std::path::Path>,
+    options: &Options,
+) -> Output {
     // The `--kernel` expression is parsed as text appended after the file,
     // so its nodes have spans beyond the file's end; diagnostics there are
     // rewritten to say they concern the expression.
@@ -199,8 +213,10 @@ fn compile_on_this_thread(source: &str, options: &Options) -> Output {
         return out;
     }
 
+    let loaded = user_modules::load(path, &module.body, text.len());
     let mut ev = Evaluator::new(defines.clone());
     ev.target.clone_from(&options.target);
+    ev.user_modules = Some(Rc::new(user_modules::UserModules::new(&loaded)));
     ev.exec_module(&module.body);
     let selected = match &kernel_expr {
         Some(expr) => select_by_expression(&mut ev, &expr.body),
@@ -257,6 +273,7 @@ fn compile_on_this_thread(source: &str, options: &Options) -> Output {
     let file_end = u32::try_from(source.len()).unwrap_or(u32::MAX);
     let kernel_text = options.kernel.clone().unwrap_or_default();
     for mut d in ev.diags {
+        loaded.relocate(&mut d);
         if d.primary.span.start > file_end {
             d.primary.span = Span::UNKNOWN;
             d.notes

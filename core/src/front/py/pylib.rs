@@ -108,6 +108,8 @@ const MODULES: &[&str] = &[
     "torch.cuda",
     "torch.version",
     "tvm",
+    "tvm.tirx",
+    "tvm.tir",
     "dataclasses",
 ];
 
@@ -166,6 +168,7 @@ pub(crate) fn get_attr<'a>(
             "carver" => Value::Module("tilelang.carver"),
             "next_power_of_2" => Value::Builtin("tilelang.math.next_power_of_2"),
             "cdiv" => Value::Builtin("tilelang.math.cdiv"),
+            "tvm" => Value::Module("tvm"),
             _ => return None,
         },
         Value::Module("T") => match name {
@@ -233,6 +236,17 @@ pub(crate) fn get_attr<'a>(
         },
         Value::Module(m @ "tvm") => match name {
             "DataType" => Value::Builtin("tvm.DataType"),
+            "tirx" | "tir" => Value::Module("tvm.tirx"),
+            _ => opaque(m),
+        },
+        // TVM's expression constructors, as TileLang's own helpers write
+        // them (`tirx.const(1, T.uint16)`, `tirx.Cast(T.int32, x)`): the
+        // same as their `T.*` spellings.
+        Value::Module(m @ ("tvm.tirx" | "tvm.tir")) => match name {
+            "const" => Value::Builtin("tvm.tirx.const"),
+            "Cast" => Value::Builtin("T.Cast"),
+            "Select" => Value::Builtin("T.Select"),
+            "reinterpret" => Value::Builtin("T.reinterpret"),
             _ => opaque(m),
         },
         Value::Int(_) | Value::Bool(_) if name == "bit_length" => {
@@ -293,6 +307,7 @@ pub(crate) fn handles(name: &str) -> bool {
             | "torch.cuda.mem_get_info"
             | "torch.device"
             | "tvm.DataType"
+            | "tvm.tirx.const"
             | "int.bit_length"
     ) || super::tl_extra::handles(name)
 }
@@ -537,6 +552,21 @@ pub(crate) fn call<'a>(
                 Value::Int(i64::from(major)),
                 Value::Int(i64::from(minor)),
             ]))
+        }
+        // `tvm.tirx.const(value, dtype)`: `value` as a constant of
+        // `dtype` (TVM's default: int32 for ints, float32 for floats).
+        "tvm.tirx.const" => {
+            let value = arg(0, "value")
+                .ok_or_else(|| bad_args("tvm.tirx.const", span, "a value and a dtype"))?;
+            let dtype = match arg(1, "dtype") {
+                Some(Value::None) | None => match value {
+                    Value::Bool(_) => Value::DType(DType::Bool),
+                    Value::Float(_) => Value::DType(DType::F32),
+                    _ => Value::DType(DType::I32),
+                },
+                Some(d) => d,
+            };
+            ev.call_builtin("T.Cast", vec![dtype, value], Vec::new(), span)
         }
         "tvm.DataType" => {
             let [v] = args.as_slice() else {

@@ -216,6 +216,9 @@ pub(crate) enum Value<'a> {
     Module(&'static str),
     /// A module we do not model; attributes are opaque.
     OpaqueModule(Rc<str>),
+    /// A helper module of the kernel file, run by the evaluator
+    /// (`user_modules.rs`).
+    UserModule(Rc<super::user_modules::UserModule<'a>>),
     DType(DType),
     Policy(GemmPolicy),
     /// A staged scalar expression.
@@ -304,7 +307,7 @@ impl<'a> Value<'a> {
             Value::Slice(_) => "slice",
             Value::Function(_) => "function",
             Value::Builtin(_) | Value::Method(..) => "builtin function",
-            Value::Module(_) | Value::OpaqueModule(_) => "module",
+            Value::Module(_) | Value::OpaqueModule(_) | Value::UserModule(_) => "module",
             Value::DType(_) => "dtype",
             Value::Policy(_) => "GemmWarpPolicy",
             Value::Expr(_) => "IR expression",
@@ -443,6 +446,7 @@ impl<'a> Value<'a> {
             Value::Function(f) => format!("<function {}>", f.name),
             Value::Builtin(n) => format!("<built-in {n}>"),
             Value::Opaque(what) => format!("<{what}>"),
+            Value::UserModule(m) => format!("<module '{}'>", m.name),
             other => format!("<{}>", other.type_name()),
         }
     }
