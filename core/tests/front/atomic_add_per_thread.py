@@ -1,7 +1,7 @@
 # An element added to an element by `T.atomic_add` is a thread-level
 # atomic: at block level every thread of the kernel adds once, as TileLang
 # runs it. B must equal C, whose loop over the thread count spells that out;
-# under `if tx == 0` a single thread adds, so D equals E's single store.
+# under `if tx == 0` a single thread adds 1, so D equals E's single store.
 # RUN-EQUAL: B = C
 # RUN-EQUAL: D = E
 import tilelang
@@ -22,13 +22,13 @@ def atomic_add_per_thread(N=8, threads=64):
             B[0] = 0
             C[0] = 0
             D[0] = 0
-            E[0] = A[0]
+            E[0] = 1
             for i in T.serial(N):
                 T.atomic_add(B[0], A[i])
                 for t in T.Parallel(threads):
                     T.atomic_add(C[0], A[i])
             tx = T.get_thread_binding(0)
             if tx == 0:
-                T.atomic_add(D[0], A[0])
+                T.atomic_add(D[0], 1)
 
     return main

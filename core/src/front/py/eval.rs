@@ -1365,11 +1365,7 @@ impl<'a> Evaluator<'a> {
             }
             _ => return Ok(value),
         };
-        let dtype = s.ty(e);
-        let var = s.add_var("tmp", dtype, VarKind::Let);
-        s.emit(Stmt::Let { var, value: e }, span);
-        s.note_let(var, e);
-        s.note_scoped(var);
+        let var = s.bind_let("tmp", e, span);
         Ok(Value::Expr(s.var(var)))
     }
 
@@ -1558,11 +1554,7 @@ impl<'a> Evaluator<'a> {
                     let trivially_pure =
                         matches!(s.func.exprs[*e], ir::Expr::Literal(_) | ir::Expr::Var(_));
                     if !trivially_pure && !super::tir::substituted_let(s, *e) {
-                        let dtype = s.ty(*e);
-                        let var = s.add_var(name, dtype, VarKind::Let);
-                        s.emit(Stmt::Let { var, value: *e }, span);
-                        s.note_let(var, *e);
-                        s.note_scoped(var);
+                        let var = s.bind_let(name, *e, span);
                         let ve = s.var(var);
                         scope.set(name, Value::Expr(ve));
                         return Ok(());

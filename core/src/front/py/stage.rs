@@ -255,9 +255,20 @@ impl Stager {
     }
 
     /// Depth of open blocks (1 = function body).
+    /// Binds a fresh `let` variable named after `name` to `value` in the
+    /// current block and returns it.
+    pub fn bind_let(&mut self, name: &str, value: Handle<Expr>, span: Span) -> Handle<Var> {
+        let dtype = self.ty(value);
+        let var = self.add_var(name, dtype, VarKind::Let);
+        self.emit(Stmt::Let { var, value }, span);
+        self.note_let(var, value);
+        self.note_scoped(var);
+        var
+    }
+
     /// Records the `let` variable `var` bound to `value`, so that
     /// [`Stager::may_read_thread`] sees through it.
-    pub fn note_let(&mut self, var: Handle<Var>, value: Handle<Expr>) {
+    fn note_let(&mut self, var: Handle<Var>, value: Handle<Expr>) {
         if self.may_read_thread(value) {
             self.thread_lets.insert(var);
         }
@@ -267,31 +278,16 @@ impl Stager {
     /// thread index (directly or through a `let`), or an element of a
     /// per-thread buffer (`var`, `local`, `fragment`), whose contents can.
     pub fn may_read_thread(&self, e: Handle<Expr>) -> bool {
-        match &self.func.exprs[e] {
-            Expr::Literal(_) => false,
+        self.any_node(e, |node| match node {
             Expr::Var(v) => {
                 self.thread_lets.contains(v) || self.kernel.is_some_and(|k| k.thread_var == *v)
             }
-            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => self.may_read_thread(*arg),
-            Expr::Binary { lhs, rhs, .. } => {
-                self.may_read_thread(*lhs) || self.may_read_thread(*rhs)
-            }
-            Expr::Select {
-                cond,
-                then,
-                otherwise,
-            } => {
-                self.may_read_thread(*cond)
-                    || self.may_read_thread(*then)
-                    || self.may_read_thread(*otherwise)
-            }
-            Expr::Load { buffer, indices } => {
-                !matches!(
-                    self.func.buffers[*buffer].scope,
-                    ir::Scope::Global | ir::Scope::Shared
-                ) || indices.iter().any(|&i| self.may_read_thread(i))
-            }
-        }
+            Expr::Load { buffer, .. } => !matches!(
+                self.func.buffers[*buffer].scope,
+                ir::Scope::Global | ir::Scope::Shared
+            ),
+            _ => false,
+        })
     }
 
     /// Whether `cond` holds on exactly one thread of the block: the
@@ -316,21 +312,23 @@ impl Stager {
 
     /// Whether `e` loads from a buffer.
     pub fn reads_memory(&self, e: Handle<Expr>) -> bool {
-        match &self.func.exprs[e] {
-            Expr::Literal(_) | Expr::Var(_) => false,
-            Expr::Load { .. } => true,
-            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => self.reads_memory(*arg),
-            Expr::Binary { lhs, rhs, .. } => self.reads_memory(*lhs) || self.reads_memory(*rhs),
-            Expr::Select {
-                cond,
-                then,
-                otherwise,
-            } => {
-                self.reads_memory(*cond)
-                    || self.reads_memory(*then)
-                    || self.reads_memory(*otherwise)
+        self.any_node(e, |node| matches!(node, Expr::Load { .. }))
+    }
+
+    /// Whether some node of the expression tree `e` satisfies `pred` (walked
+    /// with an explicit stack: staged expressions can be deep).
+    fn any_node(&self, e: Handle<Expr>, pred: impl Fn(&Expr) -> bool) -> bool {
+        let mut stack = vec![e];
+        while let Some(e) = stack.pop() {
+            let Some(node) = self.func.exprs.try_get(e) else {
+                continue;
+            };
+            if pred(node) {
+                return true;
             }
+            stack.extend(node.operands());
         }
+        false
     }
 
     pub fn block_depth(&self) -> usize {
