@@ -2129,6 +2129,53 @@ fn fragments_read_across_threads_match_on_every_target() {
     }
 }
 
+/// Element-wise fragments too large for both the registers and the
+/// shared memory (two or three (4, 8192) fragments of a row-wise layer
+/// normalisation and an int8 row quantisation, 128 threads) are spread
+/// over the threads in per-thread arrays as the lowering's last resort
+/// (`spread.rs`, "Spilled buffers"), where before the kernel was refused
+/// for its shared memory; lowered, they give the reference's results on
+/// every target.
+#[test]
+fn fragments_too_large_for_shared_memory_spill_to_thread_arrays() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/front");
+    for (file, call, arrays) in [
+        (
+            "fragment_spill_rows.py",
+            "layernorm",
+            ["local %a:", "local %sq:"].as_slice(),
+        ),
+        (
+            "fragment_spill_quant.py",
+            "quant_rows",
+            ["local %ax:", "local %q:"].as_slice(),
+        ),
+    ] {
+        let src = std::fs::read_to_string(dir.join(file)).expect("front-end test file");
+        let (module, _) = compile_source(&src, call);
+        for name in TARGETS {
+            let target = target::builtin(name).expect("built-in target");
+            let lowered = lower::to_thread(&module, &target)
+                .unwrap_or_else(|e| panic!("{call} on {name}: {e}"));
+            let printed = thread::print_module(&lowered);
+            for array in arrays {
+                assert!(
+                    printed.contains(array),
+                    "{call} on {name}: `{array}` is not a per-thread array"
+                );
+            }
+            run_and_compare(
+                &module.functions[0],
+                &lowered,
+                &target,
+                Class::Accumulation { len: 8192 },
+                &format!("{call} on {name}"),
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
 /// A `@T.prim_func` without `T.Kernel` is staged as one block of one
 /// thread running the body in order (W0002); lowered, that thread runs
 /// the serial and parallel loops one iteration after another, so a running

@@ -432,12 +432,15 @@ fn lower_kernel(
     };
     let pins = Pins::of(func, body);
     // Buffers pinned to shared memory never go to registers.
-    let mut excluded: HashSet<Handle<ir::Buffer>> = pins
+    let pinned_shared: HashSet<Handle<ir::Buffer>> = pins
         .layouts
         .iter()
         .filter(|(_, l)| !l.in_registers())
         .map(|(&b, _)| b)
         .collect();
+    let mut excluded = pinned_shared.clone();
+    // Buffers a lowering attempt could not keep in registers.
+    let mut failed: HashSet<Handle<ir::Buffer>> = HashSet::new();
     let mut pipelining = true;
     let mut padding = true;
     let mut mma_swizzle = true;
@@ -446,6 +449,7 @@ fn lower_kernel(
     let mut stage_cap = None;
     let mut specialize = pins.specialized() != Some(false);
     let mut reuse = false;
+    let mut spill = false;
     // Region extents that are constants through the kernel's binds
     // (`extent.rs`), as literals.
     let folded = extent::fold_extents(func, stmt);
@@ -472,6 +476,7 @@ fn lower_kernel(
         let mut attempt = Lower::new(f, target);
         attempt.pins = pins.clone();
         attempt.reuse = reuse;
+        attempt.spill = spill;
         attempt.specialize = specialize;
         attempt.proved = proved;
         attempt.excluded = excluded.clone();
@@ -557,15 +562,25 @@ fn lower_kernel(
             continue;
         }
         match attempt.demoted {
-            Some(b) if !pins.buffer(b) && excluded.insert(b) => {}
+            Some(b) if !pins.buffer(b) && excluded.insert(b) => {
+                failed.insert(b);
+            }
             _ => {
                 let before = excluded.len();
                 excluded.extend(attempt.resident.keys().filter(free_buffer));
                 excluded.extend(attempt.spread.keys().filter(free_buffer));
                 if excluded.len() == before {
-                    // Nothing else to give up: last, the staged epilogue.
+                    // Nothing else to give up: the staged epilogue, then
+                    // large element-wise fragments out of shared memory
+                    // into per-thread arrays (spilled by the backend), as
+                    // TileLang keeps every fragment in registers.
                     if staging {
                         staging = false;
+                        continue;
+                    }
+                    if attempt.over_capacity && !spill {
+                        spill = true;
+                        excluded = pinned_shared.union(&failed).copied().collect();
                         continue;
                     }
                     return Err(err);
@@ -852,6 +867,12 @@ struct Lower<'a> {
     /// Whether buffers may share the shared memory of buffers whose live
     /// ranges they do not meet (a retry when the kernel does not fit).
     reuse: bool,
+    /// Whether element-wise fragments too large for the register budget
+    /// may still be spread over the threads, in per-thread arrays the
+    /// backend places in registers and spills to thread-private memory
+    /// (`spread.rs`, "Spilled buffers"; the last retry when the shared
+    /// memory does not fit).
+    spill: bool,
     /// Live intervals of the kernel's on-chip buffers, by index, when
     /// `reuse` is on.
     intervals: std::collections::BTreeMap<usize, (usize, usize)>,
@@ -969,6 +990,7 @@ impl<'a> Lower<'a> {
             specialized: false,
             pins: Pins::default(),
             reuse: false,
+            spill: false,
             intervals: std::collections::BTreeMap::new(),
             roles: None,
             role: None,

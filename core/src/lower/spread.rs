@@ -53,6 +53,16 @@
 //!   warp order). The old destination value is folded in last unless the
 //!   reduction clears; the result is rounded once.
 //!
+//! # Spilled buffers
+//! When a kernel does not fit the shared memory with every other choice
+//! given up (`mod.rs`, the retry loop's last step), the buffers above the
+//! register caps are spread as well, in arrays of up to 1024 elements per
+//! thread and 2048 together: TileLang keeps every fragment in registers
+//! whatever its size, and so does this attempt, leaving the backend to
+//! spill what its registers cannot hold to thread-private memory (PTX
+//! local memory, AMDGPU scratch). Slower than registers, but a kernel
+//! TileLang runs is not refused for its shared memory.
+//!
 //! Spread buffers are private to each thread, so they never enter the
 //! shared-memory read/write sets of the barrier analysis. When lowering
 //! meets a use it cannot take after all, it gives the buffer up and the
@@ -70,6 +80,10 @@ use crate::ir::{Region, Scope};
 const MAX_SLOTS: i64 = 64;
 /// Largest total of the spread buffers' arrays of one kernel.
 const MAX_TOTAL_SLOTS: i64 = 128;
+/// Largest array a spilled buffer may take, in elements per thread.
+const MAX_SPILL_SLOTS: i64 = 1024;
+/// Largest total of the spread and spilled arrays of one kernel.
+const MAX_SPILL_TOTAL_SLOTS: i64 = 2048;
 
 /// A buffer kept spread over the threads' registers.
 #[derive(Clone, Debug)]
@@ -207,7 +221,13 @@ impl Lower<'_> {
             let v = by_shape[&shape];
             let p: i64 = shape.iter().product();
             let k = (p + t * v - 1) / (t * v);
-            if k * v > MAX_SLOTS {
+            if k * v
+                > if self.spill {
+                    MAX_SPILL_SLOTS
+                } else {
+                    MAX_SLOTS
+                }
+            {
                 continue;
             }
             let dims = scan.reduces.get(&b.index()).cloned().unwrap_or_default();
@@ -218,14 +238,21 @@ impl Lower<'_> {
                 chosen.push((b, shape, v, k));
             }
         }
-        // Within the kernel's budget, smallest first.
+        // Within the kernel's budget, smallest first; when spilling, the
+        // larger ones that do not fit the registers go to per-thread arrays
+        // beyond it.
         chosen.sort_by_key(|(b, _, v, k)| (v * k, b.index()));
         let mut total = 0;
+        let mut spilled = 0;
         for (b, shape, v, k) in chosen {
             if total + v * k > MAX_TOTAL_SLOTS {
-                continue;
+                if !self.spill || total + spilled + v * k > MAX_SPILL_TOTAL_SLOTS {
+                    continue;
+                }
+                spilled += v * k;
+            } else {
+                total += v * k;
             }
-            total += v * k;
             let name = self.claim(&f.buffers[b].name);
             let arr = self.add_reg(
                 name,
