@@ -2176,6 +2176,49 @@ fn fragments_too_large_for_shared_memory_spill_to_thread_arrays() {
     }
 }
 
+/// `var` and `local` buffers that per-thread code stores into are kept
+/// once per thread (`ir::per_thread`, `lower/private.rs`): a per-thread
+/// row sum, a guarded per-thread update, and their tile-operation
+/// equivalents agree with the reference on every target, the buffers are
+/// local arrays, and a per-thread buffer also read by a `T.Parallel` nest
+/// is refused (which thread runs which iteration is TileLang's layout
+/// choice).
+#[test]
+fn per_thread_buffers_are_kept_per_thread_on_every_target() {
+    let src = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/front/per_thread_var.py"),
+    )
+    .expect("front-end test file");
+    let (module, _) = compile_source(&src, "per_thread");
+    for name in TARGETS {
+        let target = target::builtin(name).expect("built-in target");
+        let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let printed = thread::print_module(&lowered);
+        for array in ["local %acc: i32[1]", "local %tmp: i32[1]"] {
+            assert!(
+                printed.contains(array),
+                "{name}: no `{array}` in\n{printed}"
+            );
+        }
+        run_and_compare(
+            &module.functions[0],
+            &lowered,
+            &target,
+            Class::Exact,
+            &format!("per-thread buffers on {name}"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let nest = "import tilelang.language as T\n\n@T.prim_func\ndef k(A: T.Tensor((128,), \"float32\"), B: T.Tensor((128,), \"float32\")):\n    with T.Kernel(1, threads=128) as bx:\n        tx = T.get_thread_binding(0)\n        acc = T.alloc_local((1,), \"float32\")\n        acc[0] = A[tx]\n        for i in T.Parallel(128):\n            B[i] = acc[0]\n";
+    let (module, _) = compile_source(nest, "k");
+    let target = target::builtin("sm_80").expect("built-in target");
+    let err = lower::to_thread(&module, &target).expect_err("per-thread store read by a nest");
+    assert!(
+        err.to_string().contains("from code that runs per thread"),
+        "unexpected error: {err}"
+    );
+}
+
 /// A `@T.prim_func` without `T.Kernel` is staged as one block of one
 /// thread running the body in order (W0002); lowered, that thread runs
 /// the serial and parallel loops one iteration after another, so a running

@@ -71,7 +71,11 @@ pub(crate) fn exec(env: &mut Env, op: &Op) -> Eval<()> {
             scope,
             shape,
             init,
-        } => alloc(env, *buffer, *dtype, *scope, shape, init.as_ref()),
+            copies,
+        } => {
+            alloc(env, *buffer, *dtype, *scope, shape, init.as_ref())?;
+            super::guard::alloc_copies(env, *buffer, *copies)
+        }
         Op::For {
             var,
             start,

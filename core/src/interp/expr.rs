@@ -113,6 +113,11 @@ pub(crate) struct Env {
     /// How many threads run the current code: what one `arrive` adds to a
     /// barrier ([`super::roles`]).
     pub(crate) arrivals: u32,
+    /// The other threads' copies of each per-thread buffer
+    /// (`crate::ir::per_thread`), by buffer index and thread: per-thread
+    /// code of thread `t` swaps copy `t` into the buffer's slot while it
+    /// runs ([`super::guard`]).
+    pub(crate) copies: Vec<Option<Vec<TensorData>>>,
 }
 
 impl Env {
@@ -125,6 +130,7 @@ impl Env {
             steps: 0,
             step_limit,
             arrivals: 1,
+            copies: (0..func.buffers.len()).map(|_| None).collect(),
         }
     }
 
@@ -264,6 +270,9 @@ pub(crate) struct Compiler<'f> {
     /// Block-level `let`s computed from the thread variable, in order:
     /// evaluated per thread inside thread-guarded regions.
     pub(crate) thread_lets: RefCell<Vec<(Handle<Var>, Handle<Expr>)>>,
+    /// The current kernel's per-thread buffers (`crate::ir::per_thread`),
+    /// by index.
+    pub(crate) private: RefCell<std::collections::HashSet<usize>>,
 }
 
 impl<'f> Compiler<'f> {
@@ -276,6 +285,7 @@ impl<'f> Compiler<'f> {
             thread: Cell::new(None),
             per_thread: Cell::new(false),
             thread_lets: RefCell::new(Vec::new()),
+            private: RefCell::new(std::collections::HashSet::new()),
         }
     }
 

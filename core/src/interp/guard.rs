@@ -28,12 +28,15 @@
 //! one per block. Tile operations beside code that reads the thread
 //! variable are refused too.
 
+use super::TensorData;
 use super::error::{Eval, malformed, unsupported};
 use super::exec::exec_block;
 use super::expr::{Code, Compiler, Env, IntFn};
 use super::program::{CBlock, Op};
 use super::scalar::Scalar;
-use crate::ir::{AtomicValue, Block, Expr, Function, Handle, Region, Scope, Stmt, Var};
+use crate::ir::per_thread::stmt_exprs;
+use crate::ir::{Block, Expr, Function, Handle, Scope, Stmt, Var};
+use std::collections::HashSet;
 
 /// A compiled thread-guarded `if`.
 pub(crate) struct ThreadIf {
@@ -65,18 +68,39 @@ fn is_tile(stmt: &Stmt) -> bool {
     )
 }
 
-fn has_tile(block: &Block) -> bool {
+/// Whether `stmt` fills or stores into one of the per-thread buffers
+/// `private`.
+fn writes_private(stmt: &Stmt, private: &HashSet<usize>) -> bool {
+    match stmt {
+        Stmt::Store { buffer, .. } => private.contains(&buffer.index()),
+        Stmt::Fill { dst, .. } => private.contains(&dst.buffer.index()),
+        _ => false,
+    }
+}
+
+/// Whether `block` holds tile operations (a fill of a per-thread buffer is
+/// per-thread code).
+fn has_tile(block: &Block, private: &HashSet<usize>) -> bool {
     let mut found = false;
-    block.walk(&mut |s, _| found |= is_tile(s));
+    block.walk(&mut |s, _| found |= is_tile(s) && !writes_private(s, private));
     found
 }
 
 /// The refusal of a store into a `fragment`, `local` or `var` buffer from
-/// per-thread code (`whence` says where it is).
-fn per_thread_store(f: &Function, s: &Stmt, whence: &str) -> Option<String> {
+/// per-thread code (`whence` says where it is), unless the buffer is kept
+/// per thread (`private`).
+fn per_thread_store(
+    f: &Function,
+    s: &Stmt,
+    whence: &str,
+    private: &HashSet<usize>,
+) -> Option<String> {
     let Stmt::Store { buffer, .. } = s else {
         return None;
     };
+    if private.contains(&buffer.index()) {
+        return None;
+    }
     let b = f.buffers.try_get(*buffer)?;
     matches!(b.scope, Scope::Fragment | Scope::Local | Scope::Var).then(|| {
         format!(
@@ -88,79 +112,19 @@ fn per_thread_store(f: &Function, s: &Stmt, whence: &str) -> Option<String> {
     })
 }
 
-/// Whether `e` reads one of `vs`.
-fn reads_var(f: &Function, e: Handle<Expr>, vs: &[Handle<Var>]) -> bool {
-    match f.exprs.try_get(e) {
-        None | Some(Expr::Literal(_)) => false,
-        Some(Expr::Var(w)) => vs.contains(w),
-        Some(Expr::Unary { arg, .. } | Expr::Cast { arg, .. }) => reads_var(f, *arg, vs),
-        Some(Expr::Binary { lhs, rhs, .. }) => reads_var(f, *lhs, vs) || reads_var(f, *rhs, vs),
-        Some(Expr::Select {
-            cond,
-            then,
-            otherwise,
-        }) => reads_var(f, *cond, vs) || reads_var(f, *then, vs) || reads_var(f, *otherwise, vs),
-        Some(Expr::Load { indices, .. }) => indices.iter().any(|&i| reads_var(f, i, vs)),
+/// Whether `e` reads one of `vs` or loads one of the per-thread buffers
+/// `private` (whose value differs between threads).
+fn reads_var(f: &Function, e: Handle<Expr>, vs: &[Handle<Var>], private: &HashSet<usize>) -> bool {
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        match f.exprs.try_get(e) {
+            Some(Expr::Var(w)) if vs.contains(w) => return true,
+            Some(Expr::Load { buffer, .. }) if private.contains(&buffer.index()) => return true,
+            Some(node) => stack.extend(node.operands()),
+            None => {}
+        }
     }
-}
-
-/// The expressions a statement reads directly (not those of nested
-/// blocks).
-fn stmt_exprs(stmt: &Stmt) -> Vec<Handle<Expr>> {
-    let region = |r: &Region, out: &mut Vec<Handle<Expr>>| {
-        for range in &r.ranges {
-            out.push(range.start);
-            out.push(range.extent);
-        }
-    };
-    let mut out = Vec::new();
-    match stmt {
-        Stmt::Kernel { grid, .. } => out.extend(grid),
-        Stmt::Alloc { init, .. } => out.extend(init),
-        Stmt::For { start, extent, .. } => out.extend([*start, *extent]),
-        Stmt::Parallel { extents, .. } => out.extend(extents),
-        Stmt::If { cond, .. } | Stmt::Assume { cond } => out.push(*cond),
-        Stmt::Let { value, .. } => out.push(*value),
-        Stmt::Store { indices, value, .. } => {
-            out.extend(indices);
-            out.push(*value);
-        }
-        Stmt::Copy { src, dst } => {
-            region(src, &mut out);
-            region(dst, &mut out);
-        }
-        Stmt::Gemm {
-            a,
-            b,
-            c,
-            clear_accum,
-            ..
-        } => {
-            for r in [a, b, c] {
-                region(r, &mut out);
-            }
-            out.push(*clear_accum);
-        }
-        Stmt::Fill { dst, value } => {
-            region(dst, &mut out);
-            out.push(*value);
-        }
-        Stmt::AtomicAdd { dst, value } => {
-            region(dst, &mut out);
-            match value {
-                AtomicValue::Scalar(e) => out.push(*e),
-                AtomicValue::Region(r) => region(r, &mut out),
-            }
-        }
-        Stmt::BarrierArrive { index, .. } => out.push(*index),
-        Stmt::BarrierWait { index, parity, .. } => out.extend([*index, *parity]),
-        Stmt::Reduce { .. }
-        | Stmt::Cumsum { .. }
-        | Stmt::Barrier
-        | Stmt::AllocBarrier { .. }
-        | Stmt::Role { .. } => {}
-    }
-    out
+    false
 }
 
 impl Compiler<'_> {
@@ -173,7 +137,8 @@ impl Compiler<'_> {
 
     /// Whether an `if` with this condition is a thread-guarded region.
     pub(crate) fn is_thread_guard(&self, cond: Handle<Expr>) -> bool {
-        !self.per_thread.get() && reads_var(self.func, cond, &self.thread_vars())
+        !self.per_thread.get()
+            && reads_var(self.func, cond, &self.thread_vars(), &self.private.borrow())
     }
 
     /// Compiles `body` as per-thread code (the thread variable readable),
@@ -198,7 +163,11 @@ impl Compiler<'_> {
     /// neither a tile operation nor a thread-guarded `if` or `let`, which
     /// have their own forms.
     pub(crate) fn is_thread_run(&self, stmt: &Stmt) -> bool {
-        if self.per_thread.get() || self.thread.get().is_none() || is_tile(stmt) {
+        let private = self.private.borrow();
+        if self.per_thread.get()
+            || self.thread.get().is_none()
+            || (is_tile(stmt) && !writes_private(stmt, &private))
+        {
             return false;
         }
         match stmt {
@@ -209,7 +178,10 @@ impl Compiler<'_> {
         }
         let vs = self.thread_vars();
         let f = self.func;
-        let mut reads = stmt_exprs(stmt).iter().any(|&e| reads_var(f, e, &vs));
+        let mut reads = writes_private(stmt, &private)
+            || stmt_exprs(stmt)
+                .iter()
+                .any(|&e| reads_var(f, e, &vs, &private));
         let nested: &[&Block] = match stmt {
             Stmt::For { body, .. } => &[body],
             Stmt::If {
@@ -219,7 +191,10 @@ impl Compiler<'_> {
         };
         for block in nested {
             block.walk(&mut |s, _| {
-                reads |= stmt_exprs(s).iter().any(|&e| reads_var(f, e, &vs));
+                reads |= writes_private(s, &private)
+                    || stmt_exprs(s)
+                        .iter()
+                        .any(|&e| reads_var(f, e, &vs, &private));
             });
         }
         reads
@@ -233,14 +208,17 @@ impl Compiler<'_> {
             .get()
             .ok_or_else(|| malformed("per-thread code outside a kernel"))?;
         let f = self.func;
+        let private = self.private.borrow().clone();
         let mut problem = None;
         let mut check = |s: &Stmt| {
             if problem.is_some() {
                 return;
             }
-            if let Some(what) = per_thread_store(f, s, "from code that reads the thread index") {
+            if let Some(what) =
+                per_thread_store(f, s, "from code that reads the thread index", &private)
+            {
                 problem = Some(what);
-            } else if is_tile(s) {
+            } else if is_tile(s) && !writes_private(s, &private) {
                 problem = Some(
                     "tile operations inside code that reads the thread index (TileLang runs \
                      that code once per thread)"
@@ -297,16 +275,24 @@ impl Compiler<'_> {
             .ok_or_else(|| malformed("a thread-guarded `if` outside a kernel"))?;
         let f = self.func;
         let vs = self.thread_vars();
+        let private = self.private.borrow().clone();
         for block in [then, otherwise] {
-            let tile = has_tile(block);
+            let tile = has_tile(block, &private);
             let mut problem = None;
             block.walk(&mut |s, _| {
                 if problem.is_some() {
                     return;
                 }
-                if let Some(what) = per_thread_store(f, s, "under an `if` on the thread index") {
+                if let Some(what) =
+                    per_thread_store(f, s, "under an `if` on the thread index", &private)
+                {
                     problem = Some(what);
-                } else if tile && stmt_exprs(s).iter().any(|&e| reads_var(f, e, &vs)) {
+                } else if tile
+                    && (writes_private(s, &private)
+                        || stmt_exprs(s)
+                            .iter()
+                            .any(|&e| reads_var(f, e, &vs, &private)))
+                {
                     problem = Some(
                         "code that reads the thread index beside tile operations under an \
                          `if` on the thread index (the reference interpreter runs such a \
@@ -333,8 +319,8 @@ impl Compiler<'_> {
             cond,
             then: then_code,
             otherwise: else_code,
-            then_tile: has_tile(then),
-            else_tile: has_tile(otherwise),
+            then_tile: has_tile(then, &private),
+            else_tile: has_tile(otherwise, &private),
         })))
     }
 }
@@ -383,12 +369,49 @@ pub(crate) fn exec_thread_if(env: &mut Env, t: &ThreadIf) -> Eval<()> {
             exec_block(env, body)?;
         } else {
             for i in threads {
-                set_thread(env, t, i)?;
-                env.tick(1)?;
-                exec_block(env, body)?;
+                swap_copies(env, i);
+                let ran = set_thread(env, t, i)
+                    .and_then(|()| env.tick(1))
+                    .and_then(|()| exec_block(env, body));
+                swap_copies(env, i);
+                ran?;
             }
         }
     }
     env.ints[t.tx] = saved;
     Ok(())
+}
+
+/// Gives a per-thread buffer one copy per thread (`copies` threads; 0:
+/// not per-thread), each starting as the freshly allocated slot.
+pub(crate) fn alloc_copies(env: &mut Env, buffer: usize, copies: u32) -> Eval<()> {
+    let made = match (copies, env.slots.get(buffer)) {
+        (0, _) => None,
+        (n, Some(Some(slot))) => {
+            let cost = u64::from(n) * slot.shape.iter().product::<usize>() as u64;
+            let made = vec![slot.data.clone(); n as usize];
+            env.tick(cost)?;
+            Some(made)
+        }
+        _ => return Err(malformed("a per-thread buffer without storage")),
+    };
+    if let Some(c) = env.copies.get_mut(buffer) {
+        *c = made;
+    }
+    Ok(())
+}
+
+/// Swaps thread `i`'s copies of the per-thread buffers with their slots
+/// (swapping twice restores both).
+fn swap_copies(env: &mut Env, i: i64) {
+    let Ok(i) = usize::try_from(i) else {
+        return;
+    };
+    for (slot, copies) in env.slots.iter_mut().zip(env.copies.iter_mut()) {
+        if let (Some(slot), Some(copies)) = (slot, copies)
+            && let Some(copy) = copies.get_mut(i)
+        {
+            std::mem::swap::<TensorData>(&mut slot.data, copy);
+        }
+    }
 }

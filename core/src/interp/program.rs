@@ -73,6 +73,9 @@ pub(crate) enum Op {
         shape: Vec<IntFn>,
         /// Initial value, already converted to `dtype`.
         init: Option<Code>,
+        /// For a per-thread buffer, the kernel's thread count (one copy
+        /// each); else 0.
+        copies: u32,
     },
     For {
         var: Binding,
@@ -239,8 +242,15 @@ impl Compiler<'_> {
                 }
                 self.var(*thread_var)?;
                 let outer = self.thread.replace(Some((*thread_var, *threads)));
+                let private =
+                    crate::ir::per_thread::per_thread_buffers(self.func, body, *thread_var)
+                        .into_iter()
+                        .map(|b| b.index())
+                        .collect();
+                let outer_private = self.private.replace(private);
                 let body_code = self.block(body);
                 self.thread.set(outer);
+                self.private.replace(outer_private);
                 Op::Kernel {
                     grid: grid.iter().map(|&g| self.int(g)).collect::<Eval<_>>()?,
                     block_vars: block_vars
@@ -260,6 +270,12 @@ impl Compiler<'_> {
                     scope: b.scope,
                     shape: b.shape.iter().map(|&e| self.int(e)).collect::<Eval<_>>()?,
                     init: init.map(|v| self.converted(v, b.dtype)).transpose()?,
+                    copies: match self.thread.get() {
+                        Some((_, threads)) if self.private.borrow().contains(&buffer.index()) => {
+                            threads
+                        }
+                        _ => 0,
+                    },
                 }
             }
             Stmt::For {

@@ -42,6 +42,7 @@
 mod arena;
 mod dtype;
 pub mod lists;
+pub mod per_thread;
 pub mod verify;
 
 pub use arena::{Arena, Handle};
@@ -231,11 +232,15 @@ pub enum BufferLayout {
     /// memory as long as the largest offset plus one.
     /// (Appended last: Tile IR format 0.6.)
     Mapped { map: crate::layout::IndexMap },
+    /// Registers: one copy of the whole buffer per thread (a `var` or
+    /// `local` buffer that per-thread code stores into; TileLang's meaning
+    /// of those scopes).
+    Private,
 }
 
 /// The IR text's form: `shared`, `padded(40)`, `swizzled(128)`,
 /// `mapped("i0 * 72 + i1")`, `fragment("ATOM")`, `rows("ATOM")`,
-/// `spread(4)`.
+/// `spread(4)`, `private`.
 impl std::fmt::Display for BufferLayout {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         use crate::text::lexer::quote;
@@ -247,6 +252,7 @@ impl std::fmt::Display for BufferLayout {
             BufferLayout::Fragment { atom } => write!(f, "fragment({})", quote(atom)),
             BufferLayout::Rows { atom } => write!(f, "rows({})", quote(atom)),
             BufferLayout::Spread { vector } => write!(f, "spread({vector})"),
+            BufferLayout::Private => write!(f, "private"),
         }
     }
 }
@@ -279,7 +285,10 @@ impl BufferLayout {
     pub fn in_registers(&self) -> bool {
         matches!(
             self,
-            BufferLayout::Fragment { .. } | BufferLayout::Rows { .. } | BufferLayout::Spread { .. }
+            BufferLayout::Fragment { .. }
+                | BufferLayout::Rows { .. }
+                | BufferLayout::Spread { .. }
+                | BufferLayout::Private
         )
     }
 }

@@ -907,6 +907,12 @@ impl<'a> Checker<'a> {
                     buffer.scope.name()
                 ))
             }
+            BufferLayout::Private if !matches!(buffer.scope, Scope::Var | Scope::Local) => {
+                Some(format!(
+                    "a {} buffer cannot be kept per thread (var and local ones can)",
+                    buffer.scope.name()
+                ))
+            }
             BufferLayout::Spread { vector } if !vector.is_power_of_two() => Some(format!(
                 "{vector} elements per thread and sweep (a power of two)"
             )),

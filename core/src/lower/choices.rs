@@ -119,6 +119,9 @@ impl<'a> Lower<'a> {
                 super::infer::Form::Rows => BufferLayout::Rows { atom },
             };
         }
+        if self.private.contains_key(&b) {
+            return BufferLayout::Private;
+        }
         if let Some(s) = self.spread.get(&b) {
             return BufferLayout::Spread {
                 vector: s.v.max(1) as u64,

@@ -220,7 +220,9 @@ impl Lower<'_> {
                 then,
                 otherwise,
             } => self.reads_tdep(*cond) || self.reads_tdep(*then) || self.reads_tdep(*otherwise),
-            ir::Expr::Load { indices, .. } => indices.iter().any(|&i| self.reads_tdep(i)),
+            ir::Expr::Load { buffer, indices } => {
+                self.is_private(*buffer) || indices.iter().any(|&i| self.reads_tdep(i))
+            }
         }
     }
 
@@ -517,6 +519,10 @@ impl Lower<'_> {
         value: Handle<ir::Expr>,
     ) -> Result<Option<crate::thread::Expr>> {
         let per_thread = indices.iter().any(|&i| self.reads_tdep(i)) || self.reads_tdep(value);
+        if self.is_private(buffer) {
+            // Every thread stores into its own copy (`private.rs`).
+            return Ok(None);
+        }
         let b = &self.f.buffers[buffer];
         if (per_thread || self.in_guard())
             && matches!(b.scope, Scope::Fragment | Scope::Local | Scope::Var)

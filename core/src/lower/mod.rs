@@ -152,6 +152,7 @@ mod mapped;
 mod pad;
 mod pipeline;
 mod prefetch;
+mod private;
 mod raster;
 mod reduce;
 mod resident;
@@ -796,6 +797,8 @@ struct Lower<'a> {
     /// accumulator type and role (`reduce.rs`; roles run concurrently).
     scratch: Vec<(DType, i64, SharedId)>,
     /// Element-wise fragment buffers spread over registers (`spread.rs`).
+    /// `var` and `local` buffers kept once per thread (`private.rs`).
+    private: private::Privates,
     spread: HashMap<Handle<ir::Buffer>, spread::SpreadBuf>,
     /// Inside a spread nest: the array slot of the current element.
     spread_slot: Option<Expr>,
@@ -967,6 +970,7 @@ impl<'a> Lower<'a> {
             demoted: None,
             scratch: Vec::new(),
             spread: HashMap::new(),
+            private: HashMap::new(),
             spread_slot: None,
             resident_slot: None,
             proved: None,
@@ -1314,6 +1318,8 @@ impl<'a> Lower<'a> {
             self.specialize = false;
             self.pipelining = false;
         }
+        // Per-thread buffers first: their loads are thread-dependent.
+        self.find_private(*thread_var, body);
         self.plan_guards(*thread_var, body);
         if self.reuse {
             self.intervals = crate::passes::plan_shared_memory::live_intervals(self.f, body);
@@ -1760,6 +1766,9 @@ impl<'a> Lower<'a> {
         idx: &[Index],
         out: &mut Vec<Stmt>,
     ) -> Result<Expr> {
+        if self.is_private(buffer) {
+            return self.private_load(buffer, idx, out);
+        }
         let dtype = self.f.buffers[buffer].dtype;
         let (src, index, guard) = self.address(buffer, idx)?;
         let reg = self.temp("v", dtype);
@@ -1788,6 +1797,9 @@ impl<'a> Lower<'a> {
         let dtype = self.f.buffers[buffer].dtype;
         if value.dtype != dtype {
             return Err(self.malformed("stored value's type differs from the buffer's"));
+        }
+        if self.is_private(buffer) {
+            return self.private_store(buffer, idx, value, out);
         }
         let src = self.in_register(value, out);
         let (dst, index, guard) = self.address(buffer, idx)?;
@@ -1829,6 +1841,7 @@ impl<'a> Lower<'a> {
             .is_some_and(|x| x.scope != Scope::Global)
             && !self.resident.contains_key(&b)
             && !self.spread.contains_key(&b)
+            && !self.private.contains_key(&b)
     }
 
     /// The buffer whose shared memory `b` lives in: its host when it
@@ -2028,7 +2041,15 @@ impl<'a> Lower<'a> {
             ir::Stmt::Kernel { .. } => Err(self.unsupported("a kernel inside a kernel")),
             ir::Stmt::Alloc { buffer, init } => {
                 self.alloc(*buffer)?;
-                if let Some(init) = init {
+                if let Some(init) = init
+                    && self.is_private(*buffer)
+                {
+                    let mut acc = Pending::default();
+                    self.expr_reads(*init, &mut acc);
+                    self.sync_touch(&acc, out);
+                    let value = self.expr(*init, out)?;
+                    self.private_fill(*buffer, value, out);
+                } else if let Some(init) = init {
                     let dims = self.const_shape(*buffer)?;
                     let mut acc = Pending::default();
                     self.expr_reads(*init, &mut acc);
@@ -2218,6 +2239,7 @@ impl<'a> Lower<'a> {
         if self.mems.contains_key(&buffer)
             || self.resident.contains_key(&buffer)
             || self.spread.contains_key(&buffer)
+            || self.private.contains_key(&buffer)
         {
             return Ok(());
         }
@@ -2666,6 +2688,12 @@ impl<'a> Lower<'a> {
                 self.spread_copy(src, dst, out)
             }
             ir::Stmt::Copy { src, dst } => self.copy(src, dst, out),
+            ir::Stmt::Fill { dst, value } if self.is_private(dst.buffer) => {
+                self.uniform_reads(&[*value], out);
+                let v = self.expr(*value, out)?;
+                self.private_fill(dst.buffer, v, out);
+                Ok(())
+            }
             ir::Stmt::Fill { dst, value } if self.spread.contains_key(&dst.buffer) => {
                 let v = self.expr(*value, out)?;
                 self.spread_fill(dst.buffer, v, out)

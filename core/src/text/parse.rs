@@ -533,15 +533,19 @@ impl Parser {
 
     /// `layout KIND` after a buffer's shape, when it has one:
     /// `shared`, `padded(PITCH)`, `swizzled(ROW_BYTES)`, `mapped("MAP")`,
-    /// `fragment("ATOM")`, `rows("ATOM")`, `spread(VECTOR)`.
+    /// `fragment("ATOM")`, `rows("ATOM")`, `spread(VECTOR)`, `private`.
     fn layout(&mut self) -> PResult<Option<BufferLayout>> {
         if !self.eat_keyword("layout") {
             return Ok(None);
         }
-        let (tok, kind) =
-            self.kind_word("a layout (shared, padded, swizzled, mapped, fragment, rows, spread)")?;
+        let (tok, kind) = self.kind_word(
+            "a layout (shared, padded, swizzled, mapped, fragment, rows, spread, private)",
+        )?;
         if kind == "shared" {
             return Ok(Some(BufferLayout::Shared));
+        }
+        if kind == "private" {
+            return Ok(Some(BufferLayout::Private));
         }
         self.expect_punct("(")?;
         let layout = match kind.as_str() {

@@ -90,24 +90,54 @@ func @f(%A: global i32[8], %B: global i32[8]) {
     let err = run(&not_range, &mut args).expect_err("not a range");
     assert!(matches!(err, InterpError::Unsupported { .. }), "{err}");
     assert!(err.to_string().contains("not a range"), "{err}");
+    // A per-thread store into a `var` buffer that a parallel nest also
+    // reads: which thread's copy an iteration sees is TileLang's layout
+    // choice, so it is refused.
     let var = function(
         "tile_ir 0.1
 
-func @f(%B: global i32[1]) {
+func @f(%B: global i32[8]) {
   kernel grid(1) threads(8) block(%bx) thread(%tx) {
     alloc %v: var i32[1] = 5
     if %tx == 0 {
       %v[0] = %v[0] + 1
     }
-    %B[0] = %v[0]
+    parallel (%i < 8) {
+      %B[%i] = %v[0]
+    }
   }
 }
 ",
     );
-    let mut args = vec![Tensor::zeros(DType::I32, [1])];
-    let err = run(&var, &mut args).expect_err("per-thread var");
+    let mut args = vec![Tensor::zeros(DType::I32, [8])];
+    let err = run(&var, &mut args).expect_err("per-thread var read by a nest");
     assert!(
         err.to_string().contains("one copy of it per thread"),
         "{err}"
     );
+}
+
+/// A `var` buffer that per-thread code stores into and that only scalar
+/// code reads is kept once per thread: thread 0's increment changes its
+/// own copy alone.
+#[test]
+fn per_thread_vars_keep_one_copy_per_thread() {
+    let var = function(
+        "tile_ir 0.1
+
+func @f(%B: global i32[8]) {
+  kernel grid(1) threads(8) block(%bx) thread(%tx) {
+    alloc %v: var i32[1] = 5
+    if %tx == 0 {
+      %v[0] = %v[0] + 1
+    }
+    %B[%tx] = %v[0] * 10 + %tx
+  }
+}
+",
+    );
+    let mut args = vec![Tensor::zeros(DType::I32, [8])];
+    run(&var, &mut args).expect("per-thread var");
+    let want: Vec<i64> = (0..8).map(|t| if t == 0 { 60 } else { 50 + t }).collect();
+    assert_eq!(args[0].data, TensorData::Int(want));
 }

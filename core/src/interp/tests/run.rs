@@ -270,13 +270,13 @@ fn per_thread_stores_run_once_per_thread() {
 }
 
 #[test]
-fn per_thread_local_store_is_unsupported_before_anything_runs() {
+fn per_thread_fragment_store_is_unsupported_before_anything_runs() {
     let mut fb = Fb::new();
     let out = fb.param("out", DType::I32, &[128]);
     let i0 = fb.int(0);
     let seven = fb.int(7);
     let first = fb.store(out, &[i0], seven);
-    let local = fb.buffer("acc", DType::I32, Scope::Local, &[1]);
+    let local = fb.buffer("acc", DType::I32, Scope::Fragment, &[1]);
     let kernel = fb.kernel(&[1], |fb, _| {
         let t = thread_index(fb);
         let zero = fb.int(0);
@@ -285,7 +285,7 @@ fn per_thread_local_store_is_unsupported_before_anything_runs() {
     });
     fb.body(vec![first, kernel]);
     let mut args = vec![Tensor::zeros(DType::I32, [128])];
-    let err = run(&fb.f, &mut args).expect_err("per-thread local store");
+    let err = run(&fb.f, &mut args).expect_err("per-thread fragment store");
     assert!(matches!(err, InterpError::Unsupported { .. }), "{err}");
     assert!(
         err.to_string().contains("one copy of it per thread"),
