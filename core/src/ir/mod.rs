@@ -234,7 +234,7 @@ pub enum BufferLayout {
     Mapped { map: crate::layout::IndexMap },
     /// Registers: one copy of the whole buffer per thread (a `var` or
     /// `local` buffer that per-thread code stores into; TileLang's meaning
-    /// of those scopes).
+    /// of those scopes). (Appended last: Tile IR format 0.8.)
     Private,
 }
 
