@@ -44,6 +44,7 @@ mod dtype;
 pub mod lists;
 pub mod per_thread;
 pub mod verify;
+pub mod visit;
 
 pub use arena::{Arena, Handle};
 pub use dtype::{DType, DTypeKind};
@@ -238,12 +239,31 @@ pub enum BufferLayout {
     Private,
 }
 
+/// Writes `s` as a double-quoted string the IR text's lexer
+/// (`text::lexer`) reads back unchanged.
+pub(crate) fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// The IR text's form: `shared`, `padded(40)`, `swizzled(128)`,
 /// `mapped("i0 * 72 + i1")`, `fragment("ATOM")`, `rows("ATOM")`,
 /// `spread(4)`, `private`.
 impl std::fmt::Display for BufferLayout {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        use crate::text::lexer::quote;
         match self {
             BufferLayout::Shared => write!(f, "shared"),
             BufferLayout::Padded { pitch } => write!(f, "padded({pitch})"),

@@ -6,6 +6,10 @@
 //! ends the token stream with an [`Tok::Error`] token, so the parser reports
 //! whichever problem comes first in the text.
 
+/// The IR text's quoting of strings, defined beside the IR (whose
+/// `Display` forms quote names too).
+pub(crate) use crate::ir::quote;
+
 /// What a token is.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Tok {
@@ -276,25 +280,6 @@ fn lex_string(cur: &mut Cursor<'_>) -> Result<String, String> {
             Some(c) => out.push(c),
         }
     }
-}
-
-/// Writes `s` as a double-quoted string the lexer reads back unchanged.
-pub(crate) fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// Whether `name` can be written after `%` / `@` without quotes.

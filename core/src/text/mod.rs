@@ -21,10 +21,13 @@
 //! declaration in the IR text as its [`crate::ir::Span`].
 
 pub(crate) mod lexer;
+mod lines;
 mod parse;
 mod print;
 
 use crate::ir::{BinaryOp, Function, Module};
+
+pub use lines::{LineIndex, line_col};
 
 /// The format version written in the header line (`tile_ir 0.1`).
 pub const VERSION: &str = "0.1";

@@ -793,7 +793,7 @@ impl<'a> Evaluator<'a> {
             // Replayable binds are substituted where they are used: the
             // lists leave them out (or, in older code, list them and are
             // read without their entries).
-            let binds = crate::passes::replay_binds(&mut stager.func, &mut body).map_err(|e| {
+            let binds = ir::visit::replay_binds(&mut stager.func, &mut body).map_err(|e| {
                 Box::new(Diagnostic::error(
                     codes::IR_TYPE,
                     format!("a bind of the pipelined loop could not be replayed: {e}"),

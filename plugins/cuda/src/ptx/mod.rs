@@ -87,7 +87,7 @@ pub struct PtxOptions {
 pub struct SourceText {
     pub name: String,
     text: String,
-    lines: tilec_core::front::LineIndex,
+    lines: tilec_core::text::LineIndex,
 }
 
 impl SourceText {
@@ -95,7 +95,7 @@ impl SourceText {
         let text = text.into();
         SourceText {
             name: name.into(),
-            lines: tilec_core::front::LineIndex::new(&text),
+            lines: tilec_core::text::LineIndex::new(&text),
             text,
         }
     }
