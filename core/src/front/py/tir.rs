@@ -874,6 +874,7 @@ fn launch<'a>(
         thread_var,
         order: None,
         threads: total,
+        dims: [nx, ny, nz].map(|n| u32::try_from(n).unwrap_or(1)),
         in_role: false,
         mbarriers: None,
     });
@@ -894,6 +895,14 @@ fn launch<'a>(
     let st = ev.stager("a launch axis", span)?;
     let body = st.pop_block();
     let order = st.kernel.take().and_then(|k| k.order);
+    let staged = staged.and_then(|f| {
+        super::thread_dims::check(
+            st,
+            [nx, ny, nz].map(|n| u32::try_from(n).unwrap_or(1)),
+            &body,
+        )?;
+        Ok(f)
+    });
     st.emit(
         Stmt::Kernel {
             grid: grid_exprs,

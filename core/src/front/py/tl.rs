@@ -1323,12 +1323,29 @@ pub(crate) fn call<'a>(
                     .with_label("grid extents"),
                 ));
             }
+            let mut dims = [1u32; 3];
             let threads = match threads_v {
-                None => 128,
+                None => {
+                    dims[0] = 128;
+                    128
+                }
                 Some(v) => {
                     let parts = shape_values(&v);
+                    if parts.len() > 3 {
+                        return Err(Box::new(
+                            Diagnostic::error(
+                                codes::BAD_TILELANG_ARGUMENT,
+                                format!(
+                                    "`threads` has at most 3 dimensions (x, y, z), got {}",
+                                    parts.len()
+                                ),
+                                span,
+                            )
+                            .with_label("thread extents"),
+                        ));
+                    }
                     let mut total: i64 = 1;
-                    for p in parts {
+                    for (d, p) in parts.iter().enumerate() {
                         let n = p.as_int().ok_or_else(|| {
                             Box::new(
                                 Diagnostic::error(
@@ -1339,7 +1356,18 @@ pub(crate) fn call<'a>(
                                 .with_label(format!("got {}", p.a_type_name())),
                             )
                         })?;
+                        if n < 1 {
+                            return Err(Box::new(
+                                Diagnostic::error(
+                                    codes::BAD_TILELANG_ARGUMENT,
+                                    format!("thread extents must be positive, got {n}"),
+                                    span,
+                                )
+                                .with_label("thread count"),
+                            ));
+                        }
                         total = total.saturating_mul(n);
+                        dims[d] = u32::try_from(n).unwrap_or(u32::MAX);
                     }
                     if !(1..=4096).contains(&total) {
                         return Err(Box::new(
@@ -1370,7 +1398,11 @@ pub(crate) fn call<'a>(
                 }
                 grid.push(ev.index_expr_of(g, span)?);
             }
-            Ok(Value::Launch(Rc::new(LaunchSpec { grid, threads })))
+            Ok(Value::Launch(Rc::new(LaunchSpec {
+                grid,
+                threads,
+                dims,
+            })))
         }
         "alloc_shared" | "alloc_fragment" | "alloc_local" => {
             let a = Args::new(
@@ -2053,6 +2085,7 @@ pub(crate) fn call<'a>(
                         && k.threads > 1 =>
                 {
                     let t = st.add_var("t", DType::I32, ir::VarKind::Loop);
+                    st.per_thread_loops.insert(t);
                     let extent = st.int(i64::from(k.threads));
                     let mut body = ir::Block::new();
                     body.push(stmt, span);
@@ -2530,14 +2563,44 @@ pub(crate) fn call<'a>(
         "get_thread_binding" => {
             let a = Args::new("get_thread_binding", &["dim"], args, kwargs, span)?;
             let dim = a.int(0, 0, "`dim`")?;
-            if dim != 0 {
+            let Ok(dim @ 0..=2) = usize::try_from(dim) else {
                 return Err(err(
-                    codes::UNSUPPORTED_TILELANG,
-                    "only `T.get_thread_binding(0)` is supported (threads form one dimension)",
+                    codes::BAD_TILELANG_ARGUMENT,
+                    format!(
+                        "`T.get_thread_binding({dim})`: the dimension is 0, 1 or 2 (threadIdx.x, y, z)"
+                    ),
                     span,
                 ));
+            };
+            let tx = Value::Expr(ev.thread_var(span)?);
+            let dims = ev
+                .stagers
+                .last()
+                .and_then(|s| s.kernel)
+                .map_or([1; 3], |k| k.dims);
+            // The linear thread index is `x + X·(y + Y·z)`, x fastest.
+            let [nx, ny, nz] = dims.map(i64::from);
+            let below = [1, nx, nx * ny][dim];
+            let own = [nx, ny, nz][dim];
+            let above = [ny * nz, nz, 1][dim];
+            if own == 1 {
+                return Ok(Value::Int(0));
             }
-            Ok(Value::Expr(ev.thread_var(span)?))
+            let shifted = if below == 1 {
+                tx
+            } else {
+                ev.binop(
+                    super::value::PyBinOp::FloorDiv,
+                    &tx,
+                    &Value::Int(below),
+                    span,
+                )?
+            };
+            if above == 1 {
+                Ok(shifted)
+            } else {
+                ev.binop(super::value::PyBinOp::Mod, &shifted, &Value::Int(own), span)
+            }
         }
         "assume" => {
             let [c] = args.as_slice() else {
