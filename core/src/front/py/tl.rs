@@ -295,11 +295,13 @@ pub(crate) fn dtype_of(v: &Value<'_>, span: Span) -> EResult<DType> {
     match v {
         Value::DType(d) => Ok(*d),
         Value::Str(s) => DType::from_tilelang_name(s).ok_or_else(|| {
-            Box::new(
-                Diagnostic::error(codes::BAD_DTYPE, format!("unknown dtype {s:?}"), span)
-                    .with_label("not a dtype")
-                    .with_note("dtypes: bool, int8..int64, uint8..uint64, float16, bfloat16, float32, float64, float8_e4m3fn, float8_e5m2"),
-            )
+            let d = Diagnostic::error(codes::BAD_DTYPE, format!("unknown dtype {s:?}"), span)
+                .with_label("not a dtype");
+            Box::new(if s.as_ref() == "tfloat32" {
+                d.with_note("tilec has no TensorFloat-32 dtype: write `T.float32` (or `T.tfloat32`, which tilec stages as `T.float32` with a warning)")
+            } else {
+                d.with_note("dtypes: bool, int8..int64, uint8..uint64, float16, bfloat16, float32, float64, float8_e4m3fn, float8_e5m2")
+            })
         }),
         other => Err(Box::new(
             Diagnostic::error(codes::BAD_DTYPE, format!("expected a dtype, got {}", other.a_type_name()), span).with_label("not a dtype"),
