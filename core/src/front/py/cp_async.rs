@@ -11,6 +11,14 @@
 //! before the wait is a race in TileLang; the staged copy gives the copied
 //! values there, which is one of the outcomes the race allows.
 //!
+//! `T.cp_async_barrier_noinc(bar)` is PTX `cp.async.mbarrier.arrive.noinc`:
+//! an arrive of the executing thread on `bar`, counted against the
+//! barrier's expected arrivals (no increment of the pending count, which is
+//! what `.noinc` means), triggered once the thread's earlier `cp.async`
+//! copies are complete, releasing their writes. The staged copies are
+//! complete when the next statement runs, so it is exactly the thread's
+//! ordinary arrive, `T.mbarrier_arrive(bar)`, and is staged as one.
+//!
 //! A pointer exists only as an argument of `T.ptx_cp_async`; any other use
 //! is refused where it happens.
 
@@ -27,6 +35,7 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("ptx_cp_async", "T.ptx_cp_async"),
     ("ptx_commit_group", "T.ptx_commit_group"),
     ("ptx_wait_group", "T.ptx_wait_group"),
+    ("cp_async_barrier_noinc", "T.cp_async_barrier_noinc"),
 ];
 
 /// The widest `cp.async` is 16 bytes; a count of elements above this is
@@ -77,6 +86,15 @@ pub(crate) fn call<'a>(
     match name {
         "access_ptr" => access_ptr(ev, args, kwargs, span),
         "ptx_cp_async" => cp_async(ev, args, kwargs, span),
+        "cp_async_barrier_noinc" => {
+            let a =
+                super::tl::Args::new("cp_async_barrier_noinc", &["barrier"], args, kwargs, span)?;
+            let bar = a.req(0, "a barrier")?.clone();
+            let (barrier, index) = super::tl::barrier_element(ev, &bar, name, span)?;
+            let st = ev.kernel_stager("`T.cp_async_barrier_noinc`", span)?;
+            st.emit(ir::Stmt::BarrierArrive { barrier, index }, span);
+            Ok(Value::None)
+        }
         "ptx_commit_group" => {
             no_keywords(name, &kwargs, span)?;
             if !args.is_empty() {
