@@ -4,7 +4,8 @@ import tilelang.language as T
 # Thread blocks of several dimensions: `threads=(x, y[, z])` launches
 # x·y·z threads whose `T.get_thread_binding(d)` are threadIdx.x (fastest),
 # y and z. Each thread writes its own ids; a one-thread kernel writes the
-# expected ids with serial loops. A split-k sum over the y threads, whose
+# expected ids with serial loops. A split-k sum over the y threads (their
+# indices bound by `T.thread_binding` over each dimension's extent), whose
 # partial sums meet in shared memory, must equal a serial sum.
 # RUN-EQUAL: X = EX
 # RUN-EQUAL: Y = EY
@@ -30,8 +31,8 @@ def thread_dims(
         tz = T.get_thread_binding(2)
         Y[bx, tz, ty, tx] = tx + 10 * ty + 100 * tz + 1000 * bx
     with T.Kernel(2, threads=(8, 4)) as bn:
-        tn = T.get_thread_binding(0)
-        tk = T.get_thread_binding(1)
+        tn = T.thread_binding(0, 8, thread="threadIdx.x")
+        tk = T.thread_binding(0, 4, thread="threadIdx.y")
         part = T.alloc_shared((4, 8), "int32")
         part[tk, tn] = 0
         for kb in T.serial(3):

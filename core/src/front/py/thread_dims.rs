@@ -9,10 +9,41 @@
 //! threads. So a kernel with more than one thread dimension may hold
 //! per-thread code only; a tile operation in it is refused at its line.
 
+use super::eval::Evaluator;
 use super::stage::Stager;
+use super::value::{EResult, PyBinOp, Value};
 use crate::front::Diagnostic;
 use crate::front::py::codes;
 use crate::ir::{self, Block, Scope, Stmt};
+
+/// The index of the executing thread along dimension `d` (0, 1, 2) of the
+/// innermost kernel: `tx % X`, `tx // X % Y`, `tx // (X·Y)` of the linear
+/// index `tx`, x fastest; 0 along a dimension of extent 1.
+pub(crate) fn part<'a>(ev: &mut Evaluator<'a>, d: usize, span: ir::Span) -> EResult<Value<'a>> {
+    let tx = Value::Expr(ev.thread_var(span)?);
+    let dims = ev
+        .stagers
+        .last()
+        .and_then(|s| s.kernel)
+        .map_or([1; 3], |k| k.dims);
+    let [nx, ny, nz] = dims.map(i64::from);
+    let below = [1, nx, nx * ny][d];
+    let own = [nx, ny, nz][d];
+    let above = [ny * nz, nz, 1][d];
+    if own == 1 {
+        return Ok(Value::Int(0));
+    }
+    let shifted = if below == 1 {
+        tx
+    } else {
+        ev.binop(PyBinOp::FloorDiv, &tx, &Value::Int(below), span)?
+    };
+    if above == 1 {
+        Ok(shifted)
+    } else {
+        ev.binop(PyBinOp::Mod, &shifted, &Value::Int(own), span)
+    }
+}
 
 /// Checks the body of a kernel whose thread extents are `dims`.
 pub(crate) fn check(st: &Stager, dims: [u32; 3], body: &Block) -> Result<(), Box<Diagnostic>> {

@@ -2574,35 +2574,7 @@ pub(crate) fn call<'a>(
                     span,
                 ));
             };
-            let tx = Value::Expr(ev.thread_var(span)?);
-            let dims = ev
-                .stagers
-                .last()
-                .and_then(|s| s.kernel)
-                .map_or([1; 3], |k| k.dims);
-            // The linear thread index is `x + X·(y + Y·z)`, x fastest.
-            let [nx, ny, nz] = dims.map(i64::from);
-            let below = [1, nx, nx * ny][dim];
-            let own = [nx, ny, nz][dim];
-            let above = [ny * nz, nz, 1][dim];
-            if own == 1 {
-                return Ok(Value::Int(0));
-            }
-            let shifted = if below == 1 {
-                tx
-            } else {
-                ev.binop(
-                    super::value::PyBinOp::FloorDiv,
-                    &tx,
-                    &Value::Int(below),
-                    span,
-                )?
-            };
-            if above == 1 {
-                Ok(shifted)
-            } else {
-                ev.binop(super::value::PyBinOp::Mod, &shifted, &Value::Int(own), span)
-            }
+            super::thread_dims::part(ev, dim, span)
         }
         "assume" => {
             let [c] = args.as_slice() else {
