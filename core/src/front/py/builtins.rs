@@ -57,6 +57,14 @@ pub(crate) fn pass_config_map(
 /// them in TF32; tilec keeps all 23 bits, so its results are the same
 /// computation done more exactly.
 fn tfloat32<'a>(ev: &mut Evaluator<'a>, span: Span) -> Value<'a> {
+    // Once per mention, however often the code around it runs.
+    if ev
+        .diags
+        .iter()
+        .any(|d| d.code == codes::MORE_PRECISE && d.primary.span == span)
+    {
+        return Value::DType(DType::F32);
+    }
     ev.diags.push(
         Diagnostic::warning(
             codes::MORE_PRECISE,
