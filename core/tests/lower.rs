@@ -2432,3 +2432,30 @@ def group_max(group=32, rows=4):
                     Y[(bx * rows + i) * N + by * group + j] = tile[i, j] * 2.0
     return group_max_kernel
 "#;
+
+/// `T.Kernel(..., threads=(x, y[, z]))` is one linear thread index whose
+/// parts are `T.get_thread_binding(d)`: lowered, every thread computes its
+/// ids and its share of a split-k sum as the reference does, on every
+/// target.
+#[test]
+fn thread_dimensions_lower_as_parts_of_the_linear_index_on_every_target() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/front");
+    let source =
+        std::fs::read_to_string(dir.join("thread_dims.py")).unwrap_or_else(|e| panic!("{e}"));
+    let (module, warnings) = compile_source(&source, "thread_dims");
+    assert!(warnings.is_empty(), "{warnings:?}");
+    for name in TARGETS {
+        let target = target::builtin(name).expect("built-in target");
+        let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{name}: {e}"));
+        thread::verify_module(&lowered, &target).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(lowered.kernels.len(), 4, "{name}");
+        run_and_compare(
+            &module.functions[0],
+            &lowered,
+            &target,
+            Class::Exact,
+            &format!("thread_dims on {name}"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+}

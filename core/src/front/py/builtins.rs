@@ -51,6 +51,36 @@ pub(crate) fn pass_config_map(
     pass_configs
 }
 
+/// `T.tfloat32`, as `T.float32` with a warning at its mention. TileLang
+/// stores TF32 elements in 32 bits and keeps 10 bits of mantissa of each
+/// one it reads or writes (CUTLASS's `tfloat32_t`), and its gemm multiplies
+/// them in TF32; tilec keeps all 23 bits, so its results are the same
+/// computation done more exactly.
+fn tfloat32<'a>(ev: &mut Evaluator<'a>, span: Span) -> Value<'a> {
+    // Once per mention, however often the code around it runs.
+    if ev
+        .diags
+        .iter()
+        .any(|d| d.code == codes::MORE_PRECISE && d.primary.span == span)
+    {
+        return Value::DType(DType::F32);
+    }
+    ev.diags.push(
+        Diagnostic::warning(
+            codes::MORE_PRECISE,
+            "`T.tfloat32` is staged as `T.float32`: its values keep full float32 precision",
+            span,
+        )
+        .with_label("TensorFloat-32")
+        .with_note(
+            "TileLang keeps 10 mantissa bits of each `T.tfloat32` element it reads or writes and \
+             multiplies such operands in TF32; tilec keeps all 23 and multiplies in float32, so its \
+             results are more exact and may differ from TileLang's in the low-order bits",
+        ),
+    );
+    Value::DType(DType::F32)
+}
+
 /// Python built-in names.
 pub(crate) fn builtin_name<'a>(name: &str) -> Option<Value<'a>> {
     const NAMES: &[&str] = &[
@@ -912,6 +942,9 @@ pub(crate) fn get_attr<'a>(
     };
     if let Some(v) = super::pylib::get_attr(ev, base, name, span) {
         return v;
+    }
+    if matches!(base, Value::Module("T")) && name == "tfloat32" {
+        return Ok(tfloat32(ev, span));
     }
     match base {
         Value::Module("T") => super::tl::attr(name).ok_or_else(|| {

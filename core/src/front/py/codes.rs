@@ -86,3 +86,7 @@ pub const IGNORED: &str = "W0001";
 /// A `@T.prim_func` without a `T.Kernel` is staged as one thread of a
 /// single block.
 pub const SINGLE_THREAD: &str = "W0002";
+
+/// A value type tilec carries with more precision than TileLang
+/// (`T.tfloat32` as `T.float32`).
+pub const MORE_PRECISE: &str = "W0003";

@@ -11,6 +11,20 @@
 //! before the wait is a race in TileLang; the staged copy gives the copied
 //! values there, which is one of the outcomes the race allows.
 //!
+//! `T.cp_async_barrier_noinc(bar)` is PTX `cp.async.mbarrier.arrive.noinc`:
+//! an arrive of the executing thread on `bar`, counted against the
+//! barrier's expected arrivals (no increment of the pending count, which is
+//! what `.noinc` means), triggered once the thread's earlier `cp.async`
+//! copies are complete, releasing their writes. The staged copies are
+//! complete when the next statement runs, so it is exactly the thread's
+//! ordinary arrive, `T.mbarrier_arrive(bar)`, and is staged as one.
+//!
+//! `T.dp4a(a, b, c)` is CUDA's `__dp4a` on the four consecutive `int8`
+//! elements from `a` and from `b` (a buffer or an element, addressed as
+//! `T.access_ptr` addresses it) and the `int32` element at `c`:
+//! `c += a[0]·b[0] + ... + a[3]·b[3]`, products of the signed bytes in
+//! 32 bits. tilec stages that sum as the executing thread's store.
+//!
 //! A pointer exists only as an argument of `T.ptx_cp_async`; any other use
 //! is refused where it happens.
 
@@ -27,6 +41,8 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("ptx_cp_async", "T.ptx_cp_async"),
     ("ptx_commit_group", "T.ptx_commit_group"),
     ("ptx_wait_group", "T.ptx_wait_group"),
+    ("cp_async_barrier_noinc", "T.cp_async_barrier_noinc"),
+    ("dp4a", "T.dp4a"),
 ];
 
 /// The widest `cp.async` is 16 bytes; a count of elements above this is
@@ -77,6 +93,16 @@ pub(crate) fn call<'a>(
     match name {
         "access_ptr" => access_ptr(ev, args, kwargs, span),
         "ptx_cp_async" => cp_async(ev, args, kwargs, span),
+        "cp_async_barrier_noinc" => {
+            let a =
+                super::tl::Args::new("cp_async_barrier_noinc", &["barrier"], args, kwargs, span)?;
+            let bar = a.req(0, "a barrier")?.clone();
+            let (barrier, index) = super::tl::barrier_element(ev, &bar, name, span)?;
+            let st = ev.kernel_stager("`T.cp_async_barrier_noinc`", span)?;
+            st.emit(ir::Stmt::BarrierArrive { barrier, index }, span);
+            Ok(Value::None)
+        }
+        "dp4a" => dp4a(ev, args, kwargs, span),
         "ptx_commit_group" => {
             no_keywords(name, &kwargs, span)?;
             if !args.is_empty() {
@@ -391,5 +417,103 @@ fn cp_async<'a>(
         }));
         ev.store(dst.buffer, dst_items, load, span, span)?;
     }
+    Ok(Value::None)
+}
+
+/// `T.dp4a(a, b, c)`: `c += Σ a[k]·b[k]` over four signed bytes, in 32 bits.
+fn dp4a<'a>(
+    ev: &mut Evaluator<'a>,
+    args: Vec<Value<'a>>,
+    kwargs: Vec<(String, Value<'a>)>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    no_keywords("dp4a", &kwargs, span)?;
+    let [a, b, c] = <[Value<'a>; 3]>::try_from(args).map_err(|_| {
+        err(
+            codes::BAD_ARGUMENTS,
+            "`T.dp4a` takes two `int8` operands and an `int32` accumulator (buffers or elements)",
+            span,
+        )
+    })?;
+    let mut ptrs = Vec::new();
+    for (v, mode) in [(a, "r"), (b, "r"), (c, "rw")] {
+        if !matches!(
+            v,
+            Value::Buffer(_) | Value::Access(_) | Value::ViewAccess(_)
+        ) {
+            return Err(err(
+                codes::TYPE_ERROR,
+                format!(
+                    "`T.dp4a` takes buffers or buffer elements, not {}",
+                    v.a_type_name()
+                ),
+                span,
+            ));
+        }
+        match access_ptr(ev, vec![v, Value::Str(Rc::from(mode))], Vec::new(), span)? {
+            Value::Pointer(p) => ptrs.push(p),
+            other => {
+                return Err(err(
+                    codes::TYPE_ERROR,
+                    format!("`T.dp4a` operand is {}", other.a_type_name()),
+                    span,
+                ));
+            }
+        }
+    }
+    let st = ev.kernel_stager("`T.dp4a`", span)?;
+    let dtypes: Vec<ir::DType> = ptrs
+        .iter()
+        .map(|p| st.func.buffers[p.buffer].dtype)
+        .collect();
+    for (k, (want, what)) in [
+        (ir::DType::I8, "first operand"),
+        (ir::DType::I8, "second operand"),
+        (ir::DType::I32, "accumulator"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if dtypes[k] != want {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::TYPE_ERROR,
+                    format!(
+                        "`T.dp4a` needs an {} {what}, got {}",
+                        want.tilelang_name(),
+                        dtypes[k].tilelang_name()
+                    ),
+                    span,
+                )
+                .with_note("`T.dp4a` multiplies four signed bytes of each operand and adds the products to an int32"),
+            ));
+        }
+    }
+    let element = |ev: &mut Evaluator<'a>, p: &Pointer, k: i64| -> EResult<Vec<IndexItem>> {
+        let st = ev.kernel_stager("`T.dp4a`", span)?;
+        let at = st.binop(PyBinOp::Add, &Value::Expr(p.offset), &Value::Int(k), span)?;
+        unflatten(ev, p.buffer, &Value::Expr(at), span)
+    };
+    let c_items = element(ev, &ptrs[2], 0)?;
+    let mut sum = Value::Access(Rc::new(Access {
+        buffer: ptrs[2].buffer,
+        items: c_items.clone(),
+        span,
+    }));
+    for k in 0..4 {
+        let mut factors = Vec::new();
+        for p in &ptrs[..2] {
+            let items = element(ev, p, k)?;
+            let load = Value::Access(Rc::new(Access {
+                buffer: p.buffer,
+                items,
+                span,
+            }));
+            factors.push(super::tl::dtype_call(ev, ir::DType::I32, vec![load], span)?);
+        }
+        let product = ev.binop(PyBinOp::Mul, &factors[0], &factors[1], span)?;
+        sum = ev.binop(PyBinOp::Add, &sum, &product, span)?;
+    }
+    ev.store(ptrs[2].buffer, c_items, sum, span, span)?;
     Ok(Value::None)
 }

@@ -1317,6 +1317,7 @@ impl<'a> Evaluator<'a> {
             thread_var,
             order: None,
             threads: launch.threads,
+            dims: launch.dims,
             in_role: false,
             mbarriers: None,
         });
@@ -1328,6 +1329,10 @@ impl<'a> Evaluator<'a> {
         let stager = self.stager("`T.Kernel`", span)?;
         let body = stager.pop_block();
         let order = stager.kernel.take().and_then(|k| k.order);
+        let flow = flow.and_then(|f| {
+            super::thread_dims::check(stager, launch.dims, &body)?;
+            Ok(f)
+        });
         stager.emit(
             Stmt::Kernel {
                 grid: launch.grid.clone(),

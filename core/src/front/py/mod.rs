@@ -20,6 +20,7 @@ mod params;
 mod pyclass;
 mod pylib;
 mod stage;
+mod thread_dims;
 mod tir;
 mod tl;
 mod tl_extra;

@@ -40,6 +40,9 @@ pub(crate) struct KernelCx {
     pub order: Option<ir::BlockOrder>,
     /// The kernel's thread count.
     pub threads: u32,
+    /// The extents of `threadIdx.x/y/z`, whose product is `threads`: the
+    /// thread index is one linear index `x + X·(y + Y·z)`.
+    pub dims: [u32; 3],
     /// Whether a `T.ws` body is being staged.
     pub in_role: bool,
     /// The barriers of `T.create_list_of_mbarrier`, which `T.get_mbarrier`
@@ -77,6 +80,9 @@ pub(crate) struct Stager {
     /// configs, which a `tilelang.jit` around the kernel sets after it is
     /// staged (`front::py::compile` decides on the finished function).
     pub list_warnings: Vec<(Handle<Var>, Diagnostic)>,
+    /// Loops the stager made over the thread count for a thread-level
+    /// atomic: every thread adds once, whatever the thread dimensions.
+    pub per_thread_loops: HashSet<Handle<Var>>,
 }
 
 /// `Σ coeff·var + constant` over integer variables.
@@ -104,6 +110,7 @@ impl Stager {
             scoped: Vec::new(),
             out_of_scope: HashSet::new(),
             list_warnings: Vec::new(),
+            per_thread_loops: HashSet::new(),
         }
     }
 

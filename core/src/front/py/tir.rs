@@ -596,7 +596,7 @@ fn bound_in_kernel<'a>(ev: &mut Evaluator<'a>, name: &str, b: &Bind<'a>) -> ERes
     };
     let thread = st.var(k.thread_var);
     match (b.axis, extent.as_int()) {
-        (Axis::Thread(0), Some(n)) if n == i64::from(k.threads) => {
+        (Axis::Thread(0), Some(n)) if n == i64::from(k.threads) && k.dims[1] * k.dims[2] == 1 => {
             let v = Value::Expr(thread);
             if matches!(b.start, Value::Int(0)) {
                 Ok(v)
@@ -604,7 +604,21 @@ fn bound_in_kernel<'a>(ev: &mut Evaluator<'a>, name: &str, b: &Bind<'a>) -> ERes
                 ev.binop(PyBinOp::Add, &b.start, &v, span)
             }
         }
-        (Axis::Thread(_), Some(1)) => Ok(b.start.clone()),
+        // With several thread dimensions, `threadIdx.d` over its extent is
+        // that part of the linear index.
+        (Axis::Thread(d), Some(n))
+            if k.dims[1] * k.dims[2] > 1 && n == i64::from(k.dims[d]) && n > 1 =>
+        {
+            let v = super::thread_dims::part(ev, d, span)?;
+            if matches!(b.start, Value::Int(0)) {
+                Ok(v)
+            } else {
+                ev.binop(PyBinOp::Add, &b.start, &v, span)
+            }
+        }
+        (Axis::Thread(d), Some(1)) if k.dims[1] * k.dims[2] == 1 || k.dims[d] == 1 => {
+            Ok(b.start.clone())
+        }
         (axis, _) => Err(Box::new(
             Diagnostic::error(
                 codes::UNSUPPORTED_TILELANG,
@@ -619,8 +633,8 @@ fn bound_in_kernel<'a>(ev: &mut Evaluator<'a>, name: &str, b: &Bind<'a>) -> ERes
             .with_note(match axis {
                 Axis::Block(_) => "inside a `T.Kernel`, name its block indices with `as (bx, by, ...)` instead".to_string(),
                 Axis::Thread(_) => format!(
-                    "inside a `T.Kernel`, only `threadIdx.x` over all {} threads names the thread index (tilec's threads form one dimension); use `T.get_thread_binding()` and derive other indices from it",
-                    k.threads
+                    "inside a `T.Kernel` of threads {:?} (x, y, z), `threadIdx.x/y/z` is bound over its own extent (`threadIdx.x` over all {} threads when there is one dimension); use `T.get_thread_binding(d)`",
+                    k.dims, k.threads
                 ),
             }),
         )),
@@ -874,6 +888,7 @@ fn launch<'a>(
         thread_var,
         order: None,
         threads: total,
+        dims: [nx, ny, nz].map(|n| u32::try_from(n).unwrap_or(1)),
         in_role: false,
         mbarriers: None,
     });
@@ -894,6 +909,14 @@ fn launch<'a>(
     let st = ev.stager("a launch axis", span)?;
     let body = st.pop_block();
     let order = st.kernel.take().and_then(|k| k.order);
+    let staged = staged.and_then(|f| {
+        super::thread_dims::check(
+            st,
+            [nx, ny, nz].map(|n| u32::try_from(n).unwrap_or(1)),
+            &body,
+        )?;
+        Ok(f)
+    });
     st.emit(
         Stmt::Kernel {
             grid: grid_exprs,

@@ -295,11 +295,13 @@ pub(crate) fn dtype_of(v: &Value<'_>, span: Span) -> EResult<DType> {
     match v {
         Value::DType(d) => Ok(*d),
         Value::Str(s) => DType::from_tilelang_name(s).ok_or_else(|| {
-            Box::new(
-                Diagnostic::error(codes::BAD_DTYPE, format!("unknown dtype {s:?}"), span)
-                    .with_label("not a dtype")
-                    .with_note("dtypes: bool, int8..int64, uint8..uint64, float16, bfloat16, float32, float64, float8_e4m3fn, float8_e5m2"),
-            )
+            let d = Diagnostic::error(codes::BAD_DTYPE, format!("unknown dtype {s:?}"), span)
+                .with_label("not a dtype");
+            Box::new(if s.as_ref() == "tfloat32" {
+                d.with_note("tilec has no TensorFloat-32 dtype: write `T.float32` (or `T.tfloat32`, which tilec stages as `T.float32` with a warning)")
+            } else {
+                d.with_note("dtypes: bool, int8..int64, uint8..uint64, float16, bfloat16, float32, float64, float8_e4m3fn, float8_e5m2")
+            })
         }),
         other => Err(Box::new(
             Diagnostic::error(codes::BAD_DTYPE, format!("expected a dtype, got {}", other.a_type_name()), span).with_label("not a dtype"),
@@ -1323,12 +1325,29 @@ pub(crate) fn call<'a>(
                     .with_label("grid extents"),
                 ));
             }
+            let mut dims = [1u32; 3];
             let threads = match threads_v {
-                None => 128,
+                None => {
+                    dims[0] = 128;
+                    128
+                }
                 Some(v) => {
                     let parts = shape_values(&v);
+                    if parts.len() > 3 {
+                        return Err(Box::new(
+                            Diagnostic::error(
+                                codes::BAD_TILELANG_ARGUMENT,
+                                format!(
+                                    "`threads` has at most 3 dimensions (x, y, z), got {}",
+                                    parts.len()
+                                ),
+                                span,
+                            )
+                            .with_label("thread extents"),
+                        ));
+                    }
                     let mut total: i64 = 1;
-                    for p in parts {
+                    for (d, p) in parts.iter().enumerate() {
                         let n = p.as_int().ok_or_else(|| {
                             Box::new(
                                 Diagnostic::error(
@@ -1339,7 +1358,18 @@ pub(crate) fn call<'a>(
                                 .with_label(format!("got {}", p.a_type_name())),
                             )
                         })?;
+                        if n < 1 {
+                            return Err(Box::new(
+                                Diagnostic::error(
+                                    codes::BAD_TILELANG_ARGUMENT,
+                                    format!("thread extents must be positive, got {n}"),
+                                    span,
+                                )
+                                .with_label("thread count"),
+                            ));
+                        }
                         total = total.saturating_mul(n);
+                        dims[d] = u32::try_from(n).unwrap_or(u32::MAX);
                     }
                     if !(1..=4096).contains(&total) {
                         return Err(Box::new(
@@ -1370,7 +1400,11 @@ pub(crate) fn call<'a>(
                 }
                 grid.push(ev.index_expr_of(g, span)?);
             }
-            Ok(Value::Launch(Rc::new(LaunchSpec { grid, threads })))
+            Ok(Value::Launch(Rc::new(LaunchSpec {
+                grid,
+                threads,
+                dims,
+            })))
         }
         "alloc_shared" | "alloc_fragment" | "alloc_local" => {
             let a = Args::new(
@@ -2053,6 +2087,7 @@ pub(crate) fn call<'a>(
                         && k.threads > 1 =>
                 {
                     let t = st.add_var("t", DType::I32, ir::VarKind::Loop);
+                    st.per_thread_loops.insert(t);
                     let extent = st.int(i64::from(k.threads));
                     let mut body = ir::Block::new();
                     body.push(stmt, span);
@@ -2530,14 +2565,16 @@ pub(crate) fn call<'a>(
         "get_thread_binding" => {
             let a = Args::new("get_thread_binding", &["dim"], args, kwargs, span)?;
             let dim = a.int(0, 0, "`dim`")?;
-            if dim != 0 {
+            let Ok(dim @ 0..=2) = usize::try_from(dim) else {
                 return Err(err(
-                    codes::UNSUPPORTED_TILELANG,
-                    "only `T.get_thread_binding(0)` is supported (threads form one dimension)",
+                    codes::BAD_TILELANG_ARGUMENT,
+                    format!(
+                        "`T.get_thread_binding({dim})`: the dimension is 0, 1 or 2 (threadIdx.x, y, z)"
+                    ),
                     span,
                 ));
-            }
-            Ok(Value::Expr(ev.thread_var(span)?))
+            };
+            super::thread_dims::part(ev, dim, span)
         }
         "assume" => {
             let [c] = args.as_slice() else {

@@ -64,11 +64,6 @@ pub(crate) fn attr<'a>(name: &str) -> Option<Value<'a>> {
 /// A note for `T.<name>` when tilec knows why it is refused.
 pub(crate) fn unsupported_note(name: &str) -> Option<&'static str> {
     Some(match name {
-        "tfloat32" => {
-            "`T.tfloat32` is TensorFloat-32, a 19-bit float format for tensor-core operands; \
-             tilec has no such dtype: keep the operands `T.float32` (tilec's gemm then \
-             multiplies them in full float32 precision)"
-        }
         "int4" | "uint4" => {
             "4-bit integers are packed two to a byte; tilec has no such dtype: store the \
              values as `T.int8` (or pack them by hand into `T.uint8`)"

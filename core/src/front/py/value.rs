@@ -129,6 +129,9 @@ pub(crate) struct Access {
 pub(crate) struct LaunchSpec {
     pub grid: Vec<Handle<ir::Expr>>,
     pub threads: u32,
+    /// The extents of `threadIdx.x/y/z` (`threads=(x, y, z)`); their
+    /// product is `threads`.
+    pub dims: [u32; 3],
 }
 
 /// A shared-memory layout made by a `tilelang.layout` constructor, for
