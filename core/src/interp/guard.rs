@@ -93,7 +93,9 @@ fn reads_var(f: &Function, e: Handle<Expr>, vs: &[Handle<Var>]) -> bool {
     match f.exprs.try_get(e) {
         None | Some(Expr::Literal(_)) => false,
         Some(Expr::Var(w)) => vs.contains(w),
-        Some(Expr::Unary { arg, .. } | Expr::Cast { arg, .. }) => reads_var(f, *arg, vs),
+        Some(Expr::Unary { arg, .. } | Expr::Cast { arg, .. } | Expr::Bitcast { arg, .. }) => {
+            reads_var(f, *arg, vs)
+        }
         Some(Expr::Binary { lhs, rhs, .. }) => reads_var(f, *lhs, vs) || reads_var(f, *rhs, vs),
         Some(Expr::Select {
             cond,

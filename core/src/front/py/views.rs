@@ -93,24 +93,121 @@ pub(crate) fn call<'a>(
         }
         "im2col" | "c2d_im2col" => im2col(ev, args, kwargs, span),
         "alloc_global" => alloc_global(ev, args, kwargs, span),
-        "reinterpret" => Err(Box::new(
-            Diagnostic::error(
-                codes::UNSUPPORTED_TILELANG,
-                "`T.reinterpret` (a bit cast to another type) is not supported by tilec",
-                span,
-            )
-            .with_label("bit cast")
-            .with_note(
-                "the IR has no bit-cast expression; `T.Cast` converts the value instead, \
-                 which gives other bits",
-            ),
-        )),
+        "reinterpret" => reinterpret(ev, args, kwargs, span),
         other => Err(err(
             codes::UNSUPPORTED_TILELANG,
             format!("`T.{other}` is not supported by tilec"),
             span,
         )),
     }
+}
+
+/// `T.reinterpret(value, dtype)` (TileLang's order; TVM's
+/// `tirx.reinterpret(dtype, value)` and TileLang's deprecated
+/// `T.reinterpret(dtype, value)` are recognised by which argument is a
+/// dtype): the value's bits read as `dtype`, of the same width.
+fn reinterpret<'a>(
+    ev: &mut Evaluator<'a>,
+    args: Vec<Value<'a>>,
+    kwargs: Vec<(String, Value<'a>)>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    let a = Args::new(
+        "reinterpret",
+        &["value", "dtype", "span"],
+        args,
+        kwargs,
+        span,
+    )?;
+    let first = a.req(0, "a value")?;
+    let second = a.req(1, "a dtype")?;
+    let is_dtype = |v: &Value<'_>| match v {
+        Value::DType(_) => true,
+        Value::Str(s) => DType::from_tilelang_name(s).is_some(),
+        _ => false,
+    };
+    let (value, dtype) = if is_dtype(first) && !is_dtype(second) {
+        (second, first)
+    } else {
+        (first, second)
+    };
+    let to = super::tl::dtype_of(dtype, span)?;
+    if matches!(value, Value::Buffer(_) | Value::View(_)) {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::UNSUPPORTED_TILELANG,
+                "`T.reinterpret` of a whole buffer is not supported by tilec",
+                span,
+            )
+            .with_label("a buffer, not a value")
+            .with_note(
+                "`T.reinterpret` reads one value's bits as another type; apply it to \
+                 elements (`T.reinterpret(S[i], dtype)`)",
+            ),
+        ));
+    }
+    let st = ev.stager("`T.reinterpret`", span)?;
+    let e = st.value_expr(value, None, span)?;
+    let from = st.ty(e);
+    if !ir::bitcast_ok(from, to) {
+        let (label, note) = if from.is_bool() || to.is_bool() {
+            (
+                "bool has no bit pattern to reinterpret",
+                "convert with `T.Cast` (a bool becomes 0 or 1, a number is true when non-zero)"
+                    .to_string(),
+            )
+        } else {
+            let same: Vec<&str> = DType::ALL
+                .iter()
+                .filter(|d| d.bits() == from.bits() && !d.is_bool() && **d != from)
+                .map(|d| d.tilelang_name())
+                .collect();
+            (
+                "the widths differ",
+                format!(
+                    "a bit cast keeps the width: reinterpret as a {}-bit type ({}) and then \
+                     convert with `T.Cast`, or assemble the bits with shifts and masks",
+                    from.bits(),
+                    same.join(", ")
+                ),
+            )
+        };
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::UNSUPPORTED_TILELANG,
+                format!(
+                    "`T.reinterpret` of a {} value ({} bits) as {} ({} bits) is not supported by tilec",
+                    from.tilelang_name(),
+                    from.bits(),
+                    to.tilelang_name(),
+                    to.bits()
+                ),
+                span,
+            )
+            .with_label(label)
+            .with_note(note),
+        ));
+    }
+    if from == to {
+        return Ok(Value::Expr(e));
+    }
+    // A literal folds unless the result is a NaN (whose payload a literal
+    // does not keep).
+    if let Some(l) = st.func.as_literal(e) {
+        let bits = match l {
+            Literal::Int(v, d) => d.bits_of(v, 0.0),
+            Literal::Float(x, d) => d.bits_of(0, x),
+            Literal::Bool(_) => 0,
+        };
+        match to.from_bits(bits) {
+            Ok(v) => return Ok(Value::Expr(st.lit(Literal::Int(v, to)))),
+            Err(x) if !x.is_nan() => return Ok(Value::Expr(st.lit(Literal::Float(x, to)))),
+            Err(_) => {}
+        }
+    }
+    Ok(Value::Expr(
+        st.expr(Expr::Bitcast { dtype: to, arg: e }, span)?,
+    ))
 }
 
 /// `buf.data`: the storage of `buf`, as a view of its own shape.
