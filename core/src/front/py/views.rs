@@ -340,8 +340,19 @@ fn make_view<'a>(
             )
             .with_label("element type changes")
             .with_note(
-                "tilec views a buffer under another shape, not another element type; \
-                 convert the values with `T.Cast` (or keep the data in the type it is read as)",
+                if src.dtype.bits() == dtype.bits() && !src.dtype.is_bool() && !dtype.is_bool() {
+                    format!(
+                        "tilec views a buffer under another shape, not another element type; \
+                     read and write its elements' bits with `T.reinterpret(x[i], {})` and \
+                     `T.reinterpret(v, {})`",
+                        dtype.tilelang_name(),
+                        src.dtype.tilelang_name()
+                    )
+                } else {
+                    "tilec views a buffer under another shape, not another element type; \
+                 convert the values with `T.Cast` (or keep the data in the type it is read as)"
+                        .to_string()
+                },
             ),
         ));
     }
