@@ -1,7 +1,8 @@
 //! Views of one buffer's storage under another shape: `buf.data` given to
-//! `T.Tensor(shape, dtype, data)`, `T.reshape` and `T.view` (same element
-//! type), and `T.im2col`, which reads an image through such index
-//! arithmetic.
+//! `T.Tensor(shape, dtype, data)`, `T.reshape` and `T.view` (the same
+//! element type, or another of the same width whose elements are read and
+//! written through bit casts, `retyped`), and `T.im2col`, which reads an
+//! image through such index arithmetic; `T.reinterpret` of one value.
 //!
 //! The IR has no aliasing buffers, so a view never becomes an IR buffer.
 //! The front end keeps it as a value (`Value::View`) and translates every
@@ -327,7 +328,9 @@ fn make_view<'a>(
     let dims = ev.shape_exprs(&shape_v, span)?;
     let st = ev.stager("a buffer view", span)?;
     let dtype = dtype.unwrap_or(src.dtype);
-    if dtype != src.dtype {
+    // Another element type of the same width: elements are read and
+    // written through bit casts (`retyped`).
+    if dtype != src.dtype && !ir::bitcast_ok(src.dtype, dtype) {
         return Err(Box::new(
             Diagnostic::error(
                 codes::UNSUPPORTED_TILELANG,
@@ -775,6 +778,69 @@ fn view_ranges(
     Ok((out, head))
 }
 
+/// The view's element type where it differs from its buffer's (a view of
+/// the same width under another type: `T.view(buf, dtype=...)`).
+pub(crate) fn retyped(st: &super::stage::Stager, view: &View) -> Option<DType> {
+    let base = st.func.buffers.try_get(view.base)?.dtype;
+    (base != view.dtype).then_some(view.dtype)
+}
+
+/// Refuses a view of another element type where its elements would move
+/// as a region or through a pointer: only element reads and writes go
+/// through bit casts.
+pub(crate) fn same_type(
+    st: &super::stage::Stager,
+    view: &View,
+    what: &str,
+    span: Span,
+) -> EResult<()> {
+    let Some(d) = retyped(st, view) else {
+        return Ok(());
+    };
+    let base = &st.func.buffers[view.base];
+    Err(Box::new(
+        Diagnostic::error(
+            codes::UNSUPPORTED_TILELANG,
+            format!(
+                "{what} of a view of `{}` ({}) as {} is not supported by tilec",
+                base.name,
+                base.dtype.tilelang_name(),
+                d.tilelang_name()
+            ),
+            span,
+        )
+        .with_label("a view of another element type")
+        .with_note(
+            "tilec reads and writes such a view's elements (`v[i]`) through bit casts; \
+             a tile operation or pointer over it would move the buffer's own type, so \
+             copy element by element in a `T.Parallel` loop instead",
+        ),
+    ))
+}
+
+/// The value stored into an element of `view`: converted to the view's
+/// type, then its bits as the buffer's type where the two differ.
+pub(crate) fn store_value<'a>(
+    st: &mut super::stage::Stager,
+    view: &View,
+    value: Value<'a>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    let Some(d) = retyped(st, view) else {
+        return Ok(value);
+    };
+    let base = st.func.buffers[view.base].dtype;
+    let e = st.value_expr(&value, Some(d), span)?;
+    let e = st.cast(e, d, span)?;
+    Ok(Value::Expr(st.expr(
+        Expr::Bitcast {
+            dtype: base,
+            arg: e,
+        },
+        span,
+    )?))
+}
+
 /// The element `view[points]` as an access of the base buffer.
 pub(crate) fn element(st: &mut super::stage::Stager, va: &ViewAccess) -> EResult<Access> {
     let (ranges, _) = view_ranges(st, &va.view, &va.items, va.span)?;
@@ -824,6 +890,7 @@ pub(crate) fn operand(
         Value::ViewAccess(va) => (va.view.clone(), va.items.clone(), va.span),
         _ => return Err(super::stage::cascade()),
     };
+    same_type(st, &view, "a tile operation", vspan)?;
     let (ranges, head) = view_ranges(st, &view, &items, vspan)?;
     let mut op = Operand {
         region: Region {
@@ -1222,6 +1289,7 @@ pub(crate) fn staged<'a>(
         }
         Value::View(view) => {
             let st = ev.stager("a buffer view", span)?;
+            same_type(st, view, "a tile operation", span)?;
             let (ranges, _) = view_ranges(st, view, &[], span)?;
             Side {
                 buffer: view.base,
@@ -1231,6 +1299,7 @@ pub(crate) fn staged<'a>(
         }
         Value::ViewAccess(va) if regions => {
             let st = ev.stager("a buffer view", span)?;
+            same_type(st, &va.view, "a tile operation", va.span)?;
             let (ranges, _) = view_ranges(st, &va.view, &va.items, va.span)?;
             Side {
                 buffer: va.view.base,
