@@ -1,7 +1,8 @@
 # `T.view(buf, shape, dtype)` of the same width under another element type:
 # its elements are the buffer's bits read (and written) as that type. A
 # float32 buffer seen as uint32 gives the IEEE encodings; writing through a
-# uint32 view of a float32 buffer flips the sign bit.
+# uint32 view of a float32 buffer (an augmented assignment) flips the sign
+# bit.
 # RUN-EQUAL: Bits = Want
 # RUN-EQUAL: Neg = NegA
 # CHECK: bitcast<u32>(%F[
@@ -28,5 +29,5 @@ def main(
         T.sync_threads()
         W = T.view(Neg, dtype=T.uint32)
         Neg[tx] = A[tx]
-        W[tx] = W[tx] ^ T.uint32(0x80000000)
+        W[tx] ^= T.uint32(0x80000000)
         NegA[tx] = -A[tx]
