@@ -2219,6 +2219,55 @@ fn per_thread_buffers_are_kept_per_thread_on_every_target() {
     );
 }
 
+/// Bit casts (`T.reinterpret`) lowered on every target: in element-wise
+/// `T.Parallel` code over global buffers and register fragments, between
+/// f32 and i32/u32, f16 and i16, bf16 and u16 (negative integers read as
+/// floats are NaNs with payloads), give the reference's bits.
+#[test]
+fn bit_casts_match_on_every_target() {
+    let src = "import tilelang.language as T\n\
+def bits(N=256):\n    \
+    @T.prim_func\n    \
+    def main(A: T.Tensor((N,), T.float32), I: T.Tensor((N,), T.int32), \
+H: T.Tensor((N,), T.float16), S: T.Tensor((N,), T.int16), \
+G: T.Tensor((N,), T.bfloat16), \
+UA: T.Tensor((N,), T.uint32), IA: T.Tensor((N,), T.int32), FI: T.Tensor((N,), T.float32), \
+NA: T.Tensor((N,), T.float32), SH: T.Tensor((N,), T.int16), HS: T.Tensor((N,), T.float16), \
+UG: T.Tensor((N,), T.uint16), GS: T.Tensor((N,), T.bfloat16)):\n        \
+        with T.Kernel(N // 128, threads=128) as bx:\n            \
+            frag = T.alloc_fragment((128,), T.float32)\n            \
+            T.copy(A[bx * 128], frag)\n            \
+            for i in T.Parallel(128):\n                \
+                UA[bx * 128 + i] = T.reinterpret(frag[i], T.uint32)\n                \
+                NA[bx * 128 + i] = T.reinterpret(T.reinterpret(frag[i], T.uint32) ^ T.uint32(0x80000000), T.float32)\n            \
+            for i in T.Parallel(128):\n                \
+                k = bx * 128 + i\n                \
+                IA[k] = T.reinterpret(A[k], T.int32) >> 20\n                \
+                FI[k] = T.reinterpret(I[k] * 4096 + 0x3F800000, T.float32)\n                \
+                SH[k] = T.reinterpret(H[k], T.int16)\n                \
+                HS[k] = T.reinterpret(S[k] * 1111, T.float16)\n                \
+                UG[k] = T.reinterpret(G[k], T.uint16)\n                \
+                GS[k] = T.reinterpret(T.reinterpret(S[k], T.uint16) * T.uint16(5000), T.bfloat16)\n    \
+    return main\n";
+    let (module, warnings) = compile_source(src, "bits()");
+    assert!(warnings.is_empty(), "{warnings:?}");
+    for name in TARGETS {
+        let target = target::builtin(name).expect("built-in target");
+        let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let text = thread::print_module(&lowered);
+        assert!(text.contains("bitcast<u32>("), "{name}: {text}");
+        thread::verify_module(&lowered, &target).unwrap_or_else(|e| panic!("{name}: {e}"));
+        run_and_compare(
+            &module.functions[0],
+            &lowered,
+            &target,
+            Class::Exact,
+            &format!("bit casts on {name}"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
 /// A `@T.prim_func` without `T.Kernel` is staged as one block of one
 /// thread running the body in order (W0002); lowered, that thread runs
 /// the serial and parallel loops one iteration after another, so a running

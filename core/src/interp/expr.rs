@@ -249,6 +249,31 @@ pub(crate) fn cast_code(code: Code, from: DType, to: DType) -> Code {
     }
 }
 
+/// Reads the bits of code of type `from` as a value of type `to` (a bit
+/// cast: same width; floats go through their bit patterns).
+pub(crate) fn bitcast_code(code: Code, from: DType, to: DType) -> Code {
+    type BitsFn = Rc<dyn Fn(&Env) -> Eval<u64>>;
+    let bits: BitsFn = match code {
+        Code::Int(a) => Rc::new(move |env| Ok(from.bits_of(a(env)?, 0.0))),
+        Code::Float(a) => Rc::new(move |env| Ok(from.bits_of(0, a(env)?))),
+    };
+    if to.is_float() {
+        Code::Float(Rc::new(move |env| {
+            Ok(match to.from_bits(bits(env)?) {
+                Err(x) => x,
+                Ok(v) => v as f64,
+            })
+        }))
+    } else {
+        Code::Int(Rc::new(move |env| {
+            Ok(match to.from_bits(bits(env)?) {
+                Ok(v) => v,
+                Err(x) => x as i64,
+            })
+        }))
+    }
+}
+
 /// Compiles expressions of one function, with its symbolic sizes bound.
 ///
 /// Expressions form a DAG; each node is compiled once and its code shared
@@ -433,6 +458,13 @@ impl<'f> Compiler<'f> {
                 })
             }
             &Expr::Cast { dtype: to, arg } => self.converted(arg, to),
+            &Expr::Bitcast { dtype: to, arg } => {
+                let from = self.dtype(arg)?;
+                if !crate::ir::bitcast_ok(from, to) {
+                    return Err(malformed(format!("a bit cast from {from} to {to}")));
+                }
+                Ok(bitcast_code(self.code(arg)?, from, to))
+            }
             Expr::Load { buffer, indices } => {
                 let buffer_dtype = self.buffer(*buffer)?.dtype;
                 let indices = self.indices(*buffer, indices)?;

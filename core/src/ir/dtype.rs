@@ -251,6 +251,127 @@ impl DType {
     }
 }
 
+/// Field widths of a float format: exponent bits, stored mantissa bits,
+/// exponent bias, and whether the all-ones exponent holds infinities and
+/// NaNs (IEEE style) rather than ordinary values (E4M3, whose only NaN is
+/// `S.1111.111`).
+fn float_format(d: DType) -> Option<(u32, u32, i32, bool)> {
+    Some(match d {
+        DType::F64 => (11, 52, 1023, true),
+        DType::F32 => (8, 23, 127, true),
+        DType::F16 => (5, 10, 15, true),
+        DType::BF16 => (8, 7, 127, true),
+        DType::F8E5M2 => (5, 2, 15, true),
+        DType::F8E4M3 => (4, 3, 7, false),
+        _ => return None,
+    })
+}
+
+impl DType {
+    /// The bit pattern of a value of this type, as a bit cast reads it
+    /// (zero-extended to 64 bits). Integers are held as `i64` (`u64` by
+    /// bit pattern) and floats as the `f64` of their exact value; a NaN
+    /// keeps its sign and the top bits of its payload (the bits this
+    /// type stores), a NaN whose kept payload would be zero becomes the
+    /// quiet NaN. Bool gives 0 or 1.
+    pub fn bits_of(self, int: i64, float: f64) -> u64 {
+        let width = self.bits();
+        let mask = if width == 64 {
+            u64::MAX
+        } else {
+            (1u64 << width) - 1
+        };
+        let Some((e, m, bias, ieee)) = float_format(self) else {
+            return (int as u64) & mask;
+        };
+        if self == DType::F64 {
+            return float.to_bits();
+        }
+        let sign = u64::from(float.is_sign_negative()) << (e + m);
+        let exp_ones = ((1u64 << e) - 1) << m;
+        if float.is_nan() {
+            if !ieee {
+                return sign | exp_ones | ((1u64 << m) - 1);
+            }
+            let payload = (float.to_bits() & ((1u64 << 52) - 1)) >> (52 - m);
+            let payload = if payload == 0 {
+                1u64 << (m - 1)
+            } else {
+                payload
+            };
+            return sign | exp_ones | payload;
+        }
+        if float.is_infinite() {
+            // E4M3 holds no infinity; its values never are one.
+            return if ieee {
+                sign | exp_ones
+            } else {
+                sign | exp_ones | ((1u64 << m) - 1)
+            };
+        }
+        let a = float.abs();
+        if a == 0.0 {
+            return sign;
+        }
+        let min_exp = 1 - bias;
+        let exp = ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+        if exp >= min_exp {
+            let frac = (a.to_bits() & ((1u64 << 52) - 1)) >> (52 - m);
+            let field = ((exp + bias) as u64).min((1u64 << e) - 1);
+            sign | (field << m) | frac
+        } else {
+            // Subnormal: the value in units of the smallest subnormal
+            // (exact for values of this type; scaling by a power of two is
+            // exact in `f64`).
+            let units = a * 2f64.powi(m as i32 - min_exp);
+            sign | (units as u64 & ((1u64 << m) - 1))
+        }
+    }
+
+    /// The value of this type whose bit pattern is the low bits of `bits`,
+    /// as the interpreters hold it: `Ok` an integer (sign-extended for
+    /// signed types, `u64` by bit pattern) or `Err` a float's exact `f64`
+    /// (a NaN keeps its sign and payload, shifted into the `f64`'s top
+    /// payload bits).
+    pub fn from_bits(self, bits: u64) -> Result<i64, f64> {
+        let width = self.bits();
+        let low = if width == 64 {
+            bits
+        } else {
+            bits & ((1u64 << width) - 1)
+        };
+        let Some((e, m, bias, ieee)) = float_format(self) else {
+            return Ok(match self {
+                DType::I8 => i64::from(low as u8 as i8),
+                DType::I16 => i64::from(low as u16 as i16),
+                DType::I32 => i64::from(low as u32 as i32),
+                DType::Bool => i64::from(low != 0),
+                _ => low as i64,
+            });
+        };
+        if self == DType::F64 {
+            return Err(f64::from_bits(low));
+        }
+        let negative = (low >> (e + m)) & 1 == 1;
+        let field = (low >> m) & ((1u64 << e) - 1);
+        let frac = low & ((1u64 << m) - 1);
+        let all_ones = (1u64 << e) - 1;
+        let value = if field == all_ones && (ieee || frac == (1u64 << m) - 1) {
+            if ieee && frac == 0 {
+                f64::INFINITY
+            } else {
+                let payload = if ieee { frac << (52 - m) } else { 1u64 << 51 };
+                f64::from_bits((0x7ffu64 << 52) | payload)
+            }
+        } else if field == 0 {
+            frac as f64 * 2f64.powi(1 - bias - m as i32)
+        } else {
+            (((1u64 << m) | frac) as f64) * 2f64.powi(field as i32 - bias - m as i32)
+        };
+        Err(if negative { -value } else { value })
+    }
+}
+
 impl fmt::Display for DType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.short_name())
@@ -358,6 +479,45 @@ fn round_minifloat(x: f64, mantissa: i32, min_exp: i32, max: f64, has_inf: bool)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bit_patterns_round_trip() {
+        assert_eq!(DType::F32.bits_of(0, 1.0), 0x3f80_0000);
+        assert_eq!(DType::F32.bits_of(0, -0.0), 0x8000_0000);
+        assert_eq!(DType::F16.bits_of(0, 1.0), 0x3c00);
+        assert_eq!(DType::BF16.bits_of(0, -2.0), 0xc000);
+        assert_eq!(DType::F8E4M3.bits_of(0, 448.0), 0x7e);
+        assert_eq!(DType::F8E5M2.bits_of(0, f64::NEG_INFINITY), 0xfc);
+        assert_eq!(DType::I16.bits_of(-1, 0.0), 0xffff);
+        assert_eq!(DType::I32.from_bits(0x8000_0000), Ok(-2_147_483_648));
+        assert_eq!(DType::U64.from_bits(u64::MAX), Ok(-1));
+        assert_eq!(DType::F32.from_bits(0x3f80_0000), Err(1.0));
+        assert_eq!(DType::F16.from_bits(0x0001), Err(2f64.powi(-24)));
+        // Every pattern of the narrow floats survives a round trip, NaN
+        // payloads included; f32 patterns by a stride over all exponents.
+        for d in [DType::F16, DType::BF16, DType::F8E4M3, DType::F8E5M2] {
+            for b in 0..(1u64 << d.bits()) {
+                let x = d.from_bits(b).expect_err("a float");
+                if d == DType::F8E4M3 && x.is_nan() {
+                    assert_eq!(b & 0x7f, 0x7f);
+                    continue;
+                }
+                assert_eq!(d.bits_of(0, x), b, "{d} {b:#x}");
+                if !x.is_nan() {
+                    assert_eq!(d.round_f64(x).to_bits(), x.to_bits(), "{d} {b:#x}");
+                }
+            }
+        }
+        let mut b: u32 = 0;
+        while let Some(next) = b.checked_add(9_973) {
+            let x = DType::F32.from_bits(u64::from(b)).expect_err("a float");
+            assert_eq!(DType::F32.bits_of(0, x), u64::from(b));
+            if !x.is_nan() {
+                assert_eq!(x, f64::from(f32::from_bits(b)));
+            }
+            b = next;
+        }
+    }
 
     #[test]
     fn names_round_trip() {

@@ -494,6 +494,12 @@ impl UnaryOp {
     }
 }
 
+/// Whether a bit cast from `from` to `to` is well formed: the same width,
+/// neither side bool.
+pub fn bitcast_ok(from: DType, to: DType) -> bool {
+    from.bits() == to.bits() && !from.is_bool() && !to.is_bool()
+}
+
 /// A pure scalar expression. Every expression has a type, recorded beside it
 /// in [`Function::expr_types`] when it is added.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -526,6 +532,12 @@ pub enum Expr {
         buffer: Handle<Buffer>,
         indices: Vec<Handle<Expr>>,
     },
+    /// The bits of `arg` read as a value of `dtype` (`T.reinterpret`): no
+    /// conversion. Both types have the same width and neither is bool.
+    Bitcast {
+        dtype: DType,
+        arg: Handle<Expr>,
+    },
 }
 
 impl Expr {
@@ -533,7 +545,9 @@ impl Expr {
     pub fn operands(&self) -> Vec<Handle<Expr>> {
         match self {
             Expr::Literal(_) | Expr::Var(_) => Vec::new(),
-            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => vec![*arg],
+            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } | Expr::Bitcast { arg, .. } => {
+                vec![*arg]
+            }
             Expr::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
             Expr::Select {
                 cond,
@@ -1018,6 +1032,12 @@ pub enum TypeError {
     },
     #[error("index has type {0}, expected an integer")]
     Index(DType),
+    #[error(
+        "a bit cast keeps the width and needs non-bool types: {from} ({} bits) cannot be read as {to} ({} bits)",
+        .from.bits(),
+        .to.bits()
+    )]
+    BitcastWidth { from: DType, to: DType },
 }
 
 impl Function {
@@ -1134,6 +1154,13 @@ impl Function {
             Expr::Literal(l) => l.dtype(),
             Expr::Var(v) => self.vars[v].dtype,
             Expr::Cast { dtype, .. } => dtype,
+            Expr::Bitcast { dtype, arg } => {
+                let from = self.ty(arg);
+                if !bitcast_ok(from, dtype) {
+                    return Err(TypeError::BitcastWidth { from, to: dtype });
+                }
+                dtype
+            }
             Expr::Load {
                 buffer,
                 ref indices,

@@ -106,6 +106,10 @@ pub fn substitute(
             dtype,
             arg: sub(f, arg)?,
         },
+        Expr::Bitcast { dtype, arg } => Expr::Bitcast {
+            dtype,
+            arg: sub(f, arg)?,
+        },
         Expr::Load { buffer, indices } => Expr::Load {
             buffer,
             indices: indices
@@ -218,7 +222,7 @@ fn stmt_exprs_mut(stmt: &mut Stmt, visit: &mut dyn FnMut(&mut Handle<Expr>)) {
 pub fn expr_operands(expr: &Expr) -> Vec<Handle<Expr>> {
     match expr {
         Expr::Literal(_) | Expr::Var(_) => Vec::new(),
-        Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => vec![*arg],
+        Expr::Unary { arg, .. } | Expr::Cast { arg, .. } | Expr::Bitcast { arg, .. } => vec![*arg],
         Expr::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
         Expr::Select {
             cond,
@@ -232,7 +236,9 @@ pub fn expr_operands(expr: &Expr) -> Vec<Handle<Expr>> {
 fn map_operands(expr: &mut Expr, map: &dyn Fn(Handle<Expr>) -> Handle<Expr>) {
     match expr {
         Expr::Literal(_) | Expr::Var(_) => {}
-        Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => *arg = map(*arg),
+        Expr::Unary { arg, .. } | Expr::Cast { arg, .. } | Expr::Bitcast { arg, .. } => {
+            *arg = map(*arg)
+        }
         Expr::Binary { lhs, rhs, .. } => {
             *lhs = map(*lhs);
             *rhs = map(*rhs);

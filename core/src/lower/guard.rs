@@ -213,7 +213,9 @@ impl Lower<'_> {
         match &f.exprs[e] {
             ir::Expr::Literal(_) => false,
             ir::Expr::Var(v) => self.tdep.contains(v),
-            ir::Expr::Unary { arg, .. } | ir::Expr::Cast { arg, .. } => self.reads_tdep(*arg),
+            ir::Expr::Unary { arg, .. }
+            | ir::Expr::Cast { arg, .. }
+            | ir::Expr::Bitcast { arg, .. } => self.reads_tdep(*arg),
             ir::Expr::Binary { lhs, rhs, .. } => self.reads_tdep(*lhs) || self.reads_tdep(*rhs),
             ir::Expr::Select {
                 cond,

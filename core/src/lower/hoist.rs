@@ -332,7 +332,7 @@ fn invariant(e: &Expr, variant: &HashSet<RegId>) -> bool {
         ExprKind::Literal(_) | ExprKind::Param(_) | ExprKind::Special(_) => true,
         ExprKind::Reg(r) => !variant.contains(r),
         ExprKind::Elem(..) => false,
-        ExprKind::Unary(_, a) | ExprKind::Cast(a) => invariant(a, variant),
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::Bitcast(a) => invariant(a, variant),
         ExprKind::Binary(op, a, b) => {
             let safe_divisor = match op {
                 BinaryOp::Div | BinaryOp::FloorDiv | BinaryOp::FloorMod => {
@@ -354,7 +354,7 @@ fn ops(e: &Expr) -> usize {
     match &e.kind {
         ExprKind::Literal(_) | ExprKind::Param(_) | ExprKind::Special(_) | ExprKind::Reg(_) => 0,
         ExprKind::Elem(_, i) => 1 + ops(i),
-        ExprKind::Unary(_, a) | ExprKind::Cast(a) => 1 + ops(a),
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::Bitcast(a) => 1 + ops(a),
         ExprKind::Binary(_, a, b) => 1 + ops(a) + ops(b),
         ExprKind::Select(c, a, b) => 1 + ops(c) + ops(a) + ops(b),
     }

@@ -1585,6 +1585,10 @@ impl<'a> Lower<'a> {
                 let a = self.expr(*arg, out)?;
                 Ok(Expr::cast(*dtype, a))
             }
+            ir::Expr::Bitcast { dtype, arg } => {
+                let a = self.expr(*arg, out)?;
+                Expr::bitcast(*dtype, a).map_err(|e| self.malformed(e.to_string()))
+            }
             ir::Expr::Load { buffer, .. }
                 if self.spread.contains_key(buffer) || self.resident.contains_key(buffer) =>
             {

@@ -176,6 +176,7 @@ pub(super) fn substitute(e: &Expr, reg: RegId, with: &Expr) -> Expr {
         ExprKind::Unary(op, a) => ExprKind::Unary(*op, sub(a)),
         ExprKind::Binary(op, a, b) => ExprKind::Binary(*op, sub(a), sub(b)),
         ExprKind::Cast(a) => ExprKind::Cast(sub(a)),
+        ExprKind::Bitcast(a) => ExprKind::Bitcast(sub(a)),
         ExprKind::Select(c, a, b) => ExprKind::Select(sub(c), sub(a), sub(b)),
     };
     Expr {

@@ -394,6 +394,7 @@ enum Key {
     Select(Handle<Expr>, Handle<Expr>, Handle<Expr>),
     Cast(DType, Handle<Expr>),
     Load(Handle<crate::ir::Buffer>, Vec<Handle<Expr>>),
+    Bitcast(DType, Handle<Expr>),
 }
 
 fn key(e: &Expr) -> Key {
@@ -411,6 +412,7 @@ fn key(e: &Expr) -> Key {
         } => Key::Select(*cond, *then, *otherwise),
         Expr::Cast { dtype, arg } => Key::Cast(*dtype, *arg),
         Expr::Load { buffer, indices } => Key::Load(*buffer, indices.clone()),
+        Expr::Bitcast { dtype, arg } => Key::Bitcast(*dtype, *arg),
     }
 }
 
@@ -1557,6 +1559,7 @@ impl<'f> Simplifier<'f> {
             Expr::Unary { .. } | Expr::Load { .. } => {
                 ty.is_bool().then_some(Interval { lo: 0, hi: 1 })
             }
+            Expr::Bitcast { .. } => None,
         })
     }
 
@@ -1613,6 +1616,7 @@ impl<'f> Simplifier<'f> {
                 Expr::Binary { .. } => 4,
                 Expr::Select { .. } => 5,
                 Expr::Cast { .. } => 6,
+                Expr::Bitcast { .. } => 7,
             }
         }
         let by_operands = |x: &[Handle<Expr>], y: &[Handle<Expr>]| {
@@ -1669,7 +1673,8 @@ impl<'f> Simplifier<'f> {
                     otherwise: yo,
                 },
             ) => by_operands(&[*xc, *xt, *xo], &[*yc, *yt, *yo]),
-            (Expr::Cast { dtype: x, arg: xa }, Expr::Cast { dtype: y, arg: ya }) => {
+            (Expr::Cast { dtype: x, arg: xa }, Expr::Cast { dtype: y, arg: ya })
+            | (Expr::Bitcast { dtype: x, arg: xa }, Expr::Bitcast { dtype: y, arg: ya }) => {
                 x.cmp(y).then_with(|| self.cmp_struct(*xa, *ya))
             }
             _ => a.cmp(&b),
@@ -1686,6 +1691,7 @@ impl<'f> Simplifier<'f> {
                 self.mk(Expr::Load { buffer, indices })
             }
             Expr::Cast { dtype, arg } => self.simp_cast(dtype, arg),
+            Expr::Bitcast { dtype, arg } => self.simp_bitcast(dtype, arg),
             Expr::Select {
                 cond,
                 then,
@@ -1965,6 +1971,7 @@ impl<'f> Simplifier<'f> {
                 self.mk(Expr::Load { buffer, indices })
             }
             Expr::Cast { dtype, arg } => self.simp_cast(dtype, arg),
+            Expr::Bitcast { dtype, arg } => self.simp_bitcast(dtype, arg),
             Expr::Select {
                 cond,
                 then,
@@ -2148,6 +2155,19 @@ impl<'f> Simplifier<'f> {
         self.mk_binary(op, a, b)
     }
 
+    /// A bit cast: its operand simplified; none when the types agree.
+    fn simp_bitcast(
+        &mut self,
+        dtype: DType,
+        arg: Handle<Expr>,
+    ) -> Result<Handle<Expr>, SimplifyError> {
+        let a = self.simp(arg)?;
+        if self.ty(a)? == dtype {
+            return Ok(a);
+        }
+        self.mk(Expr::Bitcast { dtype, arg: a })
+    }
+
     /// A float (or other non-integer, non-bool) expression: only its
     /// operands are simplified.
     fn simp_other(&mut self, e: Handle<Expr>) -> Result<Handle<Expr>, SimplifyError> {
@@ -2165,6 +2185,7 @@ impl<'f> Simplifier<'f> {
                 }
                 self.mk(Expr::Cast { dtype, arg: a })
             }
+            Expr::Bitcast { dtype, arg } => self.simp_bitcast(dtype, arg),
             Expr::Select {
                 cond,
                 then,

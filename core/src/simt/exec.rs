@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use super::Stats;
 use super::error::{ExecErrorKind, Location, SimtError};
 use super::mma::AtomTables;
-use super::value::{OpFault, Val, binary, cast, unary};
+use super::value::{OpFault, Val, binary, bitcast, cast, unary};
 use crate::interp::{Tensor, TensorData};
 use crate::ir::{BinaryOp, DType};
 use crate::target::TargetDescription;
@@ -640,6 +640,7 @@ impl<'a, 't> Machine<'a, 't> {
             }),
             ExprKind::Unary(op, a) => unary(*op, a.dtype, self.eval(a, t)?),
             ExprKind::Cast(a) => cast(self.eval(a, t)?, a.dtype, e.dtype),
+            ExprKind::Bitcast(a) => bitcast(self.eval(a, t)?, a.dtype, e.dtype),
             ExprKind::Select(c, a, b) => {
                 if self.eval(c, t)?.is_true() {
                     self.eval(a, t)?
@@ -2059,6 +2060,7 @@ pub(super) fn eval_uniform(e: &Expr, symbols: &[i64]) -> Result<Val, Fault> {
         ExprKind::Param(p) => Val::I(symbols.get(p.index()).copied().unwrap_or(0)),
         ExprKind::Unary(op, a) => unary(*op, a.dtype, eval_uniform(a, symbols)?),
         ExprKind::Cast(a) => cast(eval_uniform(a, symbols)?, a.dtype, e.dtype),
+        ExprKind::Bitcast(a) => bitcast(eval_uniform(a, symbols)?, a.dtype, e.dtype),
         ExprKind::Select(c, a, b) => {
             if eval_uniform(c, symbols)?.is_true() {
                 eval_uniform(a, symbols)?

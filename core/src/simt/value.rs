@@ -97,6 +97,19 @@ pub(crate) fn cast(v: Val, from: DType, to: DType) -> Val {
     }
 }
 
+/// `bitcast<to>(v)` for a value of type `from` (same width): the value of
+/// `to` with `v`'s bit pattern.
+pub(crate) fn bitcast(v: Val, from: DType, to: DType) -> Val {
+    let bits = match v {
+        Val::I(i) => from.bits_of(i, 0.0),
+        Val::F(x) => from.bits_of(0, x),
+    };
+    match to.from_bits(bits) {
+        Ok(i) => Val::I(i),
+        Err(x) => Val::F(x),
+    }
+}
+
 /// A unary operator on a value of type `dtype` (the operand's type).
 pub(crate) fn unary(op: UnaryOp, dtype: DType, v: Val) -> Val {
     match v {

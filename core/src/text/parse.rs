@@ -1367,7 +1367,7 @@ impl Parser {
     }
 
     /// An expression starting with a bare word: `true`, `false`, a typed
-    /// literal, `cast`, `select` or an operator written as a function.
+    /// literal, `cast`, `bitcast`, `select` or an operator written as a function.
     fn word_expr(&mut self, tok: &Token, word: &str) -> PResult<Handle<Expr>> {
         match word {
             "true" => return Ok(self.f.lit(Literal::Bool(true))),
@@ -1380,6 +1380,15 @@ impl Parser {
                 let arg = self.expr()?;
                 self.expect_punct(")")?;
                 return self.add(Expr::Cast { dtype, arg }, tok);
+            }
+            "bitcast" => {
+                self.expect_punct("<")?;
+                let dtype = self.dtype()?;
+                self.expect_punct(">")?;
+                self.expect_punct("(")?;
+                let arg = self.expr()?;
+                self.expect_punct(")")?;
+                return self.add(Expr::Bitcast { dtype, arg }, tok);
             }
             "select" => {
                 self.expect_punct("(")?;

@@ -598,6 +598,11 @@ impl Printer<'_> {
                 self.expr(*arg, 0);
                 self.out.push(')');
             }
+            Expr::Bitcast { dtype, arg } => {
+                let _ = write!(self.out, "bitcast<{dtype}>(");
+                self.expr(*arg, 0);
+                self.out.push(')');
+            }
             Expr::Load { buffer, indices } => {
                 self.buffer_name(*buffer);
                 self.out.push('[');

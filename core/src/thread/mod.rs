@@ -397,6 +397,9 @@ pub enum ExprKind {
     /// Conversion to [`Expr::dtype`].
     Cast(Box<Expr>),
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// The operand's bits read as [`Expr::dtype`] (same width, neither
+    /// bool): no conversion.
+    Bitcast(Box<Expr>),
 }
 
 /// Why an expression could not be built.
@@ -418,6 +421,12 @@ pub enum TypeError {
     Condition(DType),
     #[error("select arms have different types {0} and {1}")]
     SelectArms(DType, DType),
+    #[error(
+        "a bit cast keeps the width and needs non-bool types: {from} ({} bits) cannot be read as {to} ({} bits)",
+        .from.bits(),
+        .to.bits()
+    )]
+    BitcastWidth { from: DType, to: DType },
 }
 
 impl Expr {
@@ -445,6 +454,21 @@ impl Expr {
             kind: ExprKind::Cast(Box::new(arg)),
             dtype,
         }
+    }
+
+    /// A bit cast of `arg` to `dtype`, type-checked (same width, neither
+    /// bool).
+    pub fn bitcast(dtype: DType, arg: Expr) -> Result<Expr, TypeError> {
+        if !crate::ir::bitcast_ok(arg.dtype, dtype) {
+            return Err(TypeError::BitcastWidth {
+                from: arg.dtype,
+                to: dtype,
+            });
+        }
+        Ok(Expr {
+            kind: ExprKind::Bitcast(Box::new(arg)),
+            dtype,
+        })
     }
 
     /// A unary operation, type-checked.
@@ -990,6 +1014,7 @@ mod tests {
             "min(%n, 3) << 2",
             "cast<i32>(f32(-1.5)) + 7 + thread_idx",
             "%n * -5",
+            "bitcast<i32>(f32(1.0)) + bitcast<i32>(cast<u32>(%n))",
         ] {
             assert_eq!(round_trip(text), text, "{text}");
         }
@@ -1001,6 +1026,10 @@ mod tests {
             "error 5:8: `2147483648` does not fit in i32"
         );
         assert_eq!(round_trip("-2147483648"), "-2147483648");
+        assert_eq!(
+            round_trip("bitcast<i32>(cast<f16>(%n))"),
+            "error 5:8: a bit cast keeps the width and needs non-bool types: f16 (16 bits) cannot be read as i32 (32 bits)"
+        );
     }
 
     #[test]

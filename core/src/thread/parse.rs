@@ -1226,6 +1226,15 @@ impl Parser {
                 self.expect_punct(")")?;
                 return Ok(Expr::cast(dtype, arg));
             }
+            "bitcast" => {
+                self.expect_punct("<")?;
+                let dtype = self.dtype()?;
+                self.expect_punct(">")?;
+                self.expect_punct("(")?;
+                let arg = self.expr()?;
+                self.expect_punct(")")?;
+                return Expr::bitcast(dtype, arg).map_err(|e| self.error_at(token, e.to_string()));
+            }
             "select" => {
                 self.expect_punct("(")?;
                 let c = self.expr()?;

@@ -571,6 +571,11 @@ impl Printer<'_> {
                 self.expr(arg);
                 self.out.push(')');
             }
+            ExprKind::Bitcast(arg) => {
+                let _ = write!(self.out, "bitcast<{}>(", e.dtype);
+                self.expr(arg);
+                self.out.push(')');
+            }
             ExprKind::Select(c, a, b) => {
                 self.out.push_str("select(");
                 self.expr(c);

@@ -811,6 +811,19 @@ impl Verifier<'_> {
                 self.expr(a)?;
                 e.dtype
             }
+            ExprKind::Bitcast(a) => {
+                self.expr(a)?;
+                if !crate::ir::bitcast_ok(a.dtype, e.dtype) {
+                    return Err(self.err(
+                        TypeError::BitcastWidth {
+                            from: a.dtype,
+                            to: e.dtype,
+                        }
+                        .into(),
+                    ));
+                }
+                e.dtype
+            }
             ExprKind::Select(c, a, b) => {
                 self.bool_expr(c, "a select condition")?;
                 self.expr(a)?;
@@ -1638,7 +1651,7 @@ pub(crate) fn visit_children(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     match &e.kind {
         ExprKind::Literal(_) | ExprKind::Reg(_) | ExprKind::Param(_) | ExprKind::Special(_) => {}
         ExprKind::Elem(_, i) => f(i),
-        ExprKind::Unary(_, a) | ExprKind::Cast(a) => f(a),
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::Bitcast(a) => f(a),
         ExprKind::Binary(_, a, b) => {
             f(a);
             f(b);

@@ -156,7 +156,7 @@ pub fn rename_reg(body: &mut [Stmt], from: RegId, to: RegId) {
                 }
                 expr(a, from, to);
             }
-            ExprKind::Unary(_, a) | ExprKind::Cast(a) => expr(a, from, to),
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::Bitcast(a) => expr(a, from, to),
             ExprKind::Binary(_, a, b) => {
                 expr(a, from, to);
                 expr(b, from, to);
@@ -205,7 +205,10 @@ pub fn for_each_subexpr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     while let Some(e) = stack.pop() {
         f(e);
         match &e.kind {
-            ExprKind::Elem(_, a) | ExprKind::Unary(_, a) | ExprKind::Cast(a) => stack.push(a),
+            ExprKind::Elem(_, a)
+            | ExprKind::Unary(_, a)
+            | ExprKind::Cast(a)
+            | ExprKind::Bitcast(a) => stack.push(a),
             ExprKind::Binary(_, a, b) => {
                 stack.push(a);
                 stack.push(b);

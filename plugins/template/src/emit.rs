@@ -266,7 +266,9 @@ fn own_dtypes(f: &Function, stmt: &Stmt) -> Vec<DType> {
         dtypes.push(f.ty(e));
         match &f.exprs[e] {
             Expr::Literal(_) | Expr::Var(_) => {}
-            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => exprs.push(*arg),
+            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } | Expr::Bitcast { arg, .. } => {
+                exprs.push(*arg)
+            }
             Expr::Binary { lhs, rhs, .. } => exprs.extend([*lhs, *rhs]),
             Expr::Select {
                 cond,
@@ -473,6 +475,11 @@ fn write_expr(f: &Function, e: Handle<Expr>, outer: u8, out: &mut String) {
         }
         Expr::Cast { dtype, arg } => {
             let _ = write!(out, "{}(", dtype.tilelang_name());
+            write_expr(f, *arg, 0, out);
+            out.push(')');
+        }
+        Expr::Bitcast { dtype, arg } => {
+            let _ = write!(out, "reinterpret<{}>(", dtype.tilelang_name());
             write_expr(f, *arg, 0, out);
             out.push(')');
         }

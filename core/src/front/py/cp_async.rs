@@ -208,6 +208,7 @@ fn access_ptr<'a>(
         Value::Access(a) => (a.buffer, a.items.clone()),
         Value::ViewAccess(va) => {
             let st = ev.kernel_stager("`T.access_ptr`", span)?;
+            super::views::same_type(st, &va.view, "`T.access_ptr`", span)?;
             let a = super::views::element(st, va)?;
             (a.buffer, a.items)
         }

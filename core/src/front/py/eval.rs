@@ -1464,6 +1464,7 @@ impl<'a> Evaluator<'a> {
                         };
                         let st = self.kernel_stager("a buffer store", span)?;
                         let a = super::views::element(st, &va)?;
+                        let value = super::views::store_value(st, &va.view, value, span)?;
                         self.store(a.buffer, a.items, value, span_of(target), span)
                     }
                     Value::List(l) => {

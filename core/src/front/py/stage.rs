@@ -430,7 +430,14 @@ impl Stager {
             }
             Value::ViewAccess(va) => {
                 let a = super::views::element(self, va)?;
-                self.value_expr(&Value::Access(std::rc::Rc::new(a)), hint, span)
+                match super::views::retyped(self, &va.view) {
+                    // The buffer's bits read as the view's type.
+                    Some(dtype) => {
+                        let e = self.value_expr(&Value::Access(std::rc::Rc::new(a)), None, span)?;
+                        self.expr(Expr::Bitcast { dtype, arg: e }, span)
+                    }
+                    None => self.value_expr(&Value::Access(std::rc::Rc::new(a)), hint, span),
+                }
             }
             Value::Access(a) => {
                 let mut indices = Vec::new();

@@ -1,7 +1,8 @@
 //! Views of one buffer's storage under another shape: `buf.data` given to
-//! `T.Tensor(shape, dtype, data)`, `T.reshape` and `T.view` (same element
-//! type), and `T.im2col`, which reads an image through such index
-//! arithmetic.
+//! `T.Tensor(shape, dtype, data)`, `T.reshape` and `T.view` (the same
+//! element type, or another of the same width whose elements are read and
+//! written through bit casts, `retyped`), and `T.im2col`, which reads an
+//! image through such index arithmetic; `T.reinterpret` of one value.
 //!
 //! The IR has no aliasing buffers, so a view never becomes an IR buffer.
 //! The front end keeps it as a value (`Value::View`) and translates every
@@ -93,24 +94,121 @@ pub(crate) fn call<'a>(
         }
         "im2col" | "c2d_im2col" => im2col(ev, args, kwargs, span),
         "alloc_global" => alloc_global(ev, args, kwargs, span),
-        "reinterpret" => Err(Box::new(
-            Diagnostic::error(
-                codes::UNSUPPORTED_TILELANG,
-                "`T.reinterpret` (a bit cast to another type) is not supported by tilec",
-                span,
-            )
-            .with_label("bit cast")
-            .with_note(
-                "the IR has no bit-cast expression; `T.Cast` converts the value instead, \
-                 which gives other bits",
-            ),
-        )),
+        "reinterpret" => reinterpret(ev, args, kwargs, span),
         other => Err(err(
             codes::UNSUPPORTED_TILELANG,
             format!("`T.{other}` is not supported by tilec"),
             span,
         )),
     }
+}
+
+/// `T.reinterpret(value, dtype)` (TileLang's order; TVM's
+/// `tirx.reinterpret(dtype, value)` and TileLang's deprecated
+/// `T.reinterpret(dtype, value)` are recognised by which argument is a
+/// dtype): the value's bits read as `dtype`, of the same width.
+fn reinterpret<'a>(
+    ev: &mut Evaluator<'a>,
+    args: Vec<Value<'a>>,
+    kwargs: Vec<(String, Value<'a>)>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    let a = Args::new(
+        "reinterpret",
+        &["value", "dtype", "span"],
+        args,
+        kwargs,
+        span,
+    )?;
+    let first = a.req(0, "a value")?;
+    let second = a.req(1, "a dtype")?;
+    let is_dtype = |v: &Value<'_>| match v {
+        Value::DType(_) => true,
+        Value::Str(s) => DType::from_tilelang_name(s).is_some(),
+        _ => false,
+    };
+    let (value, dtype) = if is_dtype(first) && !is_dtype(second) {
+        (second, first)
+    } else {
+        (first, second)
+    };
+    let to = super::tl::dtype_of(dtype, span)?;
+    if matches!(value, Value::Buffer(_) | Value::View(_)) {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::UNSUPPORTED_TILELANG,
+                "`T.reinterpret` of a whole buffer is not supported by tilec",
+                span,
+            )
+            .with_label("a buffer, not a value")
+            .with_note(
+                "`T.reinterpret` reads one value's bits as another type; apply it to \
+                 elements (`T.reinterpret(S[i], dtype)`)",
+            ),
+        ));
+    }
+    let st = ev.stager("`T.reinterpret`", span)?;
+    let e = st.value_expr(value, None, span)?;
+    let from = st.ty(e);
+    if !ir::bitcast_ok(from, to) {
+        let (label, note) = if from.is_bool() || to.is_bool() {
+            (
+                "bool has no bit pattern to reinterpret",
+                "convert with `T.Cast` (a bool becomes 0 or 1, a number is true when non-zero)"
+                    .to_string(),
+            )
+        } else {
+            let same: Vec<&str> = DType::ALL
+                .iter()
+                .filter(|d| d.bits() == from.bits() && !d.is_bool() && **d != from)
+                .map(|d| d.tilelang_name())
+                .collect();
+            (
+                "the widths differ",
+                format!(
+                    "a bit cast keeps the width: reinterpret as a {}-bit type ({}) and then \
+                     convert with `T.Cast`, or assemble the bits with shifts and masks",
+                    from.bits(),
+                    same.join(", ")
+                ),
+            )
+        };
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::UNSUPPORTED_TILELANG,
+                format!(
+                    "`T.reinterpret` of a {} value ({} bits) as {} ({} bits) is not supported by tilec",
+                    from.tilelang_name(),
+                    from.bits(),
+                    to.tilelang_name(),
+                    to.bits()
+                ),
+                span,
+            )
+            .with_label(label)
+            .with_note(note),
+        ));
+    }
+    if from == to {
+        return Ok(Value::Expr(e));
+    }
+    // A literal folds unless the result is a NaN (whose payload a literal
+    // does not keep).
+    if let Some(l) = st.func.as_literal(e) {
+        let bits = match l {
+            Literal::Int(v, d) => d.bits_of(v, 0.0),
+            Literal::Float(x, d) => d.bits_of(0, x),
+            Literal::Bool(_) => 0,
+        };
+        match to.from_bits(bits) {
+            Ok(v) => return Ok(Value::Expr(st.lit(Literal::Int(v, to)))),
+            Err(x) if !x.is_nan() => return Ok(Value::Expr(st.lit(Literal::Float(x, to)))),
+            Err(_) => {}
+        }
+    }
+    Ok(Value::Expr(
+        st.expr(Expr::Bitcast { dtype: to, arg: e }, span)?,
+    ))
 }
 
 /// `buf.data`: the storage of `buf`, as a view of its own shape.
@@ -230,7 +328,9 @@ fn make_view<'a>(
     let dims = ev.shape_exprs(&shape_v, span)?;
     let st = ev.stager("a buffer view", span)?;
     let dtype = dtype.unwrap_or(src.dtype);
-    if dtype != src.dtype {
+    // Another element type of the same width: elements are read and
+    // written through bit casts (`retyped`).
+    if dtype != src.dtype && !ir::bitcast_ok(src.dtype, dtype) {
         return Err(Box::new(
             Diagnostic::error(
                 codes::UNSUPPORTED_TILELANG,
@@ -243,8 +343,19 @@ fn make_view<'a>(
             )
             .with_label("element type changes")
             .with_note(
-                "tilec views a buffer under another shape, not another element type; \
-                 convert the values with `T.Cast` (or keep the data in the type it is read as)",
+                if src.dtype.bits() == dtype.bits() && !src.dtype.is_bool() && !dtype.is_bool() {
+                    format!(
+                        "tilec views a buffer under another shape, not another element type; \
+                     read and write its elements' bits with `T.reinterpret(x[i], {})` and \
+                     `T.reinterpret(v, {})`",
+                        dtype.tilelang_name(),
+                        src.dtype.tilelang_name()
+                    )
+                } else {
+                    "tilec views a buffer under another shape, not another element type; \
+                 convert the values with `T.Cast` (or keep the data in the type it is read as)"
+                        .to_string()
+                },
             ),
         ));
     }
@@ -667,6 +778,69 @@ fn view_ranges(
     Ok((out, head))
 }
 
+/// The view's element type where it differs from its buffer's (a view of
+/// the same width under another type: `T.view(buf, dtype=...)`).
+pub(crate) fn retyped(st: &super::stage::Stager, view: &View) -> Option<DType> {
+    let base = st.func.buffers.try_get(view.base)?.dtype;
+    (base != view.dtype).then_some(view.dtype)
+}
+
+/// Refuses a view of another element type where its elements would move
+/// as a region or through a pointer: only element reads and writes go
+/// through bit casts.
+pub(crate) fn same_type(
+    st: &super::stage::Stager,
+    view: &View,
+    what: &str,
+    span: Span,
+) -> EResult<()> {
+    let Some(d) = retyped(st, view) else {
+        return Ok(());
+    };
+    let base = &st.func.buffers[view.base];
+    Err(Box::new(
+        Diagnostic::error(
+            codes::UNSUPPORTED_TILELANG,
+            format!(
+                "{what} of a view of `{}` ({}) as {} is not supported by tilec",
+                base.name,
+                base.dtype.tilelang_name(),
+                d.tilelang_name()
+            ),
+            span,
+        )
+        .with_label("a view of another element type")
+        .with_note(
+            "tilec reads and writes such a view's elements (`v[i]`) through bit casts; \
+             a tile operation or pointer over it would move the buffer's own type, so \
+             copy element by element in a `T.Parallel` loop instead",
+        ),
+    ))
+}
+
+/// The value stored into an element of `view`: converted to the view's
+/// type, then its bits as the buffer's type where the two differ.
+pub(crate) fn store_value<'a>(
+    st: &mut super::stage::Stager,
+    view: &View,
+    value: Value<'a>,
+    span: Span,
+) -> EResult<Value<'a>> {
+    let Some(d) = retyped(st, view) else {
+        return Ok(value);
+    };
+    let base = st.func.buffers[view.base].dtype;
+    let e = st.value_expr(&value, Some(d), span)?;
+    let e = st.cast(e, d, span)?;
+    Ok(Value::Expr(st.expr(
+        Expr::Bitcast {
+            dtype: base,
+            arg: e,
+        },
+        span,
+    )?))
+}
+
 /// The element `view[points]` as an access of the base buffer.
 pub(crate) fn element(st: &mut super::stage::Stager, va: &ViewAccess) -> EResult<Access> {
     let (ranges, _) = view_ranges(st, &va.view, &va.items, va.span)?;
@@ -716,6 +890,7 @@ pub(crate) fn operand(
         Value::ViewAccess(va) => (va.view.clone(), va.items.clone(), va.span),
         _ => return Err(super::stage::cascade()),
     };
+    same_type(st, &view, "a tile operation", vspan)?;
     let (ranges, head) = view_ranges(st, &view, &items, vspan)?;
     let mut op = Operand {
         region: Region {
@@ -1114,6 +1289,7 @@ pub(crate) fn staged<'a>(
         }
         Value::View(view) => {
             let st = ev.stager("a buffer view", span)?;
+            same_type(st, view, "a tile operation", span)?;
             let (ranges, _) = view_ranges(st, view, &[], span)?;
             Side {
                 buffer: view.base,
@@ -1123,6 +1299,7 @@ pub(crate) fn staged<'a>(
         }
         Value::ViewAccess(va) if regions => {
             let st = ev.stager("a buffer view", span)?;
+            same_type(st, &va.view, "a tile operation", va.span)?;
             let (ranges, _) = view_ranges(st, &va.view, &va.items, va.span)?;
             Side {
                 buffer: va.view.base,

@@ -72,6 +72,14 @@ __aicore__ inline int64_t tl_ipow(int64_t x, int64_t y) {
     return r;
 }
 __aicore__ inline int64_t tl_clamp(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : (v > hi ? hi : v); }
+template <typename To, typename From>
+__aicore__ inline To tl_bitcast(From x) {
+    // The same bits read as another type of the same width.
+    static_assert(sizeof(To) == sizeof(From), "a bit cast keeps the width");
+    To r;
+    __builtin_memcpy(&r, &x, sizeof r);
+    return r;
+}
 template <typename T>
 __aicore__ inline T tl_float_to_int(double x) {
     // Truncates toward zero, saturates at the int64 range, wraps to T.

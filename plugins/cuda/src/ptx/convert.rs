@@ -98,6 +98,62 @@ impl Emitter<'_> {
         }
     }
 
+    /// The bits of `v` (of type `from`) as a value of `to`, of the same
+    /// width: `mov.b32`/`mov.b64` between float and integer registers; a
+    /// 16-bit or 8-bit pattern moves between its `.b16` register and the
+    /// normalised `.b32` one with `cvt` (sign- or zero-extending as the
+    /// integer type asks).
+    pub fn bitcast(&mut self, v: Val, from: DType, to: DType) -> Result<Val> {
+        if from.bits() != to.bits() || from.is_bool() || to.is_bool() {
+            return Err(self.malformed(format!("a bit cast from {from} to {to}")));
+        }
+        if let Some(imm) = v.imm {
+            let bits = match imm {
+                Imm::Int(i) => from.bits_of(i, 0.0),
+                Imm::Float(x) => from.bits_of(0, x),
+                Imm::Bool(_) => return Err(self.malformed("a bit cast of a bool")),
+            };
+            return Ok(match to.from_bits(bits) {
+                Ok(i) => Val::int(to, i),
+                // The exact pattern, NaN payloads included.
+                Err(_) => Val::bits(class_of(to), bits),
+            });
+        }
+        let (cf, ct) = (class_of(from), class_of(to));
+        Ok(match (cf, ct) {
+            (Class::B32, Class::B32) => {
+                // Narrow integers of the other signedness re-extend.
+                if from.kind() == to.kind() {
+                    v
+                } else {
+                    self.normalize(v, to)
+                }
+            }
+            (a, b) if a == b => Val::reg(b, v.text),
+            (Class::F32, Class::B32) | (Class::B32, Class::F32) => self.op1(ct, "mov.b32", &v),
+            (Class::F64, Class::B64) | (Class::B64, Class::F64) => self.op1(ct, "mov.b64", &v),
+            (Class::B16, Class::B32) => {
+                // The pattern in bits 15:0 (float8: 7:0), extended.
+                let ty = match (from.bits(), to.kind() == DTypeKind::Signed) {
+                    (16, true) => "s32.s16",
+                    (16, false) => "u32.u16",
+                    (_, true) => "s32.s8",
+                    (_, false) => "u32.u8",
+                };
+                self.op1(Class::B32, &format!("cvt.{ty}"), &v)
+            }
+            (Class::B32, Class::B16) => {
+                let v = if from.bits() == 8 {
+                    self.op2(Class::B32, "and.b32", &v, &Val::int(DType::U32, 0xFF))
+                } else {
+                    v
+                };
+                self.op1(Class::B16, "cvt.u16.u32", &v)
+            }
+            _ => return Err(self.malformed(format!("a bit cast from {from} to {to}"))),
+        })
+    }
+
     /// An integer, rounded to `f64` as the reference converts it.
     fn int_to_f64(&mut self, v: Val, from: DType) -> Val {
         let ty = super::value::int_ty(from);

@@ -62,6 +62,10 @@ impl Emitter<'_> {
                 let v = self.expr(a)?;
                 self.convert(v, a.dtype, e.dtype)
             }
+            ExprKind::Bitcast(a) => {
+                let v = self.expr(a)?;
+                self.bitcast(v, a.dtype, e.dtype)
+            }
             ExprKind::Select(c, a, b) => {
                 let c = self.expr(c)?;
                 let x = self.expr(a)?;

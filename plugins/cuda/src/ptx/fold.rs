@@ -31,6 +31,16 @@ pub(crate) fn fold(e: &Expr, env: &HashMap<RegId, i64>) -> Option<Imm> {
             binary(*op, a.dtype, x, y)
         }
         ExprKind::Cast(a) => cast(fold(a, env)?, e.dtype),
+        // An integer read of an integer's bits (floats do not fold).
+        ExprKind::Bitcast(a) if a.dtype.is_int() && e.dtype.is_int() => match fold(a, env)? {
+            Imm::Int(x) => e
+                .dtype
+                .from_bits(a.dtype.bits_of(x, 0.0))
+                .ok()
+                .map(Imm::Int),
+            _ => None,
+        },
+        ExprKind::Bitcast(_) => None,
         ExprKind::Select(c, a, b) => match fold(c, env)? {
             Imm::Bool(true) => fold(a, env),
             Imm::Bool(false) => fold(b, env),

@@ -205,7 +205,7 @@ impl Plan {
                     self.specials[i] = true;
                 }
             }
-            ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.expr(a, env),
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::Bitcast(a) => self.expr(a, env),
             ExprKind::Binary(_, a, b) => {
                 self.expr(a, env);
                 self.expr(b, env);

@@ -30,6 +30,8 @@
 //!   (NaN → 0, saturating, values in [2^63, 2^64) keeping their unsigned
 //!   bits) and wrap; into `bool` they test `!= 0`. Integers become floats
 //!   through f64 (`i64 → f32` thus rounds twice, as in the interpreter).
+//! - **Bit casts** are LLVM `bitcast`s between types of one width (none
+//!   where both are held in the same LLVM type, as `i16` and `bf16`).
 //! - **Transcendental functions** (`exp`, `log`, `sin`, `tanh`, ...) are
 //!   LLVM's f32 intrinsics (f16/bf16 computed in f32): accurate to a few
 //!   ulp, not bit-identical to the interpreter's f64 `libm`. On f64 only
@@ -90,6 +92,22 @@ impl KernelEmitter<'_> {
             ExprKind::Cast(a) => {
                 let x = self.expr(a)?;
                 self.cast(&x, a.dtype, e.dtype)
+            }
+            ExprKind::Bitcast(a) => {
+                let x = self.expr(a)?;
+                if a.dtype.bits() != e.dtype.bits() || a.dtype.is_bool() || e.dtype.is_bool() {
+                    return Err(
+                        self.internal(format!("a bit cast from {} to {}", a.dtype, e.dtype))
+                    );
+                }
+                let (from, to) = (self.ty(a.dtype)?, self.ty(e.dtype)?);
+                // Values are held at their width (bf16 as its `i16` bits),
+                // so the bits move unchanged.
+                Ok(if from == to {
+                    x
+                } else {
+                    self.inst(format!("bitcast {from} {x} to {to}"))
+                })
             }
             ExprKind::Select(c, a, b) => {
                 let c = self.expr(c)?;
