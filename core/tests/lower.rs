@@ -2268,6 +2268,35 @@ UG: T.Tensor((N,), T.uint16), GS: T.Tensor((N,), T.bfloat16)):\n        \
     }
 }
 
+/// A `T.alloc_var` inside a `T.Parallel` body is a scalar of each
+/// iteration, kept in the running thread's own array and set anew by each
+/// iteration (`lower/private.rs`): the clamped elements match the closed
+/// form and the reference on every target.
+#[test]
+fn allocations_inside_parallel_are_per_iteration_on_every_target() {
+    let src = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/front/alloc_in_parallel.py"),
+    )
+    .expect("front-end test file");
+    let (module, _) = compile_source(&src, "per_iteration");
+    for name in TARGETS {
+        let target = target::builtin(name).expect("built-in target");
+        let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(
+            thread::print_module(&lowered).contains("local %x: i32[1]"),
+            "{name}: the iteration's `x` is not a per-thread array"
+        );
+        run_and_compare(
+            &module.functions[0],
+            &lowered,
+            &target,
+            Class::Exact,
+            &format!("allocations inside parallel on {name}"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
 /// A `@T.prim_func` without `T.Kernel` is staged as one block of one
 /// thread running the body in order (W0002); lowered, that thread runs
 /// the serial and parallel loops one iteration after another, so a running

@@ -3086,7 +3086,7 @@ impl<'a> Lower<'a> {
             | ir::Stmt::BarrierWait { .. }
             | ir::Stmt::AllocBarrier { .. } => Err(self.unsupported("a barrier inside `parallel`")),
             ir::Stmt::Role { .. } => Err(self.unsupported("`T.ws` inside `parallel`")),
-            ir::Stmt::Alloc { .. } => Err(self.unsupported("an allocation inside `parallel`")),
+            ir::Stmt::Alloc { buffer, init } => self.iteration_alloc(*buffer, *init, out),
             ir::Stmt::Kernel { .. } => Err(self.unsupported("a kernel inside `parallel`")),
             ir::Stmt::Copy { .. }
             | ir::Stmt::Gemm { .. }

@@ -70,6 +70,46 @@ impl Lower<'_> {
         }
     }
 
+    /// An allocation inside a `T.Parallel` nest: a `var` or `local` buffer
+    /// of each iteration (`x = T.alloc_var(T.float32, init=A[i])` in the
+    /// nest's body). The thread running an iteration keeps it in its own
+    /// array, allocated once for the kernel and set anew (to its initial
+    /// value, if any) by every iteration, which runs wholly on that thread.
+    pub(super) fn iteration_alloc(
+        &mut self,
+        b: Handle<ir::Buffer>,
+        init: Option<Handle<ir::Expr>>,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let f = self.f;
+        let buffer = &f.buffers[b];
+        let dims = f
+            .const_shape(b)
+            .filter(|d| (1..=ir::per_thread::MAX_ELEMS).contains(&d.iter().product::<i64>()));
+        let (true, Some(dims)) = (
+            matches!(buffer.scope, ir::Scope::Var | ir::Scope::Local),
+            dims,
+        ) else {
+            return Err(self.unsupported(format!(
+                "the allocation of the {} buffer `{}` inside `parallel` (only `var` and small \
+                 `local` buffers of constant shape can be allocated per iteration)",
+                buffer.scope.name(),
+                buffer.name
+            )));
+        };
+        if !self.private.contains_key(&b) {
+            let len: i64 = dims.iter().product();
+            let name = self.claim(&buffer.name);
+            let arr = self.add_reg(name, buffer.dtype, RegisterKind::Array { len: len as u32 });
+            self.private.insert(b, PrivateBuf { arr, dims });
+        }
+        if let Some(init) = init {
+            let value = self.expr(init, out)?;
+            self.private_fill(b, value, out);
+        }
+        Ok(())
+    }
+
     /// Whether `b` is kept per thread.
     pub(super) fn is_private(&self, b: Handle<ir::Buffer>) -> bool {
         self.private.contains_key(&b)
