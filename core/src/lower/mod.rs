@@ -1710,9 +1710,29 @@ impl<'a> Lower<'a> {
             }
             return Ok((memref, linear, guard));
         }
+        let (mut linear, mut guard) = self.row_major(idx, &dims, &scales)?;
+        if self.trusted.contains(&buffer) {
+            // Proved in bounds by the verifier for this access.
+            guard = None;
+        }
+        if let Some((base, _)) = self.stage_base.get(&buffer) {
+            linear = self.bin(BinaryOp::Add, base.clone(), linear)?;
+        }
+        Ok((memref, linear, guard))
+    }
+
+    /// The row-major linear index of `idx` (dimension `d` scaled by
+    /// `scales[d]`) and the condition that keeps every index inside its
+    /// extent (`None` when each index's known range already is).
+    fn row_major(
+        &self,
+        idx: &[Index],
+        dims: &[(Expr, Option<i64>)],
+        scales: &[Expr],
+    ) -> Result<(Expr, Option<Expr>)> {
         let mut linear = lit_i32(0);
         let mut guard: Option<Expr> = None;
-        for (d, ((ix, (dim, cdim)), scale)) in idx.iter().zip(&dims).zip(&scales).enumerate() {
+        for (d, ((ix, (dim, cdim)), scale)) in idx.iter().zip(dims).zip(scales).enumerate() {
             // linear = linear * scale + ix
             linear = if d == 0 {
                 ix.expr.clone()
@@ -1734,14 +1754,7 @@ impl<'a> Lower<'a> {
                 guard = Some(self.and(guard, c)?);
             }
         }
-        if self.trusted.contains(&buffer) {
-            // Proved in bounds by the verifier for this access.
-            guard = None;
-        }
-        if let Some((base, _)) = self.stage_base.get(&buffer) {
-            linear = self.bin(BinaryOp::Add, base.clone(), linear)?;
-        }
-        Ok((memref, linear, guard))
+        Ok((linear, guard))
     }
 
     /// Runs `f` with `buffers`' accesses trusted to be in bounds (no

@@ -28,8 +28,8 @@
 use std::collections::HashMap;
 
 use super::{
-    BinaryOp, Expr, ExprKind, Handle, Index, Lower, RegId, RegRef, RegisterKind, Result, Stmt,
-    StmtKind, ir, lit_i32, reg_expr,
+    Expr, ExprKind, Handle, Index, Lower, RegId, RegRef, RegisterKind, Result, Stmt, StmtKind, ir,
+    lit_i32, reg_expr,
 };
 use crate::ir::{DType, Literal};
 
@@ -126,28 +126,10 @@ impl Lower<'_> {
         if p.dims.len() != idx.len() {
             return Err(self.malformed("index count differs from the buffer's rank"));
         }
-        let mut linear = lit_i32(0);
-        let mut guard: Option<Expr> = None;
-        for (d, (ix, &n)) in idx.iter().zip(&p.dims).enumerate() {
-            linear = if d == 0 {
-                ix.expr.clone()
-            } else {
-                let scaled = self.bin(BinaryOp::Mul, linear, lit_i32(n))?;
-                self.bin(BinaryOp::Add, scaled, ix.expr.clone())?
-            };
-            let (lo_ok, hi_ok) = match ix.range {
-                Some((lo, hi)) => (lo >= 0, hi < n),
-                None => (false, false),
-            };
-            if !lo_ok {
-                let c = self.bin(BinaryOp::Ge, ix.expr.clone(), lit_i32(0))?;
-                guard = Some(self.and(guard, c)?);
-            }
-            if !hi_ok {
-                let c = self.bin(BinaryOp::Lt, ix.expr.clone(), lit_i32(n))?;
-                guard = Some(self.and(guard, c)?);
-            }
-        }
+        let dims: Vec<(Expr, Option<i64>)> =
+            p.dims.iter().map(|&n| (lit_i32(n), Some(n))).collect();
+        let scales: Vec<Expr> = p.dims.iter().map(|&n| lit_i32(n)).collect();
+        let (linear, guard) = self.row_major(idx, &dims, &scales)?;
         Ok((p.arr, linear, guard))
     }
 
