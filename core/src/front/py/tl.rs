@@ -132,6 +132,9 @@ pub(crate) fn attr<'a>(name: &str) -> Option<Value<'a>> {
     if let Some(v) = super::cp_async::attr(name) {
         return Some(v);
     }
+    if let Some(v) = super::reducer::attr(name) {
+        return Some(v);
+    }
     if let Some(d) = DType::from_tilelang_name(name) {
         return Some(Value::DType(d));
     }
@@ -2602,6 +2605,7 @@ pub(crate) fn call<'a>(
         more if super::tl_more::handles(more) => super::tl_more::call(ev, more, args, kwargs, span),
         v if super::views::handles(v) => super::views::call(ev, v, args, kwargs, span),
         p if super::cp_async::handles(p) => super::cp_async::call(ev, p, args, kwargs, span),
+        r if super::reducer::handles(r) => super::reducer::call(ev, r, args, kwargs, span),
         n if super::tir::handles(n) => super::tir::call(ev, n, args, kwargs, span),
         other => {
             let d = Diagnostic::error(
