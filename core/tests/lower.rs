@@ -2508,3 +2508,24 @@ fn thread_dimensions_lower_as_parts_of_the_linear_index_on_every_target() {
         .unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
+/// Reducers (`T.alloc_reducer`, both of TileLang's forms) are staged as a
+/// fragment of each accumulating nest's shape, reductions and a nest that
+/// combines into the reducer: lowered for every target, the front-end test
+/// kernel matches the interpreter exactly (its data are integers).
+#[test]
+fn reducers_match_the_interpreter_on_every_target() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/front/reducer_accumulate.py");
+    let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let call = "reducer_accumulate()";
+    let (module, _) = compile_source(&source, call);
+    let mut failures = Vec::new();
+    for t in TARGETS {
+        match check_example(&module, call, t, Class::Exact) {
+            Ok(Some(_)) => {}
+            Ok(None) => failures.push(format!("{call} on {t}: not supported by the lowering")),
+            Err(e) => failures.push(e),
+        }
+    }
+    assert!(failures.is_empty(), "failures:\n{}", failures.join("\n"));
+}

@@ -9,6 +9,7 @@
 # RUN-EQUAL: S = S_ref
 # RUN-EQUAL: X = X_ref
 # RUN-EQUAL: T1 = T_ref
+# RUN-EQUAL: P = P_ref
 import tilelang
 import tilelang.language as T
 
@@ -24,6 +25,8 @@ def reducer_accumulate(M=8, N=16, K=64, BK=16):
         X_ref: T.Tensor((M,), "int32"),
         T1: T.Tensor((1,), "int32"),
         T_ref: T.Tensor((1,), "int32"),
+        P: T.Tensor((2, 2), "int32"),
+        P_ref: T.Tensor((2, 2), "int32"),
     ):
         with T.Kernel(1, threads=64) as bx:
             F = T.alloc_fragment((M, BK), "int32")
@@ -55,6 +58,16 @@ def reducer_accumulate(M=8, N=16, K=64, BK=16):
                     t[0] = t[0] + F[i, j]
             T.finalize_reducer(t)
             T.copy(t, T1)
+            # Elements chosen by serial loops around the nest: the
+            # combination runs in serial loops too.
+            p = T.alloc_reducer((2, 2), "int32", op="sum")
+            T.reducer_init(p)
+            for a in T.serial(2):
+                for b in T.serial(2):
+                    for k in T.Parallel(BK):
+                        T.reducer_update(p[a, b], F[a, k] * F[b, k])
+            T.finalize_reducer(p)
+            T.copy(p, P)
 
             # The same with reductions.
             G = T.alloc_fragment((M, K), "int32")
@@ -73,5 +86,14 @@ def reducer_accumulate(M=8, N=16, K=64, BK=16):
             T.reduce_sum(R2, R1, dim=0)
             R1[0] = R1[0] + 5
             T.copy(R1, T_ref)
+            H = T.alloc_fragment((BK,), "int32")
+            Q = T.alloc_fragment((2, 2), "int32")
+            for a in T.serial(2):
+                for b in T.serial(2):
+                    for k in T.Parallel(BK):
+                        H[k] = F[a, k] * F[b, k]
+                    T.reduce_sum(H, R1, dim=0)
+                    Q[a, b] = R1[0]
+            T.copy(Q, P_ref)
 
     return main

@@ -304,12 +304,7 @@ pub(crate) fn call<'a>(
                 kwargs,
                 span,
             )?;
-            let (b, _) = reducer_arg(
-                ev,
-                a.req(0, "a reducer")?,
-                "`T.finalize_reducer`",
-                span,
-            )?;
+            let (b, _) = reducer_arg(ev, a.req(0, "a reducer")?, "`T.finalize_reducer`", span)?;
             if let Some(Value::Int(n)) = a.get(2)
                 && *n < 1
             {
@@ -550,14 +545,50 @@ fn combine(
         },
         span,
     );
-    st.emit(
-        Stmt::Parallel {
-            vars: new_vars,
-            extents: new_extents,
-            body,
-        },
-        span,
-    );
+    // A fragment store in `T.Parallel` indexes each dimension by a loop
+    // variable of the nest (or 0 on an extent-1 dimension); with indices
+    // fixed outside the nest (`acc[i, j]` in serial loops over `i`, `j`)
+    // the combination runs as serial loops instead.
+    let shape = st.const_shape_of(site.reducer);
+    let parallel_ok = site
+        .indices
+        .iter()
+        .zip(&indexed)
+        .enumerate()
+        .all(|(d, (e, v))| {
+            v.is_some()
+                || (st.func.as_const_int(*e) == Some(0)
+                    && shape.as_ref().and_then(|s| s.get(d)) == Some(&1))
+        });
+    if parallel_ok {
+        st.emit(
+            Stmt::Parallel {
+                vars: new_vars,
+                extents: new_extents,
+                body,
+            },
+            span,
+        );
+    } else {
+        for (var, extent) in new_vars.into_iter().zip(new_extents).rev() {
+            let mut outer = Block::new();
+            let start = st.int(0);
+            outer.push(
+                Stmt::For {
+                    var,
+                    start,
+                    extent,
+                    kind: ir::LoopKind::Serial,
+                    body,
+                },
+                span,
+            );
+            body = outer;
+        }
+        for (stmt, at) in body.stmts.into_iter().zip(body.spans) {
+            st.emit(stmt, at);
+        }
+    }
     Ok(())
 }
 
@@ -680,7 +711,10 @@ fn rewrite_block(
                 let contribution = match st.func.exprs[*value].clone() {
                     Expr::Binary { op: o, lhs, rhs } if o == op => {
                         let is_old = |e: Handle<Expr>| match &st.func.exprs[e] {
-                            Expr::Load { buffer, indices: li } => {
+                            Expr::Load {
+                                buffer,
+                                indices: li,
+                            } => {
                                 *buffer == r
                                     && li.len() == indices.len()
                                     && li.iter().zip(indices.iter()).all(|(a, b)| same(st, *a, *b))
@@ -721,7 +755,10 @@ fn rewrite_block(
                     {
                         if !used.insert(x) {
                             return Err(refused(
-                                format!("the loop variable `{}` indexes the reducer `{name}` twice", st.func.vars[x].name),
+                                format!(
+                                    "the loop variable `{}` indexes the reducer `{name}` twice",
+                                    st.func.vars[x].name
+                                ),
                                 "repeated index",
                                 span,
                             ));
@@ -730,7 +767,9 @@ fn rewrite_block(
                     }
                     if mentions(st, *e, &loop_vars) {
                         return Err(refused(
-                            format!("an index of the reducer `{name}` that is computed from the loop variables"),
+                            format!(
+                                "an index of the reducer `{name}` that is computed from the loop variables"
+                            ),
                             "each index must be a loop variable of the nest, or not depend on the nest",
                             span,
                         ));
