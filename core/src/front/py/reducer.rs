@@ -71,12 +71,27 @@ fn combine_op(kind: ReduceKind) -> BinaryOp {
     match kind {
         ReduceKind::Max => BinaryOp::Max,
         ReduceKind::Min => BinaryOp::Min,
+        ReduceKind::BitAnd => BinaryOp::BitAnd,
+        ReduceKind::BitOr => BinaryOp::BitOr,
+        ReduceKind::BitXor => BinaryOp::BitXor,
         _ => BinaryOp::Add,
     }
 }
 
+/// `name[idx] = ...` as an accumulation of `kind` is written.
+fn accumulation_form(kind: ReduceKind, name: &str) -> String {
+    match kind {
+        ReduceKind::Max => format!("T.max({name}[idx], value)"),
+        ReduceKind::Min => format!("T.min({name}[idx], value)"),
+        ReduceKind::BitAnd => format!("{name}[idx] & value"),
+        ReduceKind::BitOr => format!("{name}[idx] | value"),
+        ReduceKind::BitXor => format!("{name}[idx] ^ value"),
+        _ => format!("{name}[idx] + value"),
+    }
+}
+
 /// The value `kind` starts from: 0, the lowest or the highest value of
-/// `dtype`.
+/// `dtype`, or all ones for a bitwise and.
 fn identity(st: &mut Stager, kind: ReduceKind, dtype: DType) -> Handle<Expr> {
     let (lo, hi) = match dtype.int_range() {
         Some((lo, hi)) => (
@@ -91,6 +106,10 @@ fn identity(st: &mut Stager, kind: ReduceKind, dtype: DType) -> Handle<Expr> {
     match kind {
         ReduceKind::Max => st.lit(lo),
         ReduceKind::Min => st.lit(hi),
+        ReduceKind::BitAnd if dtype.kind() == ir::DTypeKind::Signed => {
+            st.lit(Literal::Int(-1, dtype))
+        }
+        ReduceKind::BitAnd => st.lit(hi),
         _ => st.number(0.0, dtype),
     }
 }
@@ -169,20 +188,23 @@ pub(crate) fn call<'a>(
                 "sum" => ReduceKind::Sum,
                 "max" => ReduceKind::Max,
                 "min" => ReduceKind::Min,
-                "bitand" | "bitor" | "bitxor" => {
+                "bitand" | "bitor" | "bitxor" if !dtype.is_int() => {
                     return Err(Box::new(
                         Diagnostic::error(
-                            codes::UNSUPPORTED_TILELANG,
-                            format!("a reducer with `op=\"{op}\"` is not supported by tilec"),
+                            codes::BAD_TILELANG_ARGUMENT,
+                            format!(
+                                "a reducer with `op=\"{op}\"` combines the bits of integers, but its dtype is {}",
+                                dtype.tilelang_name()
+                            ),
                             span,
                         )
-                        .with_label("bitwise reducer")
-                        .with_note(
-                            "tilec's reducers combine with sum, max or min: combine the bits \
-                             with a `T.serial` loop over the reduced dimension (`acc = acc & x`)",
-                        ),
+                        .with_label("bitwise reducer of a non-integer dtype")
+                        .with_note("give an integer dtype (`T.int32`, `T.uint8`, ...)"),
                     ));
                 }
+                "bitand" => ReduceKind::BitAnd,
+                "bitor" => ReduceKind::BitOr,
+                "bitxor" => ReduceKind::BitXor,
                 other => {
                     return Err(Box::new(
                         Diagnostic::error(
@@ -191,7 +213,9 @@ pub(crate) fn call<'a>(
                             span,
                         )
                         .with_label("unknown op")
-                        .with_note("the ops are \"sum\", \"max\" and \"min\""),
+                        .with_note(
+                            "the ops are \"sum\", \"max\", \"min\", \"bitand\", \"bitor\" and \"bitxor\"",
+                        ),
                     ));
                 }
             };
@@ -736,11 +760,7 @@ fn rewrite_block(
                         format!(
                             "a store to the reducer `{name}` (op \"{}\") that is not an accumulation `{name}[idx] = {}`",
                             kind.name(),
-                            match kind {
-                                ReduceKind::Max => format!("T.max({name}[idx], value)"),
-                                ReduceKind::Min => format!("T.min({name}[idx], value)"),
-                                _ => format!("{name}[idx] + value"),
-                            }
+                            accumulation_form(kind, &name)
                         ),
                         "not an accumulation of the reducer's op",
                         span,

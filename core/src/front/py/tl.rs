@@ -78,6 +78,9 @@ const FUNCTIONS: &[&str] = &[
     "reduce_min",
     "reduce_abssum",
     "reduce_absmax",
+    "reduce_bitand",
+    "reduce_bitor",
+    "reduce_bitxor",
     "cumsum",
     "atomic_add",
     "Pipelined",
@@ -1895,7 +1898,8 @@ pub(crate) fn call<'a>(
             );
             Ok(Value::None)
         }
-        "reduce_sum" | "reduce_max" | "reduce_min" | "reduce_abssum" | "reduce_absmax" => {
+        "reduce_sum" | "reduce_max" | "reduce_min" | "reduce_abssum" | "reduce_absmax"
+        | "reduce_bitand" | "reduce_bitor" | "reduce_bitxor" => {
             let kind = ReduceKind::from_name(&name["reduce_".len()..]).unwrap_or(ReduceKind::Sum);
             let a = Args::new(
                 leak_name(name),
@@ -1940,6 +1944,26 @@ pub(crate) fn call<'a>(
             };
             let st = ev.stager("a reduction", span)?;
             let dim = check_reduce(&st.func, src, dst, dim, name, span)?;
+            if kind.is_bitwise()
+                && let Some(b) = [src, dst]
+                    .into_iter()
+                    .find(|b| !st.func.buffers[*b].dtype.is_int())
+            {
+                let buf = &st.func.buffers[b];
+                return Err(Box::new(
+                    Diagnostic::error(
+                        codes::TYPE_ERROR,
+                        format!(
+                            "`T.{name}` combines the bits of integers, but `{}` is {}",
+                            buf.name,
+                            buf.dtype.tilelang_name()
+                        ),
+                        span,
+                    )
+                    .with_label("not an integer buffer")
+                    .with_note("reduce a buffer of an integer dtype (`T.int32`, `T.uint8`, ...)"),
+                ));
+            }
             st.emit(
                 Stmt::Reduce {
                     kind,

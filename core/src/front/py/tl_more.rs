@@ -77,10 +77,6 @@ pub(crate) fn unsupported_note(name: &str) -> Option<&'static str> {
             "tilec's scan is a prefix sum only (`T.cumsum`): compute a running maximum with a \
              `T.serial` loop over the scanned dimension"
         }
-        "reduce_bitand" | "reduce_bitor" | "reduce_bitxor" => {
-            "tilec's reductions are sum, max, min, abssum and absmax: combine the bits with a \
-             `T.serial` loop over the reduced dimension (`acc = acc & x`)"
-        }
         "attr" => {
             "`T.attr` attaches an attribute for TVM's lowering passes (a `reduce_scope` for \
              `T.tvm_thread_allreduce`, a thread extent, ...); tilec has no such statement: for \
