@@ -2528,6 +2528,14 @@ fn bitwise_reductions_match_the_interpreter_on_every_target() {
     front_file_matches_on_every_target("reduce_bitwise", "reduce_bitwise()");
 }
 
+/// `T.cummax` is staged as a parallel nest over rows with a serial scan
+/// (in shared scratch for fragments): every target matches the
+/// interpreter.
+#[test]
+fn cummax_matches_the_interpreter_on_every_target() {
+    front_file_matches_on_every_target("cummax_scan", "cummax_scan()");
+}
+
 /// Compiles `core/tests/front/<name>.py` with `call`, lowers it for every
 /// target and compares the SIMT run with the interpreter, exactly.
 fn front_file_matches_on_every_target(name: &str, call: &str) {

@@ -82,6 +82,7 @@ const FUNCTIONS: &[&str] = &[
     "reduce_bitor",
     "reduce_bitxor",
     "cumsum",
+    "cummax",
     "atomic_add",
     "Pipelined",
     "Parallel",
@@ -1979,15 +1980,15 @@ pub(crate) fn call<'a>(
             }
             Ok(Value::None)
         }
-        "cumsum" => {
+        "cumsum" | "cummax" => {
             let a = Args::new(
-                "cumsum",
-                &["src", "dst", "dim", "reverse"],
+                leak_name(name),
+                &["src", "dst", "dim", "reverse", "annotations"],
                 args,
                 kwargs,
                 span,
             )?;
-            need_kernel(ev, "`T.cumsum`", span)?;
+            need_kernel(ev, &format!("`T.{name}`"), span)?;
             // Regions and views go through buffers of their own shapes
             // (`views.rs`).
             let src_v = a.req(0, "a source buffer")?;
@@ -2005,7 +2006,7 @@ pub(crate) fn call<'a>(
             };
             let dim = a.int(2, 0, "`dim`")?;
             let reverse = a.flag(3, false)?;
-            let st = ev.stager("`T.cumsum`", span)?;
+            let st = ev.stager("a scan", span)?;
             let rank = st.func.buffers[src].shape.len() as i64;
             let d = if dim < 0 { dim + rank } else { dim };
             if d < 0 || d >= rank {
@@ -2018,19 +2019,23 @@ pub(crate) fn call<'a>(
             if st.const_shape_of(src) != st.const_shape_of(dst) {
                 return Err(err(
                     codes::REDUCE_SHAPE,
-                    "`T.cumsum` source and destination must have the same shape",
+                    format!("`T.{name}` source and destination must have the same shape"),
                     span,
                 ));
             }
-            st.emit(
-                Stmt::Cumsum {
-                    src,
-                    dst,
-                    dim: u32::try_from(d).unwrap_or(0),
-                    reverse,
-                },
-                span,
-            );
+            if name == "cummax" {
+                super::tl_more::cummax(st, src, dst, u32::try_from(d).unwrap_or(0), reverse, span)?;
+            } else {
+                st.emit(
+                    Stmt::Cumsum {
+                        src,
+                        dst,
+                        dim: u32::try_from(d).unwrap_or(0),
+                        reverse,
+                    },
+                    span,
+                );
+            }
             if let Some(d) = &dst_s {
                 super::views::unstage(st, d, span)?;
             }
