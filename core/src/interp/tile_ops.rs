@@ -578,6 +578,16 @@ pub(crate) fn reduce(
             ReduceKind::Max => (f64::NEG_INFINITY, nan_max),
             ReduceKind::Min => (f64::INFINITY, nan_min),
             ReduceKind::AbsMax => (0.0, |a, x| nan_max(a, x.abs())),
+            ReduceKind::BitAnd | ReduceKind::BitOr | ReduceKind::BitXor => {
+                return Err(tile_shape(
+                    "reduce",
+                    format!(
+                        "a bitwise reduction (`{}`) of floating-point `{}`",
+                        kind.name(),
+                        env.buffer_name(src)
+                    ),
+                ));
+            }
         };
         let out = reduce_along(&axis, &x, &old, clear, identity, combine);
         env.tick(steps)?;
@@ -592,6 +602,11 @@ pub(crate) fn reduce(
             ReduceKind::Max => (lo, |a, x| a.max(x)),
             ReduceKind::Min => (hi, |a, x| a.min(x)),
             ReduceKind::AbsMax => (0, |a, x| a.max(x.abs())),
+            // On the values sign- or zero-extended: the low bits, which
+            // the store keeps, are those of the narrow operation.
+            ReduceKind::BitAnd => (-1, |a, x| a & x),
+            ReduceKind::BitOr => (0, |a, x| a | x),
+            ReduceKind::BitXor => (0, |a, x| a ^ x),
         };
         let out = reduce_along(&axis, &x, &old, clear, identity, combine);
         env.tick(steps)?;

@@ -627,6 +627,11 @@ pub enum ReduceKind {
     Min,
     AbsSum,
     AbsMax,
+    /// Bitwise and, or, exclusive or of integers (identity all ones, 0,
+    /// 0). (Appended last: Tile IR format 0.9.)
+    BitAnd,
+    BitOr,
+    BitXor,
 }
 
 impl ReduceKind {
@@ -637,16 +642,30 @@ impl ReduceKind {
             ReduceKind::Min => "min",
             ReduceKind::AbsSum => "abssum",
             ReduceKind::AbsMax => "absmax",
+            ReduceKind::BitAnd => "bitand",
+            ReduceKind::BitOr => "bitor",
+            ReduceKind::BitXor => "bitxor",
         }
     }
 
-    pub const ALL: [ReduceKind; 5] = [
+    pub const ALL: [ReduceKind; 8] = [
         ReduceKind::Sum,
         ReduceKind::Max,
         ReduceKind::Min,
         ReduceKind::AbsSum,
         ReduceKind::AbsMax,
+        ReduceKind::BitAnd,
+        ReduceKind::BitOr,
+        ReduceKind::BitXor,
     ];
+
+    /// Whether the kind combines bits, and so reduces integers only.
+    pub fn is_bitwise(self) -> bool {
+        matches!(
+            self,
+            ReduceKind::BitAnd | ReduceKind::BitOr | ReduceKind::BitXor
+        )
+    }
 
     pub fn from_name(name: &str) -> Option<ReduceKind> {
         ReduceKind::ALL.into_iter().find(|k| k.name() == name)

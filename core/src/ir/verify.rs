@@ -356,6 +356,13 @@ pub enum VerifyError {
         dst_name: String,
         span: Span,
     },
+    #[error("bitwise `reduce {kind}` of `%{name}`, whose type {dtype} is not an integer")]
+    BitwiseReduceType {
+        kind: &'static str,
+        name: String,
+        dtype: DType,
+        span: Span,
+    },
     #[error("parallel loop has {vars} variables and {extents} extents")]
     ParallelArity {
         vars: usize,
@@ -433,6 +440,7 @@ impl VerifyError {
             | E::GemmScope { span, .. }
             | E::DimOutOfRange { span, .. }
             | E::ReduceShape { span, .. }
+            | E::BitwiseReduceType { span, .. }
             | E::ParallelArity { span, .. }
             | E::ParallelExtent { span, .. }
             | E::FragmentIndex { span, .. }
@@ -1529,7 +1537,29 @@ impl<'a> Checker<'a> {
                     self.typed_expr(*value, b.dtype, "fill value", span);
                 }
             }
-            Stmt::Reduce { src, dst, dim, .. } => self.reduce("reduce", *src, *dst, *dim, span),
+            Stmt::Reduce {
+                kind,
+                src,
+                dst,
+                dim,
+                ..
+            } => {
+                if kind.is_bitwise() {
+                    for b in [*src, *dst] {
+                        if let Some(buf) = self.f.buffers.try_get(b)
+                            && !buf.dtype.is_int()
+                        {
+                            self.error(VerifyError::BitwiseReduceType {
+                                kind: kind.name(),
+                                name: buf.name.clone(),
+                                dtype: buf.dtype,
+                                span,
+                            });
+                        }
+                    }
+                }
+                self.reduce("reduce", *src, *dst, *dim, span)
+            }
             Stmt::Cumsum { src, dst, dim, .. } => self.reduce("cumsum", *src, *dst, *dim, span),
             Stmt::AtomicAdd { dst, value } => {
                 let d = self.region(dst, span);
@@ -2461,6 +2491,25 @@ mod tests {
         );
         assert_error!(f, VerifyError::ReduceShape { op: "reduce", .. });
         assert_error!(f, VerifyError::ReduceShape { op: "cumsum", .. });
+    }
+
+    #[test]
+    fn bitwise_reduce_of_integers_only() {
+        let ok = kernel(
+            "    alloc %s: fragment i32[4, 8]\n    alloc %d: fragment i32[4]\n    reduce bitand %s -> %d, dim=1, clear=true\n    reduce bitxor %s -> %d, dim=1, clear=false",
+        );
+        assert_eq!(verify_function(&ok), Ok(()));
+        let f = kernel(
+            "    alloc %s: fragment f32[4, 8]\n    alloc %d: fragment f32[4]\n    reduce bitor %s -> %d, dim=1, clear=true",
+        );
+        assert_error!(
+            f,
+            VerifyError::BitwiseReduceType {
+                kind: "bitor",
+                dtype: DType::F32,
+                ..
+            }
+        );
     }
 
     #[test]

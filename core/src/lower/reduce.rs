@@ -122,6 +122,8 @@ impl Fold {
         let v = match self.kind {
             ReduceKind::Max => lo,
             ReduceKind::Min => hi,
+            // All ones in the 64-bit accumulator.
+            ReduceKind::BitAnd => -1,
             _ => 0,
         };
         Expr::literal(Literal::Int(
@@ -153,6 +155,9 @@ impl Lower<'_> {
         }
         let (sd, dd) = (self.f.buffers[src].dtype, self.f.buffers[dst].dtype);
         let float = sd.is_float() || dd.is_float();
+        if float && kind.is_bitwise() {
+            return Err(self.malformed("a bitwise reduction of floating-point values"));
+        }
         if !float
             && matches!(kind, ReduceKind::Max | ReduceKind::Min | ReduceKind::AbsMax)
             && (sd == DType::U64 || dd == DType::U64)
@@ -261,6 +266,7 @@ impl Lower<'_> {
             ReduceKind::Max => self.bin(BinaryOp::Max, acc, x),
             ReduceKind::Min => self.bin(BinaryOp::Min, acc, x),
             ReduceKind::AbsMax => self.bin(BinaryOp::Max, acc, abs(x)?),
+            ReduceKind::BitAnd | ReduceKind::BitOr | ReduceKind::BitXor => self.merge(kind, acc, x),
         }
     }
 
@@ -270,6 +276,11 @@ impl Lower<'_> {
             ReduceKind::Sum | ReduceKind::AbsSum => self.bin(BinaryOp::Add, acc, x),
             ReduceKind::Max | ReduceKind::AbsMax => self.bin(BinaryOp::Max, acc, x),
             ReduceKind::Min => self.bin(BinaryOp::Min, acc, x),
+            // On the sign- or zero-extended values in the 64-bit
+            // accumulator: the low bits are those of the narrow operation.
+            ReduceKind::BitAnd => self.bin(BinaryOp::BitAnd, acc, x),
+            ReduceKind::BitOr => self.bin(BinaryOp::BitOr, acc, x),
+            ReduceKind::BitXor => self.bin(BinaryOp::BitXor, acc, x),
         }
     }
 

@@ -918,7 +918,12 @@ impl<'a> Evaluator<'a> {
         if let (Some(w), Stmt::For { var, .. }) = (warning, &stmt) {
             stager.list_warnings.push((*var, w));
         }
-        stager.emit(stmt, span);
+        if is_parallel && stager.parallel_depth == 0 && stager.reducers.any_open() {
+            // Accumulations into reducers (`reducer.rs`).
+            super::reducer::emit_parallel(stager, stmt, span)?;
+        } else {
+            stager.emit(stmt, span);
+        }
         self.check_no_escape(flow?, span)?;
         Ok(Flow::Normal)
     }

@@ -19,6 +19,7 @@ mod eval;
 mod params;
 mod pyclass;
 mod pylib;
+mod reducer;
 mod stage;
 mod thread_dims;
 mod tir;

@@ -83,6 +83,8 @@ pub(crate) struct Stager {
     /// Loops the stager made over the thread count for a thread-level
     /// atomic: every thread adds once, whatever the thread dimensions.
     pub per_thread_loops: HashSet<Handle<Var>>,
+    /// `T.alloc_reducer` buffers (`reducer.rs`).
+    pub reducers: super::reducer::Reducers,
 }
 
 /// `Σ coeff·var + constant` over integer variables.
@@ -111,6 +113,7 @@ impl Stager {
             out_of_scope: HashSet::new(),
             list_warnings: Vec::new(),
             per_thread_loops: HashSet::new(),
+            reducers: Default::default(),
         }
     }
 

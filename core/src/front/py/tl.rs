@@ -78,7 +78,11 @@ const FUNCTIONS: &[&str] = &[
     "reduce_min",
     "reduce_abssum",
     "reduce_absmax",
+    "reduce_bitand",
+    "reduce_bitor",
+    "reduce_bitxor",
     "cumsum",
+    "cummax",
     "atomic_add",
     "Pipelined",
     "Parallel",
@@ -130,6 +134,9 @@ pub(crate) fn attr<'a>(name: &str) -> Option<Value<'a>> {
         return Some(v);
     }
     if let Some(v) = super::cp_async::attr(name) {
+        return Some(v);
+    }
+    if let Some(v) = super::reducer::attr(name) {
         return Some(v);
     }
     if let Some(d) = DType::from_tilelang_name(name) {
@@ -1892,7 +1899,8 @@ pub(crate) fn call<'a>(
             );
             Ok(Value::None)
         }
-        "reduce_sum" | "reduce_max" | "reduce_min" | "reduce_abssum" | "reduce_absmax" => {
+        "reduce_sum" | "reduce_max" | "reduce_min" | "reduce_abssum" | "reduce_absmax"
+        | "reduce_bitand" | "reduce_bitor" | "reduce_bitxor" => {
             let kind = ReduceKind::from_name(&name["reduce_".len()..]).unwrap_or(ReduceKind::Sum);
             let a = Args::new(
                 leak_name(name),
@@ -1937,6 +1945,26 @@ pub(crate) fn call<'a>(
             };
             let st = ev.stager("a reduction", span)?;
             let dim = check_reduce(&st.func, src, dst, dim, name, span)?;
+            if kind.is_bitwise()
+                && let Some(b) = [src, dst]
+                    .into_iter()
+                    .find(|b| !st.func.buffers[*b].dtype.is_int())
+            {
+                let buf = &st.func.buffers[b];
+                return Err(Box::new(
+                    Diagnostic::error(
+                        codes::TYPE_ERROR,
+                        format!(
+                            "`T.{name}` combines the bits of integers, but `{}` is {}",
+                            buf.name,
+                            buf.dtype.tilelang_name()
+                        ),
+                        span,
+                    )
+                    .with_label("not an integer buffer")
+                    .with_note("reduce a buffer of an integer dtype (`T.int32`, `T.uint8`, ...)"),
+                ));
+            }
             st.emit(
                 Stmt::Reduce {
                     kind,
@@ -1952,15 +1980,15 @@ pub(crate) fn call<'a>(
             }
             Ok(Value::None)
         }
-        "cumsum" => {
+        "cumsum" | "cummax" => {
             let a = Args::new(
-                "cumsum",
-                &["src", "dst", "dim", "reverse"],
+                leak_name(name),
+                &["src", "dst", "dim", "reverse", "annotations"],
                 args,
                 kwargs,
                 span,
             )?;
-            need_kernel(ev, "`T.cumsum`", span)?;
+            need_kernel(ev, &format!("`T.{name}`"), span)?;
             // Regions and views go through buffers of their own shapes
             // (`views.rs`).
             let src_v = a.req(0, "a source buffer")?;
@@ -1978,7 +2006,7 @@ pub(crate) fn call<'a>(
             };
             let dim = a.int(2, 0, "`dim`")?;
             let reverse = a.flag(3, false)?;
-            let st = ev.stager("`T.cumsum`", span)?;
+            let st = ev.stager("a scan", span)?;
             let rank = st.func.buffers[src].shape.len() as i64;
             let d = if dim < 0 { dim + rank } else { dim };
             if d < 0 || d >= rank {
@@ -1991,19 +2019,23 @@ pub(crate) fn call<'a>(
             if st.const_shape_of(src) != st.const_shape_of(dst) {
                 return Err(err(
                     codes::REDUCE_SHAPE,
-                    "`T.cumsum` source and destination must have the same shape",
+                    format!("`T.{name}` source and destination must have the same shape"),
                     span,
                 ));
             }
-            st.emit(
-                Stmt::Cumsum {
-                    src,
-                    dst,
-                    dim: u32::try_from(d).unwrap_or(0),
-                    reverse,
-                },
-                span,
-            );
+            if name == "cummax" {
+                super::tl_more::cummax(st, src, dst, u32::try_from(d).unwrap_or(0), reverse, span)?;
+            } else {
+                st.emit(
+                    Stmt::Cumsum {
+                        src,
+                        dst,
+                        dim: u32::try_from(d).unwrap_or(0),
+                        reverse,
+                    },
+                    span,
+                );
+            }
             if let Some(d) = &dst_s {
                 super::views::unstage(st, d, span)?;
             }
@@ -2602,6 +2634,7 @@ pub(crate) fn call<'a>(
         more if super::tl_more::handles(more) => super::tl_more::call(ev, more, args, kwargs, span),
         v if super::views::handles(v) => super::views::call(ev, v, args, kwargs, span),
         p if super::cp_async::handles(p) => super::cp_async::call(ev, p, args, kwargs, span),
+        r if super::reducer::handles(r) => super::reducer::call(ev, r, args, kwargs, span),
         n if super::tir::handles(n) => super::tir::call(ev, n, args, kwargs, span),
         other => {
             let d = Diagnostic::error(

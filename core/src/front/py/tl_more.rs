@@ -73,13 +73,10 @@ pub(crate) fn unsupported_note(name: &str) -> Option<&'static str> {
              `T.max(dst[i], v)` (or `T.min`) in place; across blocks, write per-block results \
              and reduce them in a second kernel"
         }
-        "cummax" | "cummin" => {
-            "tilec's scan is a prefix sum only (`T.cumsum`): compute a running maximum with a \
-             `T.serial` loop over the scanned dimension"
-        }
-        "reduce_bitand" | "reduce_bitor" | "reduce_bitxor" => {
-            "tilec's reductions are sum, max, min, abssum and absmax: combine the bits with a \
-             `T.serial` loop over the reduced dimension (`acc = acc & x`)"
+        "cummin" => {
+            "TileLang's scans are `T.cumsum` and `T.cummax`: compute a running minimum as \
+             `-T.cummax` of the negated values, or with a `T.serial` loop over the scanned \
+             dimension"
         }
         "attr" => {
             "`T.attr` attaches an attribute for TVM's lowering passes (a `reduce_scope` for \
@@ -932,4 +929,154 @@ fn let_binding<'a>(
     let zero = st.int(0);
     ev.store(b, vec![IndexItem::Point(zero)], value, span, span)?;
     Ok(Value::None)
+}
+
+/// `T.cummax(src, dst, dim, reverse)`: the inclusive running maximum along
+/// `dim` (from the end with `reverse`), staged as existing IR: rows of the
+/// other dimensions in a `T.Parallel` nest, each scanned by a serial loop
+/// `dst[k] = max(dst[k - 1], src[k])`. As in TileLang, buffers other than
+/// shared ones are scanned in a shared scratch buffer (a fragment element
+/// is written only through the nest's own variables).
+pub(super) fn cummax(
+    st: &mut super::stage::Stager,
+    src: crate::ir::Handle<crate::ir::Buffer>,
+    dst: crate::ir::Handle<crate::ir::Buffer>,
+    dim: u32,
+    reverse: bool,
+    span: Span,
+) -> EResult<()> {
+    use crate::ir::{Block, Expr, LoopKind, Range, Region, Scope, Stmt, VarKind};
+    let dim = dim as usize;
+    let Some(shape) = st.const_shape_of(src) else {
+        return Err(err(
+            codes::NOT_CONSTANT,
+            "`T.cummax` needs a compile-time shape",
+            span,
+        ));
+    };
+    let shared = |st: &super::stage::Stager, b| st.func.buffers[b].scope == Scope::Shared;
+    let whole = |st: &mut super::stage::Stager, b| {
+        let zero = st.int(0);
+        let ranges = st.func.buffers[b]
+            .shape
+            .clone()
+            .into_iter()
+            .map(|extent| Range {
+                start: zero,
+                extent,
+            })
+            .collect();
+        Region { buffer: b, ranges }
+    };
+    let (from, to) = if shared(st, src) && shared(st, dst) {
+        (src, dst)
+    } else {
+        let dtype = st.func.buffers[src].dtype;
+        let dims = st.func.buffers[src].shape.clone();
+        let scratch = st.add_buffer("scan", dtype, dims, Scope::Shared, span);
+        st.emit(
+            Stmt::Alloc {
+                buffer: scratch,
+                init: None,
+            },
+            span,
+        );
+        let (s, d) = (whole(st, src), whole(st, scratch));
+        st.emit(Stmt::Copy { src: s, dst: d }, span);
+        (scratch, scratch)
+    };
+    let n = shape[dim];
+    // The rows: one parallel variable per other dimension (one of extent
+    // 1 for a 1-D buffer).
+    let mut vars = Vec::new();
+    let mut extents = Vec::new();
+    let mut index: Vec<Option<crate::ir::Handle<Expr>>> = Vec::new();
+    for (d, &e) in shape.iter().enumerate() {
+        if d == dim {
+            index.push(None);
+            continue;
+        }
+        let v = st.add_var("s", DType::I32, VarKind::Loop);
+        vars.push(v);
+        extents.push(st.int(e));
+        index.push(Some(st.var(v)));
+    }
+    if vars.is_empty() {
+        vars.push(st.add_var("s", DType::I32, VarKind::Loop));
+        extents.push(st.int(1));
+    }
+    let at = |st: &mut super::stage::Stager, k: crate::ir::Handle<Expr>| -> Vec<_> {
+        let _ = st;
+        index.iter().map(|i| i.unwrap_or(k)).collect()
+    };
+    let load = |st: &mut super::stage::Stager, b, k| {
+        let indices = at(st, k);
+        st.expr(Expr::Load { buffer: b, indices }, span)
+    };
+    let mut body = Block::new();
+    let first = st.int(if reverse { n - 1 } else { 0 });
+    if from != to {
+        let v = load(st, from, first)?;
+        let indices = at(st, first);
+        body.push(
+            Stmt::Store {
+                buffer: to,
+                indices,
+                value: v,
+            },
+            span,
+        );
+    }
+    if n > 1 {
+        // `s` in 1 .. n: `k = s` (or `n - 1 - s`), `prev = k ∓ 1`.
+        let s = st.add_var("k", DType::I32, VarKind::Loop);
+        let sv = st.var(s);
+        let (k, prev) = if reverse {
+            let last = st.int(n - 1);
+            let k = st.binary(BinaryOp::Sub, last, sv, span)?;
+            let nn = st.int(n);
+            let prev = st.binary(BinaryOp::Sub, nn, sv, span)?;
+            (k, prev)
+        } else {
+            let one = st.int(1);
+            (sv, st.binary(BinaryOp::Sub, sv, one, span)?)
+        };
+        let old = load(st, to, prev)?;
+        let x = load(st, from, k)?;
+        let value = st.binary(BinaryOp::Max, old, x, span)?;
+        let indices = at(st, k);
+        let mut inner = Block::new();
+        inner.push(
+            Stmt::Store {
+                buffer: to,
+                indices,
+                value,
+            },
+            span,
+        );
+        let (start, extent) = (st.int(1), st.int(n - 1));
+        body.push(
+            Stmt::For {
+                var: s,
+                start,
+                extent,
+                kind: LoopKind::Serial,
+                body: inner,
+            },
+            span,
+        );
+    }
+    st.emit(
+        Stmt::Parallel {
+            vars,
+            extents,
+            body,
+        },
+        span,
+    );
+    if to != dst {
+        let (s, d) = (whole(st, to), whole(st, dst));
+        st.emit(Stmt::Copy { src: s, dst: d }, span);
+    }
+    Ok(())
 }

@@ -462,6 +462,7 @@ fn naive_reduce(
                 (Some(init), _) => init[o],
                 (None, ReduceKind::Max) => f64::NEG_INFINITY,
                 (None, ReduceKind::Min) => f64::INFINITY,
+                (None, ReduceKind::BitAnd) => -1.0,
                 (None, _) => 0.0,
             };
             for r in 0..len {
@@ -476,6 +477,9 @@ fn naive_reduce(
                     ReduceKind::Max => acc.max(v),
                     ReduceKind::Min => acc.min(v),
                     ReduceKind::AbsMax => acc.max(v.abs()),
+                    ReduceKind::BitAnd => ((acc as i64) & (v as i64)) as f64,
+                    ReduceKind::BitOr => ((acc as i64) | (v as i64)) as f64,
+                    ReduceKind::BitXor => ((acc as i64) ^ (v as i64)) as f64,
                 };
             }
             acc
@@ -510,7 +514,7 @@ fn reduce_every_kind_dim_and_clear() {
     let x = [
         1.0, -2.0, 3.0, -4.0, 0.5, 6.0, -7.0, 2.0, -1.0, -1.0, 8.0, 0.0,
     ];
-    for kind in ReduceKind::ALL {
+    for kind in ReduceKind::ALL.into_iter().filter(|k| !k.is_bitwise()) {
         for dim in [0u32, 1] {
             for clear in [true, false] {
                 let outputs = if dim == 0 { 4 } else { 3 };
@@ -539,6 +543,57 @@ fn reduce_every_kind_dim_and_clear() {
             }
         }
     }
+}
+
+#[test]
+fn reduce_bitwise_kinds_on_integers() {
+    let x = [
+        6.0, -2.0, 3.0, -4.0, 5.0, 7.0, -7.0, 2.0, -1.0, 12.0, 8.0, 0.0,
+    ];
+    for kind in ReduceKind::ALL.into_iter().filter(|k| k.is_bitwise()) {
+        for dim in [0u32, 1] {
+            for clear in [true, false] {
+                let outputs = if dim == 0 { 4 } else { 3 };
+                let init: Vec<f64> = (0..outputs).map(|o| [10.0, -10.0, 1.0, 3.0][o]).collect();
+                let fb = reduce_fn(
+                    DType::I32,
+                    &[3, 4],
+                    DType::I32,
+                    &[outputs as i64],
+                    kind,
+                    dim,
+                    clear,
+                );
+                let mut args = vec![
+                    tensor(DType::I32, &[3, 4], &x),
+                    tensor(DType::I32, &[outputs], &init),
+                ];
+                run(&fb.f, &mut args).expect("run");
+                let expected =
+                    naive_reduce(kind, &x, 4, dim as usize, (!clear).then_some(&init[..]));
+                assert_eq!(
+                    args[1].to_f64_vec(),
+                    expected,
+                    "{kind:?} dim={dim} clear={clear}"
+                );
+            }
+        }
+    }
+    // Floats have no bits to combine: refused, never a different answer.
+    let fb = reduce_fn(
+        DType::F32,
+        &[3, 4],
+        DType::F32,
+        &[3],
+        ReduceKind::BitOr,
+        1,
+        true,
+    );
+    let mut args = vec![
+        tensor(DType::F32, &[3, 4], &x),
+        Tensor::zeros(DType::F32, [3]),
+    ];
+    assert!(run(&fb.f, &mut args).is_err());
 }
 
 #[test]

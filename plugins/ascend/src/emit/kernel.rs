@@ -2409,6 +2409,17 @@ impl Kernel<'_> {
         clear: bool,
         span: Span,
     ) -> Result<(), Refusal> {
+        if kind.is_bitwise() {
+            // The paths below accumulate in `double` or on the vector
+            // unit's float reductions; neither combines bits.
+            return Err(Refusal::unsupported(
+                span,
+                format!(
+                    "`T.reduce_{}`: this backend's reductions are arithmetic",
+                    kind.name()
+                ),
+            ));
+        }
         let (ps, pd) = (self.place_of(src), self.place_of(dst));
         let sdt = self.f.buffers[src].dtype;
         let vector_ok = ps == Place::Ub
@@ -2461,6 +2472,9 @@ impl Kernel<'_> {
             ReduceKind::Sum | ReduceKind::AbsSum => "ReduceSum",
             ReduceKind::Max | ReduceKind::AbsMax => "ReduceMax",
             ReduceKind::Min => "ReduceMin",
+            ReduceKind::BitAnd | ReduceKind::BitOr | ReduceKind::BitXor => {
+                return Err(Refusal::unsupported(Span::UNKNOWN, "a bitwise reduction"));
+            }
         };
         self.line(format!(
             "// T.reduce_{} {} -> {}: {op} per row on the vector unit",
@@ -2515,6 +2529,9 @@ impl Kernel<'_> {
                 ReduceKind::Sum | ReduceKind::AbsSum => format!("{ty}({x} + {y})"),
                 ReduceKind::Max | ReduceKind::AbsMax => format!("{ty}(tl_max({x}, {y}))"),
                 ReduceKind::Min => format!("{ty}(tl_min({x}, {y}))"),
+                ReduceKind::BitAnd | ReduceKind::BitOr | ReduceKind::BitXor => {
+                    return Err(Refusal::unsupported(Span::UNKNOWN, "a bitwise reduction"));
+                }
             }
         };
         self.line(format!(
@@ -2565,6 +2582,9 @@ impl Kernel<'_> {
             ReduceKind::Sum | ReduceKind::AbsSum => "0.0",
             ReduceKind::Max | ReduceKind::AbsMax => "-INFINITY",
             ReduceKind::Min => "INFINITY",
+            ReduceKind::BitAnd | ReduceKind::BitOr | ReduceKind::BitXor => {
+                return Err(Refusal::unsupported(span, "a bitwise reduction"));
+            }
         };
         let dst_idx: Vec<String> = if outer.is_empty() {
             vec!["0".into()]
@@ -2606,6 +2626,9 @@ impl Kernel<'_> {
             ReduceKind::Sum | ReduceKind::AbsSum => format!("tl_acc = tl_acc + {x};"),
             ReduceKind::Max | ReduceKind::AbsMax => format!("tl_acc = tl_max(tl_acc, {x});"),
             ReduceKind::Min => format!("tl_acc = tl_min(tl_acc, {x});"),
+            ReduceKind::BitAnd | ReduceKind::BitOr | ReduceKind::BitXor => {
+                return Err(Refusal::unsupported(span, "a bitwise reduction"));
+            }
         };
         self.line(step);
         self.indent -= 1;
