@@ -2508,3 +2508,81 @@ fn thread_dimensions_lower_as_parts_of_the_linear_index_on_every_target() {
         .unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
+/// `T.atomic_max` / `T.atomic_min` from every block and thread into shared
+/// cells, in the element form inside `T.Parallel`, the tile form from a
+/// fragment, the thread-level form at block level, on signed, unsigned,
+/// 64-bit and float destinations: the SIMT runs on every target leave the
+/// memory the reference leaves, bit for bit (max and min are order-free
+/// whatever the interleaving).
+#[test]
+fn atomic_max_and_min_lower_on_every_target() {
+    for name in TARGETS {
+        let target = target::builtin(name).expect("built-in target");
+        for call in [
+            "cells(dtype='int32')",
+            "cells(dtype='uint32')",
+            "cells(dtype='int64')",
+            "cells(dtype='float32')",
+            "cells(dtype='float16')",
+            "tiles()",
+            "per_thread()",
+        ] {
+            let (module, warnings) = compile_source(ATOMIC_MAX_MIN, call);
+            assert!(warnings.is_empty(), "{warnings:?}");
+            let lowered = lower::to_thread(&module, &target)
+                .unwrap_or_else(|e| panic!("{name}: {call}: {e}"));
+            let text = thread::print_module(&lowered);
+            assert!(
+                text.contains("atomic_max ") && text.contains("atomic_min "),
+                "{name}: {call}: no atomic max/min in\n{text}"
+            );
+            run_and_compare(
+                &module.functions[0],
+                &lowered,
+                &target,
+                Class::Exact,
+                &format!("{call} on {name}"),
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+const ATOMIC_MAX_MIN: &str = r#"
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit
+def cells(M=64, N=16, dtype="int32"):
+    @T.prim_func
+    def cells_k(A: T.Tensor((M, N), dtype), B: T.Tensor((N,), dtype), C: T.Tensor((N,), dtype)):
+        with T.Kernel(M // 16, threads=64) as bx:
+            for i, j in T.Parallel(16, N):
+                T.atomic_max(B[j], A[bx * 16 + i, j])
+                T.atomic_min(C[(j + 3) % N], A[bx * 16 + i, j])
+    return cells_k
+
+
+@tilelang.jit
+def tiles(M=64, N=16):
+    @T.prim_func
+    def tiles_k(A: T.Tensor((M, N), "int32"), B: T.Tensor((16, N), "int32"), C: T.Tensor((16, N), "int32")):
+        with T.Kernel(M // 16, threads=32) as bx:
+            acc = T.alloc_fragment((16, N), "int32")
+            T.copy(A[bx * 16, 0], acc)
+            T.atomic_max(B[0:16, :], acc)
+            T.atomic_min(C, acc)
+    return tiles_k
+
+
+@tilelang.jit
+def per_thread(N=8):
+    @T.prim_func
+    def per_thread_k(A: T.Tensor((N,), "int32"), B: T.Tensor((2,), "int32")):
+        with T.Kernel(N, threads=32) as bx:
+            T.atomic_max(B[0], A[bx] * 3 - 7)
+            T.atomic_min(B[1], A[bx] * 3 - 7)
+    return per_thread_k
+"#;
