@@ -2297,6 +2297,46 @@ fn allocations_inside_parallel_are_per_iteration_on_every_target() {
     }
 }
 
+/// `T.atomic_max` / `T.atomic_min` from every block and thread into shared
+/// cells, in the element form inside `T.Parallel`, the tile form from a
+/// fragment, the thread-level form at block level, on signed, unsigned,
+/// 64-bit and float destinations: the SIMT runs on every target leave the
+/// memory the reference leaves, bit for bit (max and min are order-free
+/// whatever the interleaving).
+#[test]
+fn atomic_max_and_min_lower_on_every_target() {
+    for name in TARGETS {
+        let target = target::builtin(name).expect("built-in target");
+        for call in [
+            "cells(dtype='int32')",
+            "cells(dtype='uint32')",
+            "cells(dtype='int64')",
+            "cells(dtype='float32')",
+            "cells(dtype='float16')",
+            "tiles()",
+            "per_thread()",
+        ] {
+            let (module, warnings) = compile_source(ATOMIC_MAX_MIN, call);
+            assert!(warnings.is_empty(), "{warnings:?}");
+            let lowered = lower::to_thread(&module, &target)
+                .unwrap_or_else(|e| panic!("{name}: {call}: {e}"));
+            let text = thread::print_module(&lowered);
+            assert!(
+                text.contains("atomic_max ") && text.contains("atomic_min "),
+                "{name}: {call}: no atomic max/min in\n{text}"
+            );
+            run_and_compare(
+                &module.functions[0],
+                &lowered,
+                &target,
+                Class::Exact,
+                &format!("{call} on {name}"),
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
 /// A `@T.prim_func` without `T.Kernel` is staged as one block of one
 /// thread running the body in order (W0002); lowered, that thread runs
 /// the serial and parallel loops one iteration after another, so a running

@@ -150,7 +150,7 @@ pub(crate) fn exec(env: &mut Env, op: &Op) -> Eval<()> {
             dim,
             reverse,
         } => tile_ops::cumsum(env, *src, *dst, *dim, *reverse),
-        Op::AtomicAdd { dst, value } => tile_ops::atomic_add(env, dst, value),
+        Op::AtomicAdd { op, dst, value } => tile_ops::atomic(env, *op, dst, value),
         Op::Barrier => Ok(()),
         Op::AllocBarrier { buffer, counts } => super::roles::alloc_barrier(env, *buffer, counts),
         Op::BarrierArrive { buffer, index } => super::roles::arrive(env, *buffer, index),

@@ -64,6 +64,7 @@ fn is_tile(stmt: &Stmt) -> bool {
             | Stmt::Reduce { .. }
             | Stmt::Cumsum { .. }
             | Stmt::AtomicAdd { .. }
+            | Stmt::Atomic { .. }
             | Stmt::Alloc { init: Some(_), .. }
     )
 }

@@ -11,7 +11,7 @@ use super::error::{Eval, InterpError, malformed};
 use super::expr::{Code, Compiler, IntFn};
 use super::roles::RolePlan;
 use crate::ir::{
-    AtomicValue, Block, Buffer, DType, Handle, ReduceKind, Region, Scope, Span, Stmt, Var,
+    AtomicOp, AtomicValue, Block, Buffer, DType, Handle, ReduceKind, Region, Scope, Span, Stmt, Var,
 };
 
 /// A compiled block: operations with the span of their statement.
@@ -131,6 +131,7 @@ pub(crate) enum Op {
         reverse: bool,
     },
     AtomicAdd {
+        op: AtomicOp,
         dst: CRegion,
         value: AtomicSource,
     },
@@ -185,6 +186,17 @@ impl Compiler<'_> {
         Ok(Binding {
             index: var.index(),
             dtype: v.dtype,
+        })
+    }
+
+    fn atomic(&self, op: AtomicOp, dst: &Region, value: &AtomicValue) -> Eval<Op> {
+        Ok(Op::AtomicAdd {
+            op,
+            dst: self.region(dst)?,
+            value: match value {
+                AtomicValue::Scalar(v) => AtomicSource::Scalar(self.code(*v)?, self.dtype(*v)?),
+                AtomicValue::Region(r) => AtomicSource::Region(self.region(r)?),
+            },
         })
     }
 
@@ -408,13 +420,8 @@ impl Compiler<'_> {
                 dim: *dim as usize,
                 reverse: *reverse,
             },
-            Stmt::AtomicAdd { dst, value } => Op::AtomicAdd {
-                dst: self.region(dst)?,
-                value: match value {
-                    AtomicValue::Scalar(v) => AtomicSource::Scalar(self.code(*v)?, self.dtype(*v)?),
-                    AtomicValue::Region(r) => AtomicSource::Region(self.region(r)?),
-                },
-            },
+            Stmt::AtomicAdd { dst, value } => self.atomic(AtomicOp::Add, dst, value)?,
+            Stmt::Atomic { op, dst, value } => self.atomic(*op, dst, value)?,
             Stmt::Barrier => Op::Barrier,
             Stmt::Assume { cond } => Op::Assume {
                 cond: self.condition(*cond)?,
@@ -510,6 +517,7 @@ fn stmt_word(stmt: &Stmt) -> &'static str {
         Stmt::Reduce { .. } => "reduction",
         Stmt::Cumsum { .. } => "cumsum",
         Stmt::AtomicAdd { .. } => "atomic_add",
+        Stmt::Atomic { op, .. } => op.name(),
         Stmt::Parallel { .. } => "`T.Parallel` nest",
         Stmt::Barrier => "barrier",
         _ => "statement",

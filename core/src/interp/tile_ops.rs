@@ -18,7 +18,7 @@ use super::error::{Eval, malformed, tile_shape};
 use super::expr::{Code, Env, Slot, place};
 use super::program::{AtomicSource, CRegion, GemmOp};
 use super::scalar::{self, Scalar, as_f64, int_to_f64, int_to_i128, nan_max, nan_min};
-use crate::ir::{DType, ReduceKind, Scope};
+use crate::ir::{AtomicOp, DType, ReduceKind, Scope};
 
 /// The most elements one region may span (2^30).
 const MAX_REGION_ELEMENTS: usize = 1 << 30;
@@ -702,8 +702,14 @@ pub(crate) fn cumsum(env: &mut Env, src: usize, dst: usize, dim: usize, reverse:
     }
 }
 
-pub(crate) fn atomic_add(env: &mut Env, dst: &CRegion, value: &AtomicSource) -> Eval<()> {
-    let d = eval_region(env, dst, "atomic_add")?;
+/// `T.atomic_add`/`T.atomic_max`/`T.atomic_min`: combines the value (converted to
+/// the destination's type) into every element of `dst`. Max and min replace
+/// an element only when the value compares greater (less), as a
+/// compare-and-swap loop on that comparison does: a NaN value never
+/// replaces, a NaN element stays, and signed zeros do not replace each other.
+pub(crate) fn atomic(env: &mut Env, op: AtomicOp, dst: &CRegion, value: &AtomicSource) -> Eval<()> {
+    let name = op.name();
+    let d = eval_region(env, dst, name)?;
     // Either one value for every element, or a gathered region.
     let (column, broadcast, from) = match value {
         AtomicSource::Scalar(code, dtype) => {
@@ -711,10 +717,10 @@ pub(crate) fn atomic_add(env: &mut Env, dst: &CRegion, value: &AtomicSource) -> 
             (Column::Int(Vec::new()), Some(v), *dtype)
         }
         AtomicSource::Region(region) => {
-            let s = eval_region(env, region, "atomic_add")?;
+            let s = eval_region(env, region, name)?;
             if non_unit(&s.extent) != non_unit(&d.extent) {
                 return Err(tile_shape(
-                    "atomic_add",
+                    name,
                     format!(
                         "value region {:?} of `{}` and destination region {:?} of `{}` differ in shape",
                         s.extent,
@@ -744,7 +750,12 @@ pub(crate) fn atomic_add(env: &mut Env, dst: &CRegion, value: &AtomicSource) -> 
         TensorData::Float(data) => walk(shape, strides, places.as_deref(), &d, |o| {
             if let Some(e) = o.and_then(|o| data.get_mut(o)) {
                 let v = as_f64(scalar::cast(value_at(k), from, to), to);
-                *e = to.round_f64(*e + v);
+                *e = match op {
+                    AtomicOp::Add => to.round_f64(*e + v),
+                    AtomicOp::Max if v > *e => v,
+                    AtomicOp::Min if v < *e => v,
+                    AtomicOp::Max | AtomicOp::Min => *e,
+                };
             }
             k += 1;
         }),
@@ -752,7 +763,13 @@ pub(crate) fn atomic_add(env: &mut Env, dst: &CRegion, value: &AtomicSource) -> 
             if let Some(e) = o.and_then(|o| data.get_mut(o))
                 && let Scalar::Int(v) = scalar::cast(value_at(k), from, to)
             {
-                *e = to.wrap_i64(e.wrapping_add(v));
+                let (new, old) = (int_to_i128(v, to), int_to_i128(*e, to));
+                *e = match op {
+                    AtomicOp::Add => to.wrap_i64(e.wrapping_add(v)),
+                    AtomicOp::Max if new > old => v,
+                    AtomicOp::Min if new < old => v,
+                    AtomicOp::Max | AtomicOp::Min => *e,
+                };
             }
             k += 1;
         }),

@@ -377,7 +377,7 @@ fn statement_accesses(stmt: &super::Stmt, f: &super::Function) -> Result<Accesse
                 reads.extend([*src, *dst]);
                 writes.insert(*dst);
             }
-            Stmt::AtomicAdd { dst, value } => {
+            Stmt::AtomicAdd { dst, value } | Stmt::Atomic { dst, value, .. } => {
                 region(f, dst, reads);
                 if let super::AtomicValue::Region(r) = value {
                     region(f, r, reads);

@@ -707,6 +707,32 @@ pub enum AtomicValue {
     Region(Region),
 }
 
+/// The combining operation of an atomic read-modify-write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum AtomicOp {
+    /// `old + value`.
+    Add,
+    /// `value` when `value > old`, else `old` (`T.atomic_max`): the
+    /// larger of the two; with floats a NaN `value` never replaces `old`
+    /// and a NaN `old` stays, and `-0.0` does not replace `+0.0` (nor the
+    /// reverse), as a compare-and-swap loop on `value > old` leaves them.
+    Max,
+    /// `value` when `value < old`, else `old` (`T.atomic_min`), with the
+    /// same rules for NaN and signed zeros as `Max`.
+    Min,
+}
+
+impl AtomicOp {
+    /// The TileLang name of the operation (`atomic_add`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "atomic_add",
+            AtomicOp::Max => "atomic_max",
+            AtomicOp::Min => "atomic_min",
+        }
+    }
+}
+
 /// A statement. Statements run in order and carry every side effect.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Stmt {
@@ -833,6 +859,16 @@ pub enum Stmt {
         barrier: Handle<Buffer>,
         index: Handle<Expr>,
         parity: Handle<Expr>,
+    },
+    /// Atomically combines `value` into every element of `dst` with `op`
+    /// (`T.atomic_max`, `T.atomic_min`); the value is converted to
+    /// `dst`'s type first, as for `AtomicAdd`. Appended in Tile IR 0.10;
+    /// the front end writes additions as `AtomicAdd`, and `Atomic` with
+    /// `AtomicOp::Add` means the same.
+    Atomic {
+        op: AtomicOp,
+        dst: Region,
+        value: AtomicValue,
     },
 }
 

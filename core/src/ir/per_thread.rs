@@ -176,7 +176,7 @@ fn mentioned(f: &Function, stmt: &Stmt, out: &mut HashSet<Handle<Buffer>>) {
             Stmt::Fill { dst, .. } => {
                 out.insert(dst.buffer);
             }
-            Stmt::AtomicAdd { dst, value } => {
+            Stmt::AtomicAdd { dst, value } | Stmt::Atomic { dst, value, .. } => {
                 out.insert(dst.buffer);
                 if let AtomicValue::Region(r) = value {
                     out.insert(r.buffer);
@@ -253,7 +253,7 @@ pub fn stmt_exprs(stmt: &Stmt) -> Vec<Handle<Expr>> {
             region(dst, &mut out);
             out.push(*value);
         }
-        Stmt::AtomicAdd { dst, value } => {
+        Stmt::AtomicAdd { dst, value } | Stmt::Atomic { dst, value, .. } => {
             region(dst, &mut out);
             match value {
                 AtomicValue::Scalar(e) => out.push(*e),

@@ -529,6 +529,7 @@ fn stmt_name(s: &Stmt) -> &'static str {
         Stmt::Reduce { .. } => "reduce",
         Stmt::Cumsum { .. } => "cumsum",
         Stmt::AtomicAdd { .. } => "atomic_add",
+        Stmt::Atomic { op, .. } => op.name(),
         Stmt::Barrier => "barrier",
         Stmt::Assume { .. } => "assume",
         Stmt::AllocBarrier { .. } => "alloc_barrier",
@@ -1561,7 +1562,7 @@ impl<'a> Checker<'a> {
                 self.reduce("reduce", *src, *dst, *dim, span)
             }
             Stmt::Cumsum { src, dst, dim, .. } => self.reduce("cumsum", *src, *dst, *dim, span),
-            Stmt::AtomicAdd { dst, value } => {
+            Stmt::AtomicAdd { dst, value } | Stmt::Atomic { dst, value, .. } => {
                 let d = self.region(dst, span);
                 match value {
                     AtomicValue::Scalar(e) => self.use_expr(*e, span),

@@ -200,7 +200,7 @@ fn stmt_exprs_mut(stmt: &mut Stmt, visit: &mut dyn FnMut(&mut Handle<Expr>)) {
             region_exprs_mut(dst, visit);
             visit(value);
         }
-        Stmt::AtomicAdd { dst, value } => {
+        Stmt::AtomicAdd { dst, value } | Stmt::Atomic { dst, value, .. } => {
             region_exprs_mut(dst, visit);
             match value {
                 AtomicValue::Scalar(e) => visit(e),

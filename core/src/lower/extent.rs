@@ -294,7 +294,7 @@ fn regions(s: &ir::Stmt) -> Vec<&ir::Region> {
         ir::Stmt::Copy { src, dst } => vec![src, dst],
         ir::Stmt::Gemm { a, b, c, .. } => vec![a, b, c],
         ir::Stmt::Fill { dst, .. } => vec![dst],
-        ir::Stmt::AtomicAdd { dst, value } => match value {
+        ir::Stmt::AtomicAdd { dst, value } | ir::Stmt::Atomic { dst, value, .. } => match value {
             ir::AtomicValue::Region(r) => vec![dst, r],
             ir::AtomicValue::Scalar(_) => vec![dst],
         },
@@ -307,7 +307,7 @@ fn regions_mut(s: &mut ir::Stmt) -> Vec<&mut ir::Region> {
         ir::Stmt::Copy { src, dst } => vec![src, dst],
         ir::Stmt::Gemm { a, b, c, .. } => vec![a, b, c],
         ir::Stmt::Fill { dst, .. } => vec![dst],
-        ir::Stmt::AtomicAdd { dst, value } => match value {
+        ir::Stmt::AtomicAdd { dst, value } | ir::Stmt::Atomic { dst, value, .. } => match value {
             ir::AtomicValue::Region(r) => vec![dst, r],
             ir::AtomicValue::Scalar(_) => vec![dst],
         },

@@ -63,6 +63,7 @@ fn is_tile(stmt: &ir::Stmt) -> bool {
             | ir::Stmt::Reduce { .. }
             | ir::Stmt::Cumsum { .. }
             | ir::Stmt::AtomicAdd { .. }
+            | ir::Stmt::Atomic { .. }
             | ir::Stmt::Alloc { init: Some(_), .. }
     )
 }
@@ -76,6 +77,15 @@ fn tile_word(stmt: &ir::Stmt) -> &'static str {
         ir::Stmt::Reduce { .. } => "a reduction",
         ir::Stmt::Cumsum { .. } => "`T.cumsum`",
         ir::Stmt::AtomicAdd { .. } => "`T.atomic_add`",
+        ir::Stmt::Atomic {
+            op: ir::AtomicOp::Max,
+            ..
+        } => "`T.atomic_max`",
+        ir::Stmt::Atomic {
+            op: ir::AtomicOp::Min,
+            ..
+        } => "`T.atomic_min`",
+        ir::Stmt::Atomic { .. } => "`T.atomic_add`",
         _ => "an initialised allocation",
     }
 }
@@ -183,7 +193,7 @@ impl Lower<'_> {
             ir::Stmt::Copy { src, dst } => region(src) || region(dst),
             ir::Stmt::Gemm { a, b, c, .. } => region(a) || region(b) || region(c),
             ir::Stmt::Fill { dst, value } => region(dst) || self.reads_tdep(*value),
-            ir::Stmt::AtomicAdd { dst, value } => {
+            ir::Stmt::AtomicAdd { dst, value } | ir::Stmt::Atomic { dst, value, .. } => {
                 region(dst)
                     || match value {
                         ir::AtomicValue::Region(r) => region(r),

@@ -129,7 +129,7 @@ impl Hoist<'_> {
             } => self.index(value, cx),
             StmtKind::Load { index, .. }
             | StmtKind::Store { index, .. }
-            | StmtKind::AtomicAdd { index, .. }
+            | StmtKind::Atomic { index, .. }
             | StmtKind::MatrixLoad { index, .. }
             | StmtKind::MatrixStore { index, .. } => self.index(index, cx),
             StmtKind::AsyncCopy {

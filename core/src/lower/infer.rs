@@ -562,6 +562,7 @@ impl<'a> Lower<'a> {
                     | ir::Stmt::Reduce { .. }
                     | ir::Stmt::Cumsum { .. }
                     | ir::Stmt::AtomicAdd { .. }
+                    | ir::Stmt::Atomic { .. }
             )
         {
             scan.nests[n].writes_memory = true;
@@ -573,7 +574,7 @@ impl<'a> Lower<'a> {
                 ir::Stmt::Reduce { src, dst, .. } | ir::Stmt::Cumsum { src, dst, .. } => {
                     touched.extend([*src, *dst]);
                 }
-                ir::Stmt::AtomicAdd { dst, value } => {
+                ir::Stmt::AtomicAdd { dst, value } | ir::Stmt::Atomic { dst, value, .. } => {
                     touched.push(dst.buffer);
                     if let ir::AtomicValue::Region(r) = value {
                         touched.push(r.buffer);
@@ -729,7 +730,7 @@ impl<'a> Lower<'a> {
                 scan.bad
                     .extend([*src, *dst].into_iter().filter(|&b| frag(b)));
             }
-            ir::Stmt::AtomicAdd { dst, value } => {
+            ir::Stmt::AtomicAdd { dst, value } | ir::Stmt::Atomic { dst, value, .. } => {
                 self.infer_region(dst, scan);
                 let mut touched = vec![dst.buffer];
                 match value {

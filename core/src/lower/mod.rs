@@ -675,6 +675,10 @@ fn visit_nest_buffers(
                 ir::Stmt::AtomicAdd {
                     value: AtomicValue::Scalar(e),
                     ..
+                }
+                | ir::Stmt::Atomic {
+                    value: AtomicValue::Scalar(e),
+                    ..
                 } => for_each_load(f, *e, &mut visit),
                 _ => {}
             }
@@ -1991,7 +1995,7 @@ impl<'a> Lower<'a> {
                 self.read(*dst, acc);
                 self.write(*dst, acc);
             }
-            ir::Stmt::AtomicAdd { dst, value } => {
+            ir::Stmt::AtomicAdd { dst, value } | ir::Stmt::Atomic { dst, value, .. } => {
                 self.region_reads(dst, acc);
                 match value {
                     AtomicValue::Scalar(e) => self.expr_reads(*e, acc),
@@ -2646,7 +2650,8 @@ impl<'a> Lower<'a> {
             ir::Stmt::Copy { src, dst } => vec![region(src), region(dst)],
             ir::Stmt::Gemm { a, b, c, .. } => vec![region(a), region(b), region(c)],
             ir::Stmt::Fill { dst, .. } => vec![region(dst)],
-            ir::Stmt::AtomicAdd { dst, value } => match value {
+            ir::Stmt::AtomicAdd { dst, value } | ir::Stmt::Atomic { dst, value, .. } => match value
+            {
                 AtomicValue::Region(r) => vec![region(dst), region(r)],
                 AtomicValue::Scalar(_) => vec![region(dst)],
             },
@@ -2761,7 +2766,8 @@ impl<'a> Lower<'a> {
                 dim,
                 reverse,
             } => self.cumsum(*src, *dst, *dim as usize, *reverse, out),
-            ir::Stmt::AtomicAdd { dst, value } => {
+            ir::Stmt::AtomicAdd { dst, value } | ir::Stmt::Atomic { dst, value, .. } => {
+                let op = atomic_op(stmt);
                 let (starts, extents) = self.region(dst, out)?;
                 let count: i64 = extents.iter().product();
                 match value {
@@ -2772,13 +2778,15 @@ impl<'a> Lower<'a> {
                         self.cyclic(count, out, |s, p, body| {
                             let d = s.digits(&p, &extents)?;
                             let idx = s.offset(&starts, &d)?;
-                            s.atomic(dst.buffer, &idx, reg_expr(v.reg(), vt), body)
+                            s.atomic(op, dst.buffer, &idx, reg_expr(v.reg(), vt), body)
                         })
                     }
                     AtomicValue::Region(r) => {
                         let (vstarts, vext) = self.region(r, out)?;
                         if non_unit(&vext) != non_unit(&extents) {
-                            return Err(self.malformed("atomic_add regions differ in shape"));
+                            return Err(
+                                self.malformed(format!("{} regions differ in shape", op.name()))
+                            );
                         }
                         let vbuf = r.buffer;
                         self.cyclic(count, out, |s, p, body| {
@@ -2787,7 +2795,7 @@ impl<'a> Lower<'a> {
                             let vd = s.digits(&p, &vext)?;
                             let vidx = s.offset(&vstarts, &vd)?;
                             let v = s.load(vbuf, &vidx, body)?;
-                            s.atomic(dst.buffer, &idx, v, body)
+                            s.atomic(op, dst.buffer, &idx, v, body)
                         })
                     }
                 }
@@ -2819,6 +2827,7 @@ impl<'a> Lower<'a> {
 
     fn atomic(
         &mut self,
+        op: ir::AtomicOp,
         buffer: Handle<ir::Buffer>,
         idx: &[Index],
         value: Expr,
@@ -2827,14 +2836,15 @@ impl<'a> Lower<'a> {
         let dtype = self.f.buffers[buffer].dtype;
         let (dst, index, guard) = self.address(buffer, idx)?;
         let MemRef::Global(param) = dst else {
-            return Err(self.unsupported("`atomic_add` into an on-chip buffer"));
+            return Err(self.unsupported(format!("`{}` into an on-chip buffer", op.name())));
         };
         let value = if value.dtype == dtype {
             value
         } else {
             Expr::cast(dtype, value)
         };
-        out.push(self.stmt(StmtKind::AtomicAdd {
+        out.push(self.stmt(StmtKind::Atomic {
+            op,
             dst: param,
             index,
             value,
@@ -3058,7 +3068,8 @@ impl<'a> Lower<'a> {
                 }));
                 Ok(())
             }
-            ir::Stmt::AtomicAdd { dst, value } => {
+            ir::Stmt::AtomicAdd { dst, value } | ir::Stmt::Atomic { dst, value, .. } => {
+                let op = atomic_op(stmt);
                 let (starts, extents) = self.region(dst, out)?;
                 let count: i64 = extents.iter().product();
                 let (v, vregion) = match value {
@@ -3087,11 +3098,11 @@ impl<'a> Lower<'a> {
                             let vidx = self.offset(&vs, &vz)?;
                             self.load(b, &vidx, out)?
                         }
-                        _ => return Err(self.malformed("atomic_add without a value")),
+                        _ => return Err(self.malformed("atomic without a value")),
                     };
-                    return self.atomic(dst.buffer, &idx, val, out);
+                    return self.atomic(op, dst.buffer, &idx, val, out);
                 }
-                Err(self.unsupported("a multi-element `atomic_add` inside `parallel`"))
+                Err(self.unsupported(format!("a multi-element `{}` inside `parallel`", op.name())))
             }
             ir::Stmt::Assume { .. } => Ok(()),
             ir::Stmt::Barrier
@@ -3109,6 +3120,14 @@ impl<'a> Lower<'a> {
                 Err(self.unsupported("a tile operation inside `parallel`"))
             }
         }
+    }
+}
+
+/// The combining operation of an atomic statement (`Add` for `AtomicAdd`).
+fn atomic_op(stmt: &ir::Stmt) -> ir::AtomicOp {
+    match stmt {
+        ir::Stmt::Atomic { op, .. } => *op,
+        _ => ir::AtomicOp::Add,
     }
 }
 

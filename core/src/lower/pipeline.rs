@@ -1187,7 +1187,9 @@ fn consumers_only_read(block: &ir::Block, staged: &HashSet<Handle<ir::Buffer>>) 
         ir::Stmt::Reduce { src, dst, .. } | ir::Stmt::Cumsum { src, dst, .. } => {
             !staged.contains(src) && !staged.contains(dst)
         }
-        ir::Stmt::AtomicAdd { dst, .. } => !staged.contains(&dst.buffer),
+        ir::Stmt::AtomicAdd { dst, .. } | ir::Stmt::Atomic { dst, .. } => {
+            !staged.contains(&dst.buffer)
+        }
         ir::Stmt::For { body, .. } | ir::Stmt::Parallel { body, .. } => {
             consumers_only_read(body, staged)
         }
@@ -1291,7 +1293,7 @@ fn buffers_outside(
                 out.insert(*src);
                 out.insert(*dst);
             }
-            ir::Stmt::AtomicAdd { dst, value } => {
+            ir::Stmt::AtomicAdd { dst, value } | ir::Stmt::Atomic { dst, value, .. } => {
                 region(dst, out, &mut exprs);
                 match value {
                     ir::AtomicValue::Scalar(e) => exprs.push(*e),

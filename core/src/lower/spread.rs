@@ -486,7 +486,7 @@ impl Lower<'_> {
                 scan.bad(*src);
                 scan.bad(*dst);
             }
-            ir::Stmt::AtomicAdd { dst, value } => {
+            ir::Stmt::AtomicAdd { dst, value } | ir::Stmt::Atomic { dst, value, .. } => {
                 self.spread_scan_region(dst, scan);
                 scan.bad(dst.buffer);
                 match value {

@@ -489,7 +489,7 @@ impl Walk<'_> {
                 self.use_buffer(*src);
                 self.use_buffer(*dst);
             }
-            Stmt::AtomicAdd { dst, value } => {
+            Stmt::AtomicAdd { dst, value } | Stmt::Atomic { dst, value, .. } => {
                 self.region(dst);
                 match value {
                     AtomicValue::Scalar(e) => self.expr(*e),

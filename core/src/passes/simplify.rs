@@ -1025,6 +1025,18 @@ impl<'f> Simplifier<'f> {
                     }
                 },
             },
+            Stmt::Atomic { op, dst, value } => Stmt::Atomic {
+                op,
+                dst: self.region(dst)?,
+                value: match value {
+                    crate::ir::AtomicValue::Scalar(e) => {
+                        crate::ir::AtomicValue::Scalar(self.simp(e)?)
+                    }
+                    crate::ir::AtomicValue::Region(r) => {
+                        crate::ir::AtomicValue::Region(self.region(r)?)
+                    }
+                },
+            },
             Stmt::Assume { cond } => {
                 let cond = self.simp(cond)?;
                 if self.literal(cond) == Some(Literal::Bool(true)) {

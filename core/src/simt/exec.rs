@@ -10,7 +10,7 @@ use super::error::{ExecErrorKind, Location, SimtError};
 use super::mma::AtomTables;
 use super::value::{OpFault, Val, binary, bitcast, cast, unary};
 use crate::interp::{Tensor, TensorData};
-use crate::ir::{BinaryOp, DType};
+use crate::ir::{AtomicOp, BinaryOp, DType};
 use crate::target::TargetDescription;
 use crate::thread::{
     Expr, ExprKind, Guard, GuardElse, Kernel, MemRef, ParamId, RegRef, ShuffleKind, Special, Stmt,
@@ -1379,7 +1379,8 @@ impl<'a, 't> Machine<'a, 't> {
                 lane,
                 width,
             } => self.shuffle(s, *kind, dst, value, lane, *width, mask)?,
-            StmtKind::AtomicAdd {
+            StmtKind::Atomic {
+                op,
                 dst,
                 index,
                 value,
@@ -1395,8 +1396,22 @@ impl<'a, 't> Machine<'a, 't> {
                         let (arg, i) = self.global_range(*dst, i, 1)?;
                         let dtype = value.dtype;
                         let old = self.global_read(arg, i);
-                        let new = binary(BinaryOp::Add, dtype, old, v)
-                            .map_err(|_| Fault::DivisionByZero)?;
+                        let new = match op {
+                            AtomicOp::Add => binary(BinaryOp::Add, dtype, old, v)
+                                .map_err(|_| Fault::DivisionByZero)?,
+                            // Replace only when the value compares greater
+                            // (less), as a compare-and-swap loop does.
+                            AtomicOp::Max | AtomicOp::Min => {
+                                let cmp = if *op == AtomicOp::Max {
+                                    BinaryOp::Gt
+                                } else {
+                                    BinaryOp::Lt
+                                };
+                                let wins = binary(cmp, dtype, v, old)
+                                    .map_err(|_| Fault::DivisionByZero)?;
+                                if wins.as_i64() != 0 { v } else { old }
+                            }
+                        };
                         self.global_write(arg, i, new);
                         self.stats.atomics += 1;
                         Ok(())

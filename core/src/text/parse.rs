@@ -16,9 +16,9 @@
 use super::lexer::{Tok, Token, tokenize};
 use super::{ParseError, VERSION, binary_function_from_name, infix_from_punct};
 use crate::ir::{
-    AtomicValue, BinaryOp, Block, BlockOrder, Buffer, BufferLayout, DType, DTypeKind, Expr,
-    Function, GemmPolicy, Handle, Literal, LoopKind, Module, Param, PipelineSchedule, Placement,
-    Range, ReduceKind, Region, ScalarParam, Scope, Span, Stmt, UnaryOp, Var, VarKind,
+    AtomicOp, AtomicValue, BinaryOp, Block, BlockOrder, Buffer, BufferLayout, DType, DTypeKind,
+    Expr, Function, GemmPolicy, Handle, Literal, LoopKind, Module, Param, PipelineSchedule,
+    Placement, Range, ReduceKind, Region, ScalarParam, Scope, Span, Stmt, UnaryOp, Var, VarKind,
 };
 use std::collections::HashMap;
 
@@ -828,7 +828,12 @@ impl Parser {
                     reverse,
                 }
             }
-            "atomic_add" => {
+            "atomic_add" | "atomic_max" | "atomic_min" => {
+                let op = match keyword {
+                    "atomic_max" => Some(AtomicOp::Max),
+                    "atomic_min" => Some(AtomicOp::Min),
+                    _ => None,
+                };
                 self.bump();
                 let dst = self.region()?;
                 self.expect_punct(",")?;
@@ -837,7 +842,10 @@ impl Parser {
                 } else {
                     AtomicValue::Scalar(self.expr()?)
                 };
-                Stmt::AtomicAdd { dst, value }
+                match op {
+                    Some(op) => Stmt::Atomic { op, dst, value },
+                    None => Stmt::AtomicAdd { dst, value },
+                }
             }
             "barrier" => {
                 self.bump();

@@ -427,8 +427,13 @@ impl Printer<'_> {
                 self.buffer_name(*dst);
                 let _ = write!(self.out, ", dim={dim}, reverse={reverse}");
             }
-            Stmt::AtomicAdd { dst, value } => {
-                self.out.push_str("atomic_add ");
+            Stmt::AtomicAdd { dst, value } | Stmt::Atomic { dst, value, .. } => {
+                let name = match stmt {
+                    Stmt::Atomic { op, .. } => op.name(),
+                    _ => "atomic_add",
+                };
+                self.out.push_str(name);
+                self.out.push(' ');
                 self.region(dst);
                 self.out.push_str(", ");
                 match value {

@@ -75,6 +75,7 @@ pub use parse::parse_module;
 pub use print::{print_kernel, print_module, print_stmt_header};
 pub use verify::{VerifyError, verify_kernel, verify_module};
 
+pub use crate::ir::AtomicOp;
 use crate::ir::{BinaryOp, DType, Literal, Span, UnaryOp};
 
 /// The format version in the header line (`thread_ir 0.1`).
@@ -814,8 +815,11 @@ pub enum StmtKind {
         lane: Expr,
         width: u32,
     },
-    /// `dst[index] += value`, atomically.
-    AtomicAdd {
+    /// `dst[index] = op(dst[index], value)`, atomically (`op` as in the
+    /// Tile IR: for max and min, `value` replaces the element only when it
+    /// compares greater, resp. less).
+    Atomic {
+        op: AtomicOp,
         dst: ParamId,
         index: Expr,
         value: Expr,

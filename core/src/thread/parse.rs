@@ -16,7 +16,7 @@ use super::{
     Module, Param, ParamId, ParseError, RegId, RegRef, Register, RegisterKind, SharedBuffer,
     SharedId, SharedMatrix, ShuffleKind, Special, Stmt, StmtKind, TensorMap, TensorMapId, Unroll,
 };
-use crate::ir::{DType, DTypeKind, Literal, Span, UnaryOp};
+use crate::ir::{AtomicOp, DType, DTypeKind, Literal, Span, UnaryOp};
 use crate::text::{binary_function_from_name, infix_from_punct};
 
 /// Deepest nesting of blocks, parentheses and prefix operators.
@@ -901,20 +901,26 @@ impl Parser {
                             accumulate,
                         }
                     }
-                    "atomic_add" => {
+                    "atomic_add" | "atomic_max" | "atomic_min" => {
+                        let op = match word.as_str() {
+                            "atomic_max" => AtomicOp::Max,
+                            "atomic_min" => AtomicOp::Min,
+                            _ => AtomicOp::Add,
+                        };
                         let (dst, index) = self.mem_ref("global")?;
                         self.expect_punct(",")?;
                         let value = self.expr()?;
                         let guard = self.guard()?;
                         match dst {
-                            MemRef::Global(dst) => StmtKind::AtomicAdd {
+                            MemRef::Global(dst) => StmtKind::Atomic {
+                                op,
                                 dst,
                                 index,
                                 value,
                                 guard,
                             },
                             MemRef::Shared(_) => {
-                                return Err(self.error("atomic_add targets global memory"));
+                                return Err(self.error("atomics target global memory"));
                             }
                         }
                     }

@@ -418,13 +418,15 @@ impl Printer<'_> {
                 self.expr(lane);
                 let _ = write!(self.out, ", {width})");
             }
-            StmtKind::AtomicAdd {
+            StmtKind::Atomic {
+                op,
                 dst,
                 index,
                 value,
                 guard,
             } => {
-                self.out.push_str("atomic_add ");
+                self.out.push_str(op.name());
+                self.out.push(' ');
                 self.mem_ref(MemRef::Global(*dst), index);
                 self.out.push_str(", ");
                 self.expr(value);

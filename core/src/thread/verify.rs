@@ -1402,11 +1402,12 @@ impl Verifier<'_> {
                     }));
                 }
             }
-            StmtKind::AtomicAdd {
+            StmtKind::Atomic {
                 dst,
                 index,
                 value,
                 guard,
+                ..
             } => {
                 let g = self.global(*dst)?;
                 self.int_expr(index, "a memory index")?;

@@ -65,7 +65,7 @@ macro_rules! own_exprs {
                     f(value);
                     f(lane);
                 }
-                StmtKind::AtomicAdd {
+                StmtKind::Atomic {
                     index,
                     value,
                     guard: g,

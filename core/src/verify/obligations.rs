@@ -1384,7 +1384,7 @@ impl<'f> Generator<'f> {
                 self.region(dst, "fill", "dst", span);
                 self.global_region_write(dst, Some(*value), span);
             }
-            Stmt::AtomicAdd { dst, value } => {
+            Stmt::AtomicAdd { dst, value } | Stmt::Atomic { dst, value, .. } => {
                 match value {
                     AtomicValue::Scalar(v) => self.stmt_loads(&[*v], span),
                     AtomicValue::Region(r) => self.region(r, "atomic_add", "value", span),

@@ -1,15 +1,15 @@
-# The IR's only atomic is an add: `T.atomic_max` is refused, with a note on
-# what to write instead.
+# `return_prev=True` would return the previous value, which tilec's atomics
+# do not give back: it is refused at the call.
 import tilelang
 import tilelang.language as T
 
 
 @tilelang.jit
-def atomic_max_refused(N=32):
+def atomic_max_return_prev(N=32):
     @T.prim_func
-    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((1,), "float32")):
+    def main(A: T.Tensor((N,), "int32"), B: T.Tensor((1,), "int32"), C: T.Tensor((N,), "int32")):
         with T.Kernel(1, threads=32) as bx:
             for i in T.Parallel(N):
-                T.atomic_max(B[0], A[i])  # ERROR: T0300
+                C[i] = T.atomic_min(B[0], A[i], return_prev=True)  # ERROR: T0300
 
     return main

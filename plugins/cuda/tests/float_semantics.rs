@@ -9,6 +9,9 @@
 //! - `min`/`max` on every pair of a set of special values (signed zeros,
 //!   infinities, NaNs with several payloads, subnormals, extremes) must
 //!   equal the SIMT interpreter's result bit for bit (any NaN for NaN);
+//! - `atomic_max`/`atomic_min` of `f32` (a compare-and-swap loop) on every
+//!   pair of the same values, the element starting at the first, must
+//!   equal the SIMT interpreter's result bit for bit (any NaN for NaN);
 //! - `exp2` on about 35 million `f32` inputs — every input whose result is
 //!   subnormal or near the subnormal boundary (`[-152, -120]`), every
 //!   input in `[1, 2)` (so every fraction at that spacing), a dense stride
@@ -186,6 +189,75 @@ fn check_min_max(device: &str) {
     );
 }
 
+/// `atomic_max`/`atomic_min` of `f32` (a compare-and-swap loop) on every
+/// pair of [`specials`]: the element starts at `x`, the value is `y`; the
+/// result must equal the SIMT interpreter's bit for bit (a NaN value never
+/// replaces, a NaN element stays, signed zeros do not replace each other).
+fn check_atomic_min_max(device: &str) {
+    let s = specials();
+    let mut x = Vec::new();
+    let mut y = Vec::new();
+    for &a in &s {
+        for &b in &s {
+            x.push(a);
+            y.push(b);
+        }
+    }
+    let n = x.len().div_ceil(THREADS) * THREADS;
+    x.resize(n, 0.0);
+    y.resize(n, 0.0);
+    let body = "  store global x1 %MX[%i] <- %x[0]\n  store global x1 %MN[%i] <- %x[0]\n\
+  atomic_max %MX[%i], %y[0]\n  atomic_min %MN[%i], %y[0]\n";
+    let text = elementwise_ir(&["MX", "MN"], body, n);
+    let (_, emitted) = emit(&text, ARCH);
+    let got = run_device(&text, &x, &y, 2);
+    let module = thread::parse_module(&text).unwrap_or_else(|e| panic!("{e}"));
+    let target = targets::describe(ARCH).unwrap_or_else(|e| panic!("{}", e.message));
+    let to_f64 = |v: &[f32]| v.iter().map(|&f| f64::from(f)).collect::<Vec<_>>();
+    let mut args = vec![
+        Tensor::from_f64(DType::F32, vec![n], to_f64(&x)).unwrap_or_else(|e| panic!("{e}")),
+        Tensor::from_f64(DType::F32, vec![n], to_f64(&y)).unwrap_or_else(|e| panic!("{e}")),
+        Tensor::zeros(DType::F32, vec![n]),
+        Tensor::zeros(DType::F32, vec![n]),
+    ];
+    simt::run(
+        &module.kernels[0],
+        &target,
+        &mut args,
+        &SimtOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("SIMT: {e}"));
+    let mut wrong = Vec::new();
+    for (o, name) in [(0, "atomic_max"), (1, "atomic_min")] {
+        let want = floats_of(&args[2 + o].to_le_bytes());
+        for i in 0..s.len() * s.len() {
+            let (g, w) = (got[o][i], want[i]);
+            let same = if w.is_nan() {
+                g.is_nan()
+            } else {
+                g.to_bits() == w.to_bits()
+            };
+            if !same {
+                wrong.push(format!(
+                    "{name}({:#010x}, {:#010x}) = {:#010x}, reference {:#010x}",
+                    x[i].to_bits(),
+                    y[i].to_bits(),
+                    g.to_bits(),
+                    w.to_bits()
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {} atomic min/max results differ from the reference on {device}; first: {}\nPTX:\n{}",
+        wrong.len(),
+        2 * s.len() * s.len(),
+        wrong.first().map_or("", String::as_str),
+        emitted.text
+    );
+}
+
 /// The spacing of `f32` at magnitude `e` (subnormal spacing below the
 /// normal range).
 fn ulp_at(e: f64) -> f64 {
@@ -293,6 +365,7 @@ fn exp2_and_min_max_match_the_reference_on_the_gpu() {
         return;
     };
     check_min_max(&device);
+    check_atomic_min_max(&device);
     check_exp2(&device);
 }
 

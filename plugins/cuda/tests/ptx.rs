@@ -355,6 +355,32 @@ fn sm90a_gemm_issues_wgmma_through_descriptors() {
 /// A tensor map becomes a 128-byte parameter after the thread-IR ones,
 /// described for the host on a comment line; bulk copies take their
 /// coordinates innermost first and complete on the mbarrier.
+/// `atomic_max`/`atomic_min` on 32- and 64-bit integers are one `red.max`/
+/// `red.min` of the signedness; on floats and 16-bit integers a
+/// compare-and-swap loop that leaves when the value does not compare
+/// greater (less), so a NaN value never stores.
+#[test]
+fn atomic_max_and_min_use_red_or_a_compare_loop() {
+    let src = "thread_ir 0.1\n\nkernel @mm(%i: global i32[4], %u: global u64[4], %f: global f32[4], %h: global f16[4], %n: i32) grid(1, 1, 1) threads(64) {\n  atomic_max %i[thread_idx % 4], cast<i32>(thread_idx) - 9 when thread_idx < %n\n  atomic_min %u[0], cast<u64>(thread_idx)\n  atomic_max %f[1], cast<f32>(thread_idx) * f32(0.5)\n  atomic_min %h[2], cast<f16>(thread_idx) when thread_idx < %n\n}\n";
+    let module = thread::parse_module(src).unwrap_or_else(|e| panic!("{e}"));
+    for name in ["sm_80", "sm_90a"] {
+        let t = builtin(name);
+        thread::verify_kernel(&module.kernels[0], &t).unwrap_or_else(|e| panic!("{e}"));
+        let (m, _) = emit_and_assemble(&module, &t, &PtxOptions::default(), "atomic max/min")
+            .unwrap_or_else(|e| panic!("{e}"));
+        for want in [
+            "red.global.max.s32",
+            "red.global.min.u64",
+            "atom.global.cas.b32",
+            "atom.global.cas.b16",
+            "setp.gt.f32",
+        ] {
+            assert!(m.text.contains(want), "{name}: no `{want}` in\n{}", m.text);
+        }
+        assert!(!m.text.contains("red.global.add"), "{}", m.text);
+    }
+}
+
 #[test]
 fn tma_loads_pass_tensor_maps_and_complete_on_mbarriers() {
     let path = repo().join("core/tests/thread/tma_sm90a.thr");
@@ -1095,15 +1121,24 @@ mod all_ops {
                 | DType::U16
         );
         if atomic_ok {
-            b.push(StmtKind::AtomicAdd {
-                dst: out,
-                index: Expr::special(Special::LaneId),
-                value: b.read(r),
-                guard: Some(Guard {
-                    cond: below(5),
-                    otherwise: GuardElse::Skip,
-                }),
-            });
+            // Add, and max and min (`red.max`/`red.min` on 32- and 64-bit
+            // integers, a compare-and-swap loop otherwise).
+            for op in [
+                thread::AtomicOp::Add,
+                thread::AtomicOp::Max,
+                thread::AtomicOp::Min,
+            ] {
+                b.push(StmtKind::Atomic {
+                    op,
+                    dst: out,
+                    index: Expr::special(Special::LaneId),
+                    value: b.read(r),
+                    guard: Some(Guard {
+                        cond: below(5),
+                        otherwise: GuardElse::Skip,
+                    }),
+                });
+            }
         }
         b.push(StmtKind::Store {
             width: 1,

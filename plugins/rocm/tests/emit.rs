@@ -382,6 +382,20 @@ fn too_much_lds_is_refused() {
     );
 }
 
+/// LLVM's `atomicrmw fmax` follows `maxnum` (a NaN operand loses), not
+/// the compare-and-swap meaning of `T.atomic_max` on floats: refused.
+#[test]
+fn float_atomic_max_is_refused() {
+    let src = "thread_ir 0.1\n\nkernel @fmax(%out: global f32[1]) grid(1, 1, 1) threads(64) {\n  atomic_max %out[0], f32(1.5)\n}\n";
+    let module = thread::parse_module(src).unwrap_or_else(|e| panic!("{e}"));
+    let err = emit::emit_module(&module, &target("gfx942"), &EmitOptions::default()).err();
+    let text = err.map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        text.contains("atomic_max of f32 (the AMDGPU backend combines integers only"),
+        "{text}"
+    );
+}
+
 #[test]
 fn requests_name_what_is_wrong() {
     use tilec_plugin_api::{BackendPlugin, CompileOptions, CompileRequest, IrDocument};

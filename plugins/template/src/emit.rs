@@ -243,7 +243,7 @@ fn own_dtypes(f: &Function, stmt: &Stmt) -> Vec<DType> {
         Stmt::Reduce { src, dst, .. } | Stmt::Cumsum { src, dst, .. } => {
             buffers.extend([*src, *dst]);
         }
-        Stmt::AtomicAdd { dst, value } => {
+        Stmt::AtomicAdd { dst, value } | Stmt::Atomic { dst, value, .. } => {
             region(dst, &mut exprs, &mut buffers);
             match value {
                 AtomicValue::Scalar(e) => exprs.push(*e),

@@ -74,6 +74,15 @@ fn walk(st: &Stager, dims: [u32; 3], block: &Block) -> Result<(), Box<Diagnostic
                 value: ir::AtomicValue::Region(_),
                 ..
             } => Some("a region `T.atomic_add`"),
+            Stmt::Atomic {
+                op,
+                value: ir::AtomicValue::Region(_),
+                ..
+            } => Some(match op {
+                ir::AtomicOp::Max => "a region `T.atomic_max`",
+                ir::AtomicOp::Min => "a region `T.atomic_min`",
+                ir::AtomicOp::Add => "a region `T.atomic_add`",
+            }),
             Stmt::Gemm { .. } => Some("`T.gemm`"),
             Stmt::Reduce { .. } => Some("a `T.reduce_*`"),
             Stmt::Cumsum { .. } => Some("`T.cumsum`"),

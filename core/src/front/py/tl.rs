@@ -84,6 +84,8 @@ const FUNCTIONS: &[&str] = &[
     "cumsum",
     "cummax",
     "atomic_add",
+    "atomic_max",
+    "atomic_min",
     "Pipelined",
     "Parallel",
     "parallel",
@@ -118,8 +120,6 @@ const KNOWN_UNSUPPORTED: &[&str] = &[
     "mbarrier_expect_tx",
     "call_extern",
     "import_source",
-    "atomic_max",
-    "atomic_min",
     "gemm_sp",
     "alloc_tmem",
     "tcgen05_gemm",
@@ -2041,20 +2041,26 @@ pub(crate) fn call<'a>(
             }
             Ok(Value::None)
         }
-        "atomic_add" => {
+        "atomic_add" | "atomic_max" | "atomic_min" => {
+            let (op, fname, fifth) = match name {
+                "atomic_max" => (ir::AtomicOp::Max, "atomic_max", "annotations"),
+                "atomic_min" => (ir::AtomicOp::Min, "atomic_min", "annotations"),
+                _ => (ir::AtomicOp::Add, "atomic_add", "use_tma"),
+            };
+            let what = &format!("`T.{fname}`");
             let a = Args::new(
-                "atomic_add",
-                &["dst", "value", "memory_order", "return_prev", "use_tma"],
+                fname,
+                &["dst", "value", "memory_order", "return_prev", fifth],
                 args,
                 kwargs,
                 span,
             )?;
-            need_kernel(ev, "`T.atomic_add`", span)?;
+            need_kernel(ev, what, span)?;
             if a.flag(3, false)? {
                 return Err(Box::new(
                     Diagnostic::error(
                         codes::UNSUPPORTED_TILELANG,
-                        "`T.atomic_add(..., return_prev=True)` is not supported yet",
+                        format!("`T.{name}(..., return_prev=True)` is not supported yet"),
                         span,
                     )
                     .with_label("the previous value cannot be returned"),
@@ -2062,32 +2068,39 @@ pub(crate) fn call<'a>(
             }
             let dst_v = a.req(0, "a destination")?.clone();
             let val_v = a.req(1, "a value")?.clone();
-            let mut dst = operand(ev, &dst_v, "`T.atomic_add`", span)?;
+            let mut dst = operand(ev, &dst_v, what, span)?;
             let value_is_region = matches!(val_v, Value::Buffer(b) if !is_var_scope(ev, &b))
                 || matches!(&val_v, Value::Access(acc) if acc.items.iter().any(|i| matches!(i, IndexItem::Slice { .. })));
             let value = if value_is_region {
-                let mut src = operand(ev, &val_v, "`T.atomic_add`", span)?;
+                let mut src = operand(ev, &val_v, what, span)?;
                 match (dst.head, src.head) {
                     (true, false) => fill_head(ev, &mut dst, &src, span)?,
                     (false, true) => fill_head(ev, &mut src, &dst, span)?,
                     _ => {}
                 }
-                check_same_extents(ev, &src, &dst, "`T.atomic_add`", span)?;
+                check_same_extents(ev, &src, &dst, what, span)?;
                 AtomicValue::Region(src.region)
             } else {
-                let st = ev.stager("`T.atomic_add`", span)?;
+                let st = ev.stager(what, span)?;
                 let dtype = st.func.buffers[dst.region.buffer].dtype;
                 let e = st.value_expr(&val_v, Some(dtype), span)?;
                 AtomicValue::Scalar(st.cast(e, dtype, span)?)
             };
-            let st = ev.stager("`T.atomic_add`", span)?;
-            let stmt = Stmt::AtomicAdd {
-                dst: dst.region,
-                value,
+            let st = ev.stager(what, span)?;
+            let stmt = match op {
+                ir::AtomicOp::Add => Stmt::AtomicAdd {
+                    dst: dst.region,
+                    value,
+                },
+                op => Stmt::Atomic {
+                    op,
+                    dst: dst.region,
+                    value,
+                },
             };
-            // An element added to an element (`T.atomic_add(B[0], x)`) is
-            // TileLang's thread-level atomic: every thread that reaches it
-            // adds once. At block level that is each of the kernel's
+            // An element combined with an element (`T.atomic_add(B[0], x)`,
+            // also max and min) is TileLang's thread-level atomic: every
+            // thread that reaches it combines once. At block level that is each of the kernel's
             // threads, which a parallel loop over the thread count says in
             // the IR. Inside `T.Parallel` the loop already gives one add per
             // element; under a condition on the thread index, in a `T.ws`
@@ -2098,16 +2111,20 @@ pub(crate) fn call<'a>(
                 return Err(Box::new(
                     Diagnostic::error(
                         codes::UNSUPPORTED_TILELANG,
-                        "a thread-level `T.atomic_add` under a condition on the thread index \
-                         that may pass several threads is not supported",
+                        format!(
+                            "a thread-level {what} under a condition on the thread index \
+                             that may pass several threads is not supported"
+                        ),
                         span,
                     )
-                    .with_label("TileLang adds once per thread that passes the condition")
-                    .with_note(
-                        "tilec adds a thread-level atomic once per thread only at block level \
-                         or under `tx == k`; write the add inside a `T.Parallel` loop over \
-                         as many iterations as threads pass",
-                    ),
+                    .with_label(format!(
+                        "TileLang runs {what} once per thread that passes the condition"
+                    ))
+                    .with_note(format!(
+                        "tilec runs a thread-level atomic once per thread only at block level \
+                         or under `tx == k`; write the {what} inside a `T.Parallel` loop over \
+                         as many iterations as threads pass"
+                    )),
                 ));
             }
             match st.kernel {

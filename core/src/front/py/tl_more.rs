@@ -68,11 +68,6 @@ pub(crate) fn unsupported_note(name: &str) -> Option<&'static str> {
             "4-bit integers are packed two to a byte; tilec has no such dtype: store the \
              values as `T.int8` (or pack them by hand into `T.uint8`)"
         }
-        "atomic_max" | "atomic_min" => {
-            "tilec's IR has an atomic add only: where each element has one writer, store \
-             `T.max(dst[i], v)` (or `T.min`) in place; across blocks, write per-block results \
-             and reduce them in a second kernel"
-        }
         "cummin" => {
             "TileLang's scans are `T.cumsum` and `T.cummax`: compute a running minimum as \
              `-T.cummax` of the negated values, or with a `T.serial` loop over the scanned \

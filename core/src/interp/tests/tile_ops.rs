@@ -2,7 +2,7 @@
 
 use super::{Fb, assert_same, block, tensor};
 use crate::interp::{InterpError, Tensor, TensorData, run};
-use crate::ir::{AtomicValue, BinaryOp, DType, GemmPolicy, ReduceKind, Scope, Stmt};
+use crate::ir::{AtomicOp, AtomicValue, BinaryOp, DType, GemmPolicy, ReduceKind, Scope, Stmt};
 
 fn f32s(values: &[f64]) -> Vec<f64> {
     values.iter().map(|&v| f64::from(v as f32)).collect()
@@ -815,4 +815,39 @@ fn atomic_add_scalar_region_and_rounding() {
     assert_eq!(args[2].to_f64_vec(), vec![2052.0]);
     // The value converts to the destination type first: 5 + (-2) = 3.
     assert_eq!(args[3].data, TensorData::Int(vec![3]));
+}
+
+#[test]
+fn atomic_max_min_compare_by_the_destination_type() {
+    let mut fb = Fb::new();
+    let u = fb.param("U", DType::U64, &[2]);
+    let i = fb.param("I", DType::I8, &[2]);
+    let h = fb.param("H", DType::F16, &[2]);
+    let (ru0, ru1) = (fb.region_lit(u, &[(0, 1)]), fb.region_lit(u, &[(1, 1)]));
+    let (ri0, ri1) = (fb.region_lit(i, &[(0, 1)]), fb.region_lit(i, &[(1, 1)]));
+    let rh = fb.whole(h);
+    // -16 as u64 is 2^64 - 16, larger than any small value.
+    let big = fb.ilit(DType::I64, -16);
+    let seven = fb.ilit(DType::I64, 7);
+    // 200 wraps to -56 in i8: the minimum then, not the maximum.
+    let wraps = fb.ilit(DType::I32, 200);
+    let tenth = fb.flit(DType::F32, 0.1);
+    let op = |op, dst, value| Stmt::Atomic { op, dst, value };
+    fb.body(vec![
+        op(AtomicOp::Max, ru0, AtomicValue::Scalar(big)),
+        op(AtomicOp::Min, ru1, AtomicValue::Scalar(seven)),
+        op(AtomicOp::Max, ri0, AtomicValue::Scalar(wraps)),
+        op(AtomicOp::Min, ri1, AtomicValue::Scalar(wraps)),
+        op(AtomicOp::Max, rh, AtomicValue::Scalar(tenth)),
+    ]);
+    let mut args = vec![
+        Tensor::from_i64(DType::U64, [2], vec![5, -32]).expect("tensor"),
+        Tensor::from_i64(DType::I8, [2], vec![3, 3]).expect("tensor"),
+        tensor(DType::F16, &[2], &[0.0, 1.0]),
+    ];
+    run(&fb.f, &mut args).expect("run");
+    assert_eq!(args[0].data, TensorData::Int(vec![-16, 7]));
+    assert_eq!(args[1].data, TensorData::Int(vec![3, -56]));
+    // The value converts to f16 first (0.1 → 0.0999755859375).
+    assert_eq!(args[2].to_f64_vec(), vec![0.0999755859375, 1.0]);
 }

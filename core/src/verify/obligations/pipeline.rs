@@ -151,7 +151,7 @@ impl Generator<'_> {
             Stmt::Reduce { src, dst, .. } | Stmt::Cumsum { src, dst, .. } => {
                 *src == buffer || *dst == buffer
             }
-            Stmt::AtomicAdd { value, .. } => match value {
+            Stmt::AtomicAdd { value, .. } | Stmt::Atomic { value, .. } => match value {
                 crate::ir::AtomicValue::Scalar(v) => expr_reads(*v),
                 crate::ir::AtomicValue::Region(r) => region_reads(r),
             },
@@ -174,6 +174,7 @@ impl Generator<'_> {
             Stmt::If { .. } => "if",
             Stmt::Store { .. } => "store",
             Stmt::AtomicAdd { .. } => "atomic_add",
+            Stmt::Atomic { op, .. } => op.name(),
             _ => "statement",
         }
     }

@@ -687,7 +687,8 @@ impl Kernel<'_> {
             | Stmt::Parallel { .. }
             | Stmt::Reduce { .. }
             | Stmt::Cumsum { .. }
-            | Stmt::AtomicAdd { .. } => Some(Side::Aiv),
+            | Stmt::AtomicAdd { .. }
+            | Stmt::Atomic { .. } => Some(Side::Aiv),
         }
     }
 
@@ -917,6 +918,13 @@ impl Kernel<'_> {
             Stmt::AtomicAdd { .. } => Err(Refusal::unsupported(
                 span,
                 "`T.atomic_add` is not supported by the Ascend backend yet (AscendC's SetAtomicAdd on MTE3 copies is not used)",
+            )),
+            Stmt::Atomic { op, .. } => Err(Refusal::unsupported(
+                span,
+                format!(
+                    "`T.{}` is not supported by the Ascend backend yet (AscendC's SetAtomicMax/SetAtomicMin on MTE3 copies are not used)",
+                    op.name()
+                ),
             )),
         }
     }
@@ -3624,7 +3632,8 @@ fn has_element_code(f: &Function, block: &Block) -> bool {
         | Stmt::Parallel { .. }
         | Stmt::Reduce { .. }
         | Stmt::Cumsum { .. }
-        | Stmt::AtomicAdd { .. } => true,
+        | Stmt::AtomicAdd { .. }
+        | Stmt::Atomic { .. } => true,
         Stmt::Copy { src, dst } => global(src.buffer) && global(dst.buffer),
         Stmt::Fill { dst, .. } => global(dst.buffer),
         Stmt::For { body, .. } | Stmt::Kernel { body, .. } => has_element_code(f, body),
@@ -3645,6 +3654,7 @@ fn has_tile_ops(block: &Block) -> bool {
         | Stmt::Reduce { .. }
         | Stmt::Cumsum { .. }
         | Stmt::AtomicAdd { .. }
+        | Stmt::Atomic { .. }
         | Stmt::Parallel { .. } => true,
         Stmt::For { body, .. } | Stmt::Kernel { body, .. } => has_tile_ops(body),
         Stmt::If {

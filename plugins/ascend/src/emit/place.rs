@@ -174,7 +174,7 @@ fn collect(f: &Function, block: &Block, uses: &mut BTreeMap<usize, Uses>) {
                 element(uses, *src);
                 element(uses, *dst);
             }
-            Stmt::AtomicAdd { dst, .. } => element(uses, dst.buffer),
+            Stmt::AtomicAdd { dst, .. } | Stmt::Atomic { dst, .. } => element(uses, dst.buffer),
             Stmt::Kernel { body, .. } => collect(f, body, uses),
             Stmt::For {
                 start,

@@ -643,12 +643,13 @@ impl<'a> Emitter<'a> {
                 lane,
                 width,
             } => self.shuffle(*kind, dst, value, lane, *width),
-            StmtKind::AtomicAdd {
+            StmtKind::Atomic {
+                op,
                 dst,
                 index,
                 value,
                 guard,
-            } => self.atomic_add(*dst, index, value, guard.as_ref()),
+            } => self.atomic(*op, *dst, index, value, guard.as_ref()),
             StmtKind::Mma {
                 atom,
                 n,

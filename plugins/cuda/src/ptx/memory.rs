@@ -30,7 +30,7 @@
 //! 16-bit integers use a 16-bit compare-and-swap loop. 8-bit atomics are
 //! refused.
 
-use tilec_core::ir::{BinaryOp, DType, DTypeKind};
+use tilec_core::ir::{AtomicOp, BinaryOp, DType, DTypeKind};
 use tilec_core::target::MatrixLoad;
 use tilec_core::thread::{
     Expr, ExprKind, FragRef, Guard, GuardElse, MemRef, ParamId, RegRef, SharedId,
@@ -713,8 +713,9 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    pub fn atomic_add(
+    pub fn atomic(
         &mut self,
+        op: AtomicOp,
         dst: ParamId,
         index: &Expr,
         value: &Expr,
@@ -733,6 +734,9 @@ impl Emitter<'_> {
         };
         let addr = self.address(MemRef::Global(dst), index)?;
         let text = addr.text();
+        if op != AtomicOp::Add {
+            return self.atomic_max_min(op, dtype, &text, &v, on);
+        }
         let red = match dtype {
             DType::I32 | DType::U32 => Some("u32"),
             DType::I64 | DType::U64 => Some("u64"),
@@ -770,6 +774,92 @@ impl Emitter<'_> {
         if let Some(skip) = skip {
             self.body.label(&skip);
         }
+        Ok(())
+    }
+
+    /// `*addr = max(*addr, v)` (or min): `red.max`/`red.min` for 32- and
+    /// 64-bit integers; otherwise a compare-and-swap loop that stores `v`
+    /// only while it compares greater (less) than the element, as CUDA's
+    /// `atomic_ref::fetch_max` does: a NaN value never replaces, a NaN
+    /// element stays, and signed zeros do not replace each other.
+    fn atomic_max_min(
+        &mut self,
+        op: AtomicOp,
+        dtype: DType,
+        text: &str,
+        v: &Val,
+        on: Option<String>,
+    ) -> Result<()> {
+        let name = if op == AtomicOp::Max { "max" } else { "min" };
+        let red = match dtype {
+            DType::I32 => Some("s32"),
+            DType::U32 => Some("u32"),
+            DType::I64 => Some("s64"),
+            DType::U64 => Some("u64"),
+            _ => None,
+        };
+        if let Some(ty) = red {
+            self.body
+                .inst_if(on.as_deref(), format!("red.global.{name}.{ty} {text}, {v}"));
+            return Ok(());
+        }
+        let width = match dtype {
+            DType::F64 => 64,
+            DType::F32 => 32,
+            DType::F16 | DType::BF16 | DType::I16 | DType::U16 => 16,
+            _ => {
+                return Err(self.unsupported(format!(
+                    "atomic_{name} of {dtype}: PTX has no {}-bit compare-and-swap",
+                    dtype.bits()
+                )));
+            }
+        };
+        let done = self.body.fresh_label("done");
+        if let Some(p) = &on {
+            self.body
+                .inst_if(Some(&format!("!{p}")), format!("bra {done}"));
+        }
+        let word = match width {
+            64 => Class::B64,
+            32 => Class::B32,
+            _ => Class::B16,
+        };
+        let b = word.bits();
+        let old = self.tmp(word);
+        self.emit(format!("ld.global.{b} {old}, {text}"));
+        // The bits `v` stores.
+        let new = match dtype {
+            DType::F64 => self.op1(Class::B64, "mov.b64", v),
+            DType::F32 => self.op1(Class::B32, "mov.b32", v),
+            d if d.is_int() => self.op1(Class::B16, "cvt.u16.u32", v),
+            _ => v.clone(),
+        };
+        let top = self.body.fresh_label("cas");
+        self.body.label(&top);
+        let old_v = Val::reg(word, old.clone());
+        let current = match dtype {
+            DType::F64 => self.op1(Class::F64, "mov.b64", &old_v),
+            DType::F32 => self.op1(Class::F32, "mov.b32", &old_v),
+            d if d.is_int() => {
+                let t = self.op1(Class::B32, "cvt.u32.u16", &old_v);
+                self.normalize(t, d)
+            }
+            _ => old_v.clone(),
+        };
+        let cmp = if op == AtomicOp::Max {
+            BinaryOp::Gt
+        } else {
+            BinaryOp::Lt
+        };
+        let wins = self.binary(cmp, dtype, v.clone(), current)?;
+        self.body
+            .inst_if(Some(&format!("!{}", wins.text)), format!("bra {done}"));
+        let seen = self.tmp(word);
+        self.emit(format!("atom.global.cas.{b} {seen}, {text}, {old}, {new}"));
+        let changed = self.setp("ne", b, &Val::reg(word, seen.clone()), &old_v);
+        self.emit(format!("mov.{b} {old}, {seen}"));
+        self.body.inst_if(Some(&changed.text), format!("bra {top}"));
+        self.body.label(&done);
         Ok(())
     }
 

@@ -267,7 +267,7 @@ impl Plan {
                 self.expr(value, env);
                 self.expr(lane, env);
             }
-            StmtKind::AtomicAdd {
+            StmtKind::Atomic {
                 index,
                 value,
                 guard,

@@ -54,7 +54,7 @@ pub mod mfma;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use tilec_core::ir::DType;
+use tilec_core::ir::{AtomicOp, DType};
 use tilec_core::target::{MemoryKind, TargetDescription};
 use tilec_core::thread::{
     Expr, FragRef, Guard, GuardElse, Kernel, MemRef, Module, Param, RegId, RegRef, RegisterKind,
@@ -627,14 +627,15 @@ impl<'a> KernelEmitter<'a> {
                 lane,
                 width,
             } => self.shuffle(*kind, dst, value, lane, *width),
-            StmtKind::AtomicAdd {
+            StmtKind::Atomic {
+                op,
                 dst,
                 index,
                 value,
                 guard,
             } => self.guarded(
                 guard.as_ref(),
-                |e| e.atomic_add(*dst, index, value),
+                |e| e.atomic(*op, *dst, index, value),
                 |_| Ok(()),
             ),
             StmtKind::Mma {
@@ -926,13 +927,51 @@ impl<'a> KernelEmitter<'a> {
             .ok_or_else(|| self.internal(format!("register {} does not exist", r.0)))
     }
 
-    fn atomic_add(
+    fn atomic(
         &mut self,
+        op: AtomicOp,
         dst: tilec_core::thread::ParamId,
         index: &Expr,
         value: &Expr,
     ) -> Result<(), EmitError> {
         let dtype = value.dtype;
+        let ty = match dtype {
+            DType::I8 | DType::U8 => "i8",
+            DType::I16 | DType::U16 => "i16",
+            DType::I32 | DType::U32 => "i32",
+            DType::I64 | DType::U64 => "i64",
+            _ => "",
+        };
+        let signed = dtype.kind() == tilec_core::ir::DTypeKind::Signed;
+        let rmw = match op {
+            AtomicOp::Add => None,
+            // Integers compare exactly; LLVM's `fmax`/`fmin` follow
+            // `maxnum` (a NaN operand loses), not TileLang's
+            // compare-and-swap, so floats are refused.
+            _ if ty.is_empty() => {
+                return Err(self.unsupported(format!(
+                    "{} of {dtype} (the AMDGPU backend combines integers only; \
+                     keep the per-element values and reduce them with `T.reduce_max`/`T.reduce_min`)",
+                    op.name()
+                )));
+            }
+            AtomicOp::Max if signed => Some("max"),
+            AtomicOp::Max => Some("umax"),
+            AtomicOp::Min if signed => Some("min"),
+            AtomicOp::Min => Some("umin"),
+        };
+        if let Some(rmw) = rmw {
+            let v = self.expr(value)?;
+            let (ptr, space, mem) = self.mem_ptr(MemRef::Global(dst), index)?;
+            if mem != dtype {
+                return Err(self.internal(format!("{} of {dtype} into {mem} memory", op.name())));
+            }
+            let align = dtype.bytes();
+            self.inst(format!(
+                "atomicrmw {rmw} ptr {space} {ptr}, {ty} {v} syncscope(\"agent\") monotonic, align {align}"
+            ));
+            return Ok(());
+        }
         let (op, ty) = match dtype {
             DType::F32 => ("fadd", "float"),
             DType::F64 => ("fadd", "double"),
