@@ -2297,6 +2297,44 @@ fn allocations_inside_parallel_are_per_iteration_on_every_target() {
     }
 }
 
+const ATOMIC_MAX_MIN: &str = r#"
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit
+def cells(M=64, N=16, dtype="int32"):
+    @T.prim_func
+    def cells_k(A: T.Tensor((M, N), dtype), B: T.Tensor((N,), dtype), C: T.Tensor((N,), dtype)):
+        with T.Kernel(M // 16, threads=64) as bx:
+            for i, j in T.Parallel(16, N):
+                T.atomic_max(B[j], A[bx * 16 + i, j])
+                T.atomic_min(C[(j + 3) % N], A[bx * 16 + i, j])
+    return cells_k
+
+
+@tilelang.jit
+def tiles(M=64, N=16):
+    @T.prim_func
+    def tiles_k(A: T.Tensor((M, N), "int32"), B: T.Tensor((16, N), "int32"), C: T.Tensor((16, N), "int32")):
+        with T.Kernel(M // 16, threads=32) as bx:
+            acc = T.alloc_fragment((16, N), "int32")
+            T.copy(A[bx * 16, 0], acc)
+            T.atomic_max(B[0:16, :], acc)
+            T.atomic_min(C, acc)
+    return tiles_k
+
+
+@tilelang.jit
+def per_thread(N=8):
+    @T.prim_func
+    def per_thread_k(A: T.Tensor((N,), "int32"), B: T.Tensor((2,), "int32")):
+        with T.Kernel(N, threads=32) as bx:
+            T.atomic_max(B[0], A[bx] * 3 - 7)
+            T.atomic_min(B[1], A[bx] * 3 - 7)
+    return per_thread_k
+"#;
+
 /// `T.atomic_max` / `T.atomic_min` from every block and thread into shared
 /// cells, in the element form inside `T.Parallel`, the tile form from a
 /// fragment, the thread-level form at block level, on signed, unsigned,
