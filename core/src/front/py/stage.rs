@@ -626,6 +626,18 @@ impl Stager {
             ea = self.cast(ea, DType::I32, span)?;
             eb = self.cast(eb, DType::I32, span)?;
         }
+        // TileLang's generated C++ computes arithmetic on 8- and 16-bit
+        // integers in `int` (the usual integer promotions), so
+        // `T.cast(u16 << 20, T.uint32)` keeps the shifted-out bits and
+        // `(a + b) // 2` of two `uint8` does not wrap. Storing the result
+        // into a narrow buffer truncates it as C's conversion does. Two
+        // literals still fold in their own type, as TVM folds them.
+        let both_literals =
+            self.func.as_literal(ea).is_some() && self.func.as_literal(eb).is_some();
+        if t.is_int() && t.bits() < 32 && !both_literals && ir_op != BinaryOp::Pow {
+            ea = self.cast(ea, DType::I32, span)?;
+            eb = self.cast(eb, DType::I32, span)?;
+        }
         self.binary(ir_op, ea, eb, span)
     }
 

@@ -6,7 +6,7 @@ import tilelang.language as T
 from _nibble_helpers import bias, low_bits
 
 
-# CHECK: %B[%i] = cast<f32>(%A[%i // 2] >> cast<u8>(%i % 2) * u8(4) & u8(15))
+# CHECK: %B[%i] = cast<f32>(cast<i32>(%A[%i // 2]) >> cast<i32>(cast<u8>(%i % 2)) * 4 & 15)
 # CHECK: %C[%i] = %i + 1
 @tilelang.jit
 def unpack(N=16):
