@@ -22,8 +22,9 @@ def promoted(Got: T.Tensor((4,), "uint32"), Want: T.Tensor((4,), "uint32")):
         avg[0] = (a[0] + a[1]) // 2
         Got[1] = T.cast(avg[0], "uint32")
         Got[2] = T.cast(T.cast(s[0] >> 1, "uint16"), "uint32")
-        Got[3] = T.cast(h[0] * h[0] // 0x10000, "uint32")
+        Got[3] = T.cast(h[0] * h[0] // 0x1000, "uint32")
         Want[0] = 0x23400000
         Want[1] = 150
         Want[2] = 65534
-        Want[3] = 0x14B
+        Want[3] = 0x14B5
+

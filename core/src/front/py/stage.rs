@@ -15,7 +15,7 @@ use crate::ir::{
     self, BinaryOp, Block, DType, DTypeKind, Expr, Handle, Literal, Span, Stmt, UnaryOp, Var,
     VarKind,
 };
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// State of the eager (`T.const` / annotation) style while its body stages.
 #[derive(Debug, Default)]
@@ -85,6 +85,10 @@ pub(crate) struct Stager {
     pub per_thread_loops: HashSet<Handle<Var>>,
     /// `T.alloc_reducer` buffers (`reducer.rs`).
     pub reducers: super::reducer::Reducers,
+    /// Integer expressions computed in `i32` by the usual integer
+    /// promotions, with the 8- or 16-bit type TileLang gives them (see
+    /// [`Stager::operands`]).
+    nominal: HashMap<Handle<Expr>, DType>,
 }
 
 /// `Σ coeff·var + constant` over integer variables.
@@ -114,6 +118,7 @@ impl Stager {
             list_warnings: Vec::new(),
             per_thread_loops: HashSet::new(),
             reducers: Default::default(),
+            nominal: HashMap::new(),
         }
     }
 
@@ -268,6 +273,8 @@ impl Stager {
     /// Binds a fresh `let` variable named after `name` to `value` in the
     /// current block and returns it.
     pub fn bind_let(&mut self, name: &str, value: Handle<Expr>, span: Span) -> Handle<Var> {
+        // A TileLang variable holds its nominal type's value.
+        let value = self.narrowed(value, span).unwrap_or(value);
         let dtype = self.ty(value);
         let var = self.add_var(name, dtype, VarKind::Let);
         self.emit(Stmt::Let { var, value }, span);
@@ -545,19 +552,19 @@ impl Stager {
         a: &Value<'_>,
         b: &Value<'_>,
         span: Span,
-    ) -> EResult<(Handle<Expr>, Handle<Expr>)> {
+    ) -> EResult<(Handle<Expr>, Handle<Expr>, DType)> {
         let a_staged = a.is_staged();
         let b_staged = b.is_staged();
         let (ea, eb) = match (a_staged, b_staged) {
             (true, false) => {
                 let ea = self.value_expr(a, None, span)?;
-                let hint = python_hint(self.ty(ea), b);
+                let hint = python_hint(self.nominal_ty(ea), b);
                 let eb = self.value_expr(b, Some(hint), span)?;
                 (ea, eb)
             }
             (false, true) => {
                 let eb = self.value_expr(b, None, span)?;
-                let hint = python_hint(self.ty(eb), a);
+                let hint = python_hint(self.nominal_ty(eb), a);
                 let ea = self.value_expr(a, Some(hint), span)?;
                 (ea, eb)
             }
@@ -566,8 +573,38 @@ impl Stager {
                 self.value_expr(b, None, span)?,
             ),
         };
-        let t = self.common_type(self.ty(ea), self.ty(eb));
-        Ok((self.cast(ea, t, span)?, self.cast(eb, t, span)?))
+        let t = self.common_type(self.nominal_ty(ea), self.nominal_ty(eb));
+        // TileLang types `a + b` of two `uint8` as `uint8`, but the C++ it
+        // generates computes it in `int` (the usual integer promotions):
+        // `T.cast(h << 20, T.uint32)` of a `uint16` keeps the bits shifted
+        // past bit 15, and `(a + b) // 2` does not wrap. So 8- and 16-bit
+        // operands are computed in `i32`; the result keeps TileLang's type
+        // as its nominal type, to which a `let` binding or a `T.reinterpret`
+        // truncates it as TileLang's generated variable does
+        // ([`Stager::narrowed`]). Two literals fold in their own type.
+        let both_literals =
+            self.func.as_literal(ea).is_some() && self.func.as_literal(eb).is_some();
+        let c = if t.is_int() && t.bits() < 32 && !both_literals {
+            DType::I32
+        } else {
+            t
+        };
+        Ok((self.cast(ea, c, span)?, self.cast(eb, c, span)?, t))
+    }
+
+    /// The type TileLang gives `e`: its IR type, or the 8- or 16-bit type of
+    /// an expression the integer promotions compute in `i32`.
+    pub fn nominal_ty(&self, e: Handle<Expr>) -> DType {
+        self.nominal.get(&e).copied().unwrap_or_else(|| self.ty(e))
+    }
+
+    /// `e` truncated to its nominal type where the integer promotions
+    /// widened it: the value a TileLang variable of that type holds.
+    pub fn narrowed(&mut self, e: Handle<Expr>, span: Span) -> EResult<Handle<Expr>> {
+        match self.nominal.get(&e).copied() {
+            Some(t) if t != self.ty(e) => self.cast(e, t, span),
+            _ => Ok(e),
+        }
     }
 
     /// Stages a Python binary operator where at least one operand is IR.
@@ -578,7 +615,7 @@ impl Stager {
         b: &Value<'_>,
         span: Span,
     ) -> EResult<Handle<Expr>> {
-        let (mut ea, mut eb) = self.operands(a, b, span)?;
+        let (mut ea, mut eb, nominal) = self.operands(a, b, span)?;
         let t = self.ty(ea);
         let ir_op = match op {
             PyBinOp::Add => BinaryOp::Add,
@@ -626,19 +663,11 @@ impl Stager {
             ea = self.cast(ea, DType::I32, span)?;
             eb = self.cast(eb, DType::I32, span)?;
         }
-        // TileLang's generated C++ computes arithmetic on 8- and 16-bit
-        // integers in `int` (the usual integer promotions), so
-        // `T.cast(u16 << 20, T.uint32)` keeps the shifted-out bits and
-        // `(a + b) // 2` of two `uint8` does not wrap. Storing the result
-        // into a narrow buffer truncates it as C's conversion does. Two
-        // literals still fold in their own type, as TVM folds them.
-        let both_literals =
-            self.func.as_literal(ea).is_some() && self.func.as_literal(eb).is_some();
-        if t.is_int() && t.bits() < 32 && !both_literals && ir_op != BinaryOp::Pow {
-            ea = self.cast(ea, DType::I32, span)?;
-            eb = self.cast(eb, DType::I32, span)?;
+        let e = self.binary(ir_op, ea, eb, span)?;
+        if nominal != self.ty(e) && nominal.is_int() && ir_op != BinaryOp::Pow {
+            self.nominal.insert(e, nominal);
         }
-        self.binary(ir_op, ea, eb, span)
+        Ok(e)
     }
 
     /// Stages `op` (any binary operator, comparisons included) on two values,
@@ -650,7 +679,7 @@ impl Stager {
         b: &Value<'_>,
         span: Span,
     ) -> EResult<Handle<Expr>> {
-        let (ea, eb) = self.operands(a, b, span)?;
+        let (ea, eb, _) = self.operands(a, b, span)?;
         self.binary(op, ea, eb, span)
     }
 

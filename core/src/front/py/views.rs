@@ -149,6 +149,7 @@ fn reinterpret<'a>(
     }
     let st = ev.stager("`T.reinterpret`", span)?;
     let e = st.value_expr(value, None, span)?;
+    let e = st.narrowed(e, span)?;
     let from = st.ty(e);
     if !ir::bitcast_ok(from, to) {
         let (label, note) = if from.is_bool() || to.is_bool() {
