@@ -404,9 +404,10 @@ impl Backend for Plugin {
         args: &mut [Tensor],
         values: &interp::SymbolValues,
     ) -> Result<(), BackendError> {
-        let buffers = self.upload(func, args)?;
+        let mut buffers = self.upload(func, args)?;
         let result = self
-            .prepare(compiled, func, args, &buffers, values)
+            .scratch(compiled, func, args, values, &mut buffers)
+            .and_then(|()| self.prepare(compiled, func, args, &buffers, values))
             .and_then(|launches| {
                 for launch in launches {
                     self.call(launch)?;
@@ -442,6 +443,9 @@ impl Plugin {
         let result = (|| {
             for _ in 0..sets.max(1) {
                 uploaded.push(self.upload(func, args)?);
+                if let Some(buffers) = uploaded.last_mut() {
+                    self.scratch(compiled, func, args, &interp::SymbolValues::new(), buffers)?;
+                }
             }
             let module = self.load_module(compiled)?;
             let per_set = uploaded
@@ -525,6 +529,73 @@ impl Plugin {
             .inspect_err(|_| self.free(&buffers))?;
         }
         Ok(buffers)
+    }
+
+    /// Allocates, zeroed, the buffers the compiled kernels take beyond the
+    /// function's parameters and sizes: the function's global scratch
+    /// buffers (`T.alloc_global` beside its kernels), one per name, shared
+    /// by every kernel of the launch (docs/plugin-abi.md, "Scratch
+    /// buffers").
+    fn scratch(
+        &self,
+        compiled: &CompileResult,
+        func: &Function,
+        args: &[Tensor],
+        values: &interp::SymbolValues,
+        buffers: &mut BTreeMap<String, u64>,
+    ) -> Result<(), BackendError> {
+        let wanted: Vec<_> = compiled
+            .kernels
+            .iter()
+            .flat_map(|k| k.params.iter().map(move |p| (k, p)))
+            .filter(|(_, p)| !p.shape.is_empty() && !buffers.contains_key(&p.name))
+            .collect();
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let shapes: Vec<Vec<usize>> = args.iter().map(|t| t.shape.clone()).collect();
+        let sizes = interp::bind_symbols_with(func, &shapes, values)
+            .map_err(|e| BackendError::Protocol(format!("cannot bind sizes: {e}")))?;
+        for (kernel, p) in wanted {
+            if buffers.contains_key(&p.name) {
+                continue;
+            }
+            let dtype = DType::from_tilelang_name(&p.dtype).ok_or_else(|| {
+                BackendError::Protocol(format!(
+                    "kernel `{}`: scratch buffer `{}` has an unknown dtype `{}`",
+                    kernel.entry, p.name, p.dtype
+                ))
+            })?;
+            let mut bytes = dtype.bytes();
+            for text in &p.shape {
+                let extent = tilec_plugin_api::extent::evaluate(text, &sizes)
+                    .ok()
+                    .and_then(|v| u64::try_from(v).ok())
+                    .ok_or_else(|| {
+                        BackendError::Protocol(format!(
+                            "kernel `{}`: scratch buffer `{}`: extent `{text}` is not a size",
+                            kernel.entry, p.name
+                        ))
+                    })?;
+                bytes = bytes.checked_mul(extent).ok_or_else(|| {
+                    BackendError::Protocol(format!(
+                        "kernel `{}`: scratch buffer `{}` is too large",
+                        kernel.entry, p.name
+                    ))
+                })?;
+            }
+            let handle = self.buffer(bytes)?;
+            buffers.insert(p.name.clone(), handle);
+            let zeros = usize::try_from(bytes).map(|n| vec![0u8; n]).map_err(|_| {
+                BackendError::Protocol(format!("scratch buffer `{}` is too large", p.name))
+            })?;
+            self.call(RuntimeRequest::CopyToDevice {
+                buffer: handle,
+                offset: 0,
+                data: zeros,
+            })?;
+        }
+        Ok(())
     }
 
     /// Copies every parameter back into `args`.
@@ -753,13 +824,23 @@ impl Backend for Sim {
             symbols,
             ..tilec_core::simt::SimtOptions::default()
         };
+        let failed = |e: tilec_core::simt::SimtError| {
+            BackendError::Refused(PluginError::new(
+                ErrorCode::Internal,
+                format!("under the SIMT interpreter: {e}"),
+            ))
+        };
+        // The function's global scratch buffers follow its parameters,
+        // shared by its kernels.
+        let mut all: Vec<Tensor> = args.to_vec();
+        if let Some(first) = module.kernels.first() {
+            all.extend(tilec_core::simt::scratch(first, args, &options).map_err(failed)?);
+        }
         for kernel in &module.kernels {
-            tilec_core::simt::run(kernel, &self.target, args, &options).map_err(|e| {
-                BackendError::Refused(PluginError::new(
-                    ErrorCode::Internal,
-                    format!("under the SIMT interpreter: {e}"),
-                ))
-            })?;
+            tilec_core::simt::run(kernel, &self.target, &mut all, &options).map_err(failed)?;
+        }
+        for (arg, result) in args.iter_mut().zip(all) {
+            *arg = result;
         }
         Ok(())
     }

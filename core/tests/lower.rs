@@ -335,11 +335,18 @@ fn run_and_compare_sized(
         ..SimtOptions::default()
     };
     let mut total = Stats::default();
+    let given_count = got.len();
+    if let Some(first) = lowered.kernels.first() {
+        let scratch =
+            simt::scratch(first, &got, &options).map_err(|e| format!("{what}: scratch: {e}"))?;
+        got.extend(scratch);
+    }
     for kernel in &lowered.kernels {
         let stats =
             simt::run(kernel, sim, &mut got, &options).map_err(|e| format!("{what}: simt: {e}"))?;
         total.add(&stats);
     }
+    got.truncate(given_count);
     let magnitude = match class {
         Class::Exact => None,
         Class::Accumulation { .. } => {
@@ -384,8 +391,17 @@ fn check_example(
     if thread::print_module(&reparsed) != text {
         return Err(format!("{call}: the printed thread IR does not round-trip"));
     }
-    if lowered.kernels.len() != 1 {
-        return Err(format!("{call}: expected one kernel"));
+    let kernels = module.functions[0]
+        .body
+        .stmts
+        .iter()
+        .filter(|s| matches!(s, tilec_core::ir::Stmt::Kernel { .. }))
+        .count();
+    if lowered.kernels.len() != kernels {
+        return Err(format!(
+            "{call}: {} thread-level kernels for {kernels} `T.Kernel`s",
+            lowered.kernels.len()
+        ));
     }
     let what = format!("{call} on {target_name}");
     run_and_compare(&module.functions[0], &lowered, &target, class, &what).map(Some)
@@ -2574,6 +2590,20 @@ fn bitwise_reductions_match_the_interpreter_on_every_target() {
 #[test]
 fn cummax_matches_the_interpreter_on_every_target() {
     front_file_matches_on_every_target("cummax_scan", "cummax_scan()", &[], Class::Exact);
+}
+
+/// A global scratch buffer beside two kernels (`T.alloc_global` at
+/// function level) is a parameter of both, after the function's own; the
+/// host allocates it once, so the second kernel reads what the first
+/// wrote, on every target.
+#[test]
+fn function_scratch_buffers_are_shared_kernel_parameters() {
+    front_file_matches_on_every_target(
+        "alloc_global_scratch",
+        "alloc_global_scratch()",
+        &["%tmp: global f32[64]"],
+        Class::Exact,
+    );
 }
 
 /// Compiles `core/tests/front/<name>.py` with `call`, lowers it for every

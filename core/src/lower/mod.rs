@@ -381,9 +381,13 @@ fn lower_function(
                 }
                 per_kernel.push(choices);
             }
+            // A global scratch buffer of the function: every kernel takes
+            // it as a parameter after the function's own, and hosts
+            // allocate it (zeroed) for the launch (docs/plugin-abi.md).
+            ir::Stmt::Alloc { buffer, .. } if func.buffers[*buffer].scope == Scope::Global => {}
             ir::Stmt::Alloc { .. } => {
                 return Err(unsupported(
-                    "a global allocation outside the kernel (T.empty / scratch)",
+                    "an on-chip allocation outside the kernel (move it into the `T.Kernel` body)",
                     span,
                 ));
             }
@@ -394,6 +398,18 @@ fn lower_function(
         }
     }
     Ok(per_kernel)
+}
+
+/// The global scratch buffers `func` allocates at function level
+/// (`T.alloc_global` beside its kernels), in order: each kernel takes them
+/// as parameters after the function's own.
+pub fn scratch_buffers(func: &ir::Function) -> impl Iterator<Item = Handle<ir::Buffer>> + '_ {
+    func.body.stmts.iter().filter_map(|s| match s {
+        ir::Stmt::Alloc { buffer, .. } if func.buffers[*buffer].scope == Scope::Global => {
+            Some(*buffer)
+        }
+        _ => None,
+    })
 }
 
 /// Lowers one kernel, keeping the fragment buffers `resident.rs` and
@@ -1168,7 +1184,8 @@ impl<'a> Lower<'a> {
         self.threads = i64::from(*threads).max(1);
         let f = self.f;
         // Parameters: global buffers, then one scalar per symbol.
-        let globals: Vec<Handle<ir::Buffer>> = f.param_buffers().collect();
+        let globals: Vec<Handle<ir::Buffer>> =
+            f.param_buffers().chain(scratch_buffers(f)).collect();
         let n_globals = globals.len();
         for (i, &sym) in f.symbols.iter().enumerate() {
             self.symbols.insert(sym, ParamId((n_globals + i) as u32));

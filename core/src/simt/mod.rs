@@ -230,6 +230,49 @@ impl Stats {
     }
 }
 
+/// Zeroed tensors for the global parameters of `kernel` past the first
+/// `given.len()`: the function's scratch buffers (`T.alloc_global` beside
+/// its kernels), which every kernel of the function takes after the
+/// function's own parameters and a host allocates for the launch. Their
+/// extents are computed from the sizes `given` and `options` bind. A host
+/// passes the same tensors to every kernel of the function.
+pub fn scratch(
+    kernel: &Kernel,
+    given: &[Tensor],
+    options: &SimtOptions,
+) -> Result<Vec<Tensor>, SimtError> {
+    let bound = bind(kernel, given, options)?;
+    let mut out = Vec::new();
+    for (_, g) in kernel.global_params().skip(given.len()) {
+        let mut shape = Vec::with_capacity(g.shape.len());
+        for dim in &g.shape {
+            let extent = match dim {
+                Dim::Const(c) => i64::try_from(*c).unwrap_or(i64::MAX),
+                Dim::Param(p) => bound.get(p.index()).copied().unwrap_or(-1),
+                Dim::Expr(e) => eval_uniform(e, &bound).map_or(-1, |v| v.as_i64()),
+            };
+            let extent = usize::try_from(extent).map_err(|_| SimtError::Arg {
+                param: g.name.clone(),
+                detail: format!("scratch buffer extent {extent} is not a size"),
+            })?;
+            shape.push(extent);
+        }
+        let elements = shape.iter().try_fold(1usize, |n, &e| n.checked_mul(e));
+        if elements.is_none_or(|n| n > MAX_SCRATCH_ELEMENTS) {
+            return Err(SimtError::TooLarge {
+                what: format!("scratch buffer `{}`", g.name),
+                size: elements.map_or(u64::MAX, |n| n as u64),
+                limit: MAX_SCRATCH_ELEMENTS as u64,
+            });
+        }
+        out.push(Tensor::zeros(g.dtype, shape));
+    }
+    Ok(out)
+}
+
+/// The most elements one scratch buffer may hold in the interpreter.
+const MAX_SCRATCH_ELEMENTS: usize = 1 << 26;
+
 /// Runs `kernel` on `args` (one tensor per global parameter, in order).
 pub fn run(
     kernel: &Kernel,

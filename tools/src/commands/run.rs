@@ -423,6 +423,18 @@ fn execute_sim(
     };
     let start = Instant::now();
     let mut counts = tilec_core::simt::Stats::default();
+    // The function's global scratch buffers follow its parameters, shared
+    // by its kernels.
+    let given = tensors.len();
+    if let Some(first) = lowered.kernels.first() {
+        let scratch = tilec_core::simt::scratch(first, &tensors, &sim_options).map_err(|e| {
+            Failure::error(Report::error(format!(
+                "the kernel `{}` cannot run under the SIMT interpreter: {e}",
+                func.name
+            )))
+        })?;
+        tensors.extend(scratch);
+    }
     for kernel in &lowered.kernels {
         let stats = tilec_core::simt::run(kernel, &target, &mut tensors, &sim_options);
         if let Ok(stats) = &stats {
@@ -446,6 +458,7 @@ fn execute_sim(
             return Err(Failure::fail(report));
         }
     }
+    tensors.truncate(given);
     out.time_ms = Some(start.elapsed().as_secs_f64() * 1e3);
     out.sim = Some(counts);
     let run = Ran {
