@@ -2592,6 +2592,20 @@ fn cummax_matches_the_interpreter_on_every_target() {
     front_file_matches_on_every_target("cummax_scan", "cummax_scan()", &[], Class::Exact);
 }
 
+/// A fragment that only per-thread scalar code touches is kept per thread
+/// like a `local` buffer: the guarded gather through a per-thread table
+/// agrees with the reference on every target, and the table is a local
+/// array.
+#[test]
+fn per_thread_fragments_are_local_arrays_on_every_target() {
+    front_file_matches_on_every_target(
+        "per_thread_fragment",
+        "gather",
+        &["local %table: i32[8]"],
+        Class::Exact,
+    );
+}
+
 /// A global scratch buffer beside two kernels (`T.alloc_global` at
 /// function level) is a parameter of both, after the function's own; the
 /// host allocates it once, so the second kernel reads what the first

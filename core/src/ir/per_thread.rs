@@ -1,7 +1,10 @@
-//! Which `var` and `local` buffers of a kernel keep one copy per thread.
+//! Which `var`, `local` and `fragment` buffers of a kernel keep one copy
+//! per thread.
 //!
 //! TileLang gives every thread its own copy of a `T.alloc_var` or
-//! `T.alloc_local` buffer. tilec keeps one copy per block unless code that
+//! `T.alloc_local` buffer, and of a `T.alloc_fragment` that only scalar
+//! code uses (its layout inference replicates a fragment no nest or tile
+//! operation lays out). tilec keeps one copy per block unless code that
 //! runs per thread stores into the buffer; then, when every use of the
 //! buffer can be served by a per-thread copy, the buffer is kept per thread
 //! by the reference interpreter and by the lowering alike (this one
@@ -56,9 +59,9 @@ pub fn per_thread_buffers(
             .copied()
             .filter(|b| {
                 !scan.other.contains(b)
-                    && f.buffers
-                        .try_get(*b)
-                        .is_some_and(|x| matches!(x.scope, Scope::Var | Scope::Local))
+                    && f.buffers.try_get(*b).is_some_and(|x| {
+                        matches!(x.scope, Scope::Var | Scope::Local | Scope::Fragment)
+                    })
                     && f.const_shape(*b)
                         .is_some_and(|s| (1..=MAX_ELEMS).contains(&s.iter().product::<i64>()))
             })
@@ -76,7 +79,8 @@ struct Scan<'f> {
     tdep: HashSet<Handle<Var>>,
     /// The per-thread buffers found so far.
     private: HashSet<Handle<Buffer>>,
-    /// `var`/`local`-candidate buffers some per-thread store writes.
+    /// `var`/`local`/`fragment`-candidate buffers some per-thread store
+    /// writes.
     stores: HashSet<Handle<Buffer>>,
     /// Buffers used where a per-thread copy cannot serve.
     other: HashSet<Handle<Buffer>>,
