@@ -1336,8 +1336,10 @@ impl<'a> Evaluator<'a> {
         let order = stager.kernel.take().and_then(|k| k.order);
         let flow = flow.and_then(|f| {
             super::thread_dims::check(stager, launch.dims, &body)?;
+            super::safe_value::check_kernel(stager, &body)?;
             Ok(f)
         });
+        stager.safe_values.clear();
         stager.emit(
             Stmt::Kernel {
                 grid: launch.grid.clone(),

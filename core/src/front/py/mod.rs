@@ -20,6 +20,7 @@ mod params;
 mod pyclass;
 mod pylib;
 mod reducer;
+mod safe_value;
 mod stage;
 mod thread_dims;
 mod tir;

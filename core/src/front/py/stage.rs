@@ -15,7 +15,7 @@ use crate::ir::{
     self, BinaryOp, Block, DType, DTypeKind, Expr, Handle, Literal, Span, Stmt, UnaryOp, Var,
     VarKind,
 };
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// State of the eager (`T.const` / annotation) style while its body stages.
 #[derive(Debug, Default)]
@@ -85,6 +85,9 @@ pub(crate) struct Stager {
     pub per_thread_loops: HashSet<Handle<Var>>,
     /// `T.alloc_reducer` buffers (`reducer.rs`).
     pub reducers: super::reducer::Reducers,
+    /// `T.annotate_safe_value` values of the open kernel's global buffers
+    /// (`safe_value.rs`): what their out-of-bounds loads read.
+    pub safe_values: HashMap<Handle<ir::Buffer>, f64>,
 }
 
 /// `Σ coeff·var + constant` over integer variables.
@@ -114,6 +117,7 @@ impl Stager {
             list_warnings: Vec::new(),
             per_thread_loops: HashSet::new(),
             reducers: Default::default(),
+            safe_values: HashMap::new(),
         }
     }
 
@@ -472,6 +476,10 @@ impl Stager {
                     ));
                 }
                 self.wrap_negative(a.buffer, &mut indices);
+                if self.safe_values.contains_key(&a.buffer) {
+                    let dtype = self.func.buffers[a.buffer].dtype;
+                    return super::safe_value::load_as(self, a.buffer, indices, dtype, span);
+                }
                 self.expr(
                     Expr::Load {
                         buffer: a.buffer,

@@ -1840,6 +1840,10 @@ pub(crate) fn call<'a>(
             if super::views::settle_copy(st, &mut src, &mut dst, span)? {
                 return Ok(Value::None);
             }
+            if super::safe_value::pads(st, &src.region) {
+                super::safe_value::copy(st, &src.region, &dst.region, span)?;
+                return Ok(Value::None);
+            }
             st.emit(
                 Stmt::Copy {
                     src: src.region,

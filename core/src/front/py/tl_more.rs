@@ -408,23 +408,11 @@ pub(crate) fn call<'a>(
             Ok(Value::None)
         }
         // The value an out-of-bounds load of a global buffer reads instead
-        // of zero. tilec reads zero (docs/ir.md, "Out-of-bounds rule"), so
-        // only a safe value of zero means what TileLang means.
+        // of zero (`safe_value.rs`).
         "annotate_safe_value" => {
             keywords(name, kwargs, &[], span)?;
-            for (_, v) in buffer_map(ev, name, &args, span)? {
-                if v.as_number() != Some(0.0) {
-                    return Err(Box::new(
-                        Diagnostic::error(
-                            codes::UNSUPPORTED_TILELANG,
-                            "`T.annotate_safe_value` with a value other than 0 is not supported",
-                            span,
-                        )
-                        .with_label("out-of-bounds loads would read this value")
-                        .with_note("tilec reads out-of-bounds elements of global buffers as zero; write the padding where it is loaded instead: `T.if_then_else(in_bounds, A[i, j], pad)`"),
-                    ));
-                }
-            }
+            let entries = buffer_map(ev, name, &args, span)?;
+            super::safe_value::annotate(ev, entries, span)?;
             Ok(Value::None)
         }
         // `T.atomic_addx2(dst, value)` adds the 2 (x4: 4) elements that
