@@ -1688,7 +1688,7 @@ impl<'a> Evaluator<'a> {
                     .with_label("annotation without a value"),
             ));
         }
-        let shape = self.shape_exprs(&tt.shape, span)?;
+        let shape = self.param_shape_exprs(&tt.shape, span)?;
         let stager = self.stager("a parameter annotation", span)?;
         let b = stager.add_buffer(&name, tt.dtype, shape, ir::Scope::Global, span);
         if let Some(e) = stager.eager.as_mut() {
@@ -2597,15 +2597,40 @@ impl<'a> Evaluator<'a> {
         shape: &[Value<'a>],
         span: Span,
     ) -> EResult<Vec<Handle<ir::Expr>>> {
+        self.extents_from(shape, 1, span)
+    }
+
+    /// A tensor parameter's shape values → IR extents. An extent may be 0,
+    /// as in TileLang (a tensor with no elements: every access to it is
+    /// out of bounds).
+    pub fn param_shape_exprs(
+        &mut self,
+        shape: &[Value<'a>],
+        span: Span,
+    ) -> EResult<Vec<Handle<ir::Expr>>> {
+        self.extents_from(shape, 0, span)
+    }
+
+    fn extents_from(
+        &mut self,
+        shape: &[Value<'a>],
+        least: i64,
+        span: Span,
+    ) -> EResult<Vec<Handle<ir::Expr>>> {
         let mut out = Vec::new();
         for v in shape {
             if let Some(i) = v.as_int()
-                && i <= 0
+                && i < least
             {
+                let what = if least == 0 {
+                    "tensor parameter extents must not be negative"
+                } else {
+                    "buffer extents must be positive"
+                };
                 return Err(Box::new(
                     Diagnostic::error(
                         codes::BAD_TILELANG_ARGUMENT,
-                        format!("buffer extents must be positive, got {i}"),
+                        format!("{what}, got {i}"),
                         span,
                     )
                     .with_label("in this shape"),
@@ -3083,7 +3108,7 @@ impl<'a> Evaluator<'a> {
             let t = self.eval(ann, outer)?;
             match t {
                 Value::TensorType(tt) => {
-                    let shape = self.shape_exprs(&tt.shape, span_of(&**ann))?;
+                    let shape = self.param_shape_exprs(&tt.shape, span_of(&**ann))?;
                     let st = self.stager("a kernel parameter", pspan)?;
                     let b = st.add_buffer(name, tt.dtype, shape, ir::Scope::Global, pspan);
                     st.func.params.push(ir::Param { buffer: b });
