@@ -1224,6 +1224,23 @@ impl<'a> Evaluator<'a> {
             }
             return self.exec_role(groups, s, scope);
         }
+        if super::sblock::is_sblock(&ctx) {
+            if let Some(v) = item.optional_vars.as_deref() {
+                return Err(Box::new(
+                    Diagnostic::error(
+                        codes::UNSUPPORTED_TILELANG,
+                        "`with T.sblock(...) as name` is not supported",
+                        span_of(v),
+                    )
+                    .with_label("a block bound to a name")
+                    .with_note("write `with T.sblock(\"name\"):`"),
+                ));
+            }
+            let saved = super::sblock::enter(self, span)?;
+            let flow = self.exec_with_rest(s, k + 1, scope);
+            super::sblock::leave(self, saved, span)?;
+            return flow;
+        }
         if super::tl_extra::is_null_context(&ctx) {
             // A context manager without effect on what the kernel
             // computes (an IKET profiling range): its body runs as is.
@@ -1326,6 +1343,7 @@ impl<'a> Evaluator<'a> {
             in_role: false,
             mbarriers: None,
         });
+        super::safe_value::start_scope(stager);
         stager.push_block();
         for v in block_vars.iter().chain([&thread_var]) {
             stager.note_scoped(*v);
@@ -1336,7 +1354,7 @@ impl<'a> Evaluator<'a> {
         let order = stager.kernel.take().and_then(|k| k.order);
         let flow = flow.and_then(|f| {
             super::thread_dims::check(stager, launch.dims, &body)?;
-            super::safe_value::check_kernel(stager, &body)?;
+            super::safe_value::finish_kernel(stager)?;
             Ok(f)
         });
         stager.safe_values.clear();

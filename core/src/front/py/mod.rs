@@ -21,6 +21,7 @@ mod pyclass;
 mod pylib;
 mod reducer;
 mod safe_value;
+mod sblock;
 mod stage;
 mod thread_dims;
 mod tir;

@@ -60,9 +60,9 @@ pub(crate) fn annotate<'a>(
                 )
                 .with_label("annotated here")
                 .with_note(
-                    "TileLang applies the safe value to every load of the kernel, also to \
-                     those written before the annotation; put the annotation at the top of \
-                     the kernel, before the first read",
+                    "TileLang applies the safe value to every load of the enclosing kernel \
+                     (or `T.sblock`), also to those written before the annotation; put the \
+                     annotation at the top of the kernel, before the first read",
                 ),
             ));
         }
@@ -293,56 +293,51 @@ pub(crate) fn copy(st: &mut Stager, src: &Region, dst: &Region, span: Span) -> E
     Ok(())
 }
 
-/// A tile operation of `body` (a finished kernel) that reads a buffer
-/// with a safe value other than through the rewritten loads: its
-/// out-of-bounds elements would read zero, so it is refused.
-pub(crate) fn check_kernel(st: &Stager, body: &Block) -> EResult<()> {
-    if st.safe_values.is_empty() {
+/// The buffer with a safe value that the tile operation `stmt` reads
+/// other than through a rewritten load, if any: its out-of-bounds elements
+/// would read zero. [`Stager::emit`] records the first in
+/// `safe_refusal`; [`finish_kernel`] reports it.
+pub(crate) fn unpadded_read(st: &Stager, stmt: &Stmt) -> Option<Handle<ir::Buffer>> {
+    let read = match stmt {
+        Stmt::Copy { src, .. } => vec![src.buffer],
+        Stmt::Gemm { a, b, .. } => vec![a.buffer, b.buffer],
+        Stmt::Reduce { src, .. } | Stmt::Cumsum { src, .. } => vec![*src],
+        Stmt::AtomicAdd {
+            value: ir::AtomicValue::Region(r),
+            ..
+        } => vec![r.buffer],
+        _ => return None,
+    };
+    read.into_iter().find(|b| st.safe_values.contains_key(b))
+}
+
+/// A kernel (or `T.sblock`) opens: no safe values yet, and loads made
+/// before this point are not its reads.
+pub(crate) fn start_scope(st: &mut Stager) {
+    st.safe_mark = st.func.exprs.len();
+}
+
+/// A kernel ends: a tile operation that read a buffer with a safe value is
+/// an error; the safe values end with the kernel.
+pub(crate) fn finish_kernel(st: &mut Stager) -> EResult<()> {
+    st.safe_values.clear();
+    let Some((b, span)) = st.safe_refusal.take() else {
         return Ok(());
-    }
-    for (stmt, span) in body.stmts.iter().zip(&body.spans) {
-        let read = match stmt {
-            Stmt::Copy { src, .. } => vec![src.buffer],
-            Stmt::Gemm { a, b, .. } => vec![a.buffer, b.buffer],
-            Stmt::Reduce { src, .. } | Stmt::Cumsum { src, .. } => vec![*src],
-            Stmt::AtomicAdd {
-                value: ir::AtomicValue::Region(r),
-                ..
-            } => vec![r.buffer],
-            Stmt::For { body, .. }
-            | Stmt::Parallel { body, .. }
-            | Stmt::Role { body, .. }
-            | Stmt::Kernel { body, .. } => {
-                check_kernel(st, body)?;
-                continue;
-            }
-            Stmt::If {
-                then, otherwise, ..
-            } => {
-                check_kernel(st, then)?;
-                check_kernel(st, otherwise)?;
-                continue;
-            }
-            _ => continue,
-        };
-        if let Some(b) = read.into_iter().find(|b| st.safe_values.contains_key(b)) {
-            let name = st.func.buffers[b].name.clone();
-            return Err(Box::new(
-                Diagnostic::error(
-                    codes::UNSUPPORTED_TILELANG,
-                    format!(
-                        "this tile operation reads `{name}`, which has a nonzero `T.annotate_safe_value`"
-                    ),
-                    *span,
-                )
-                .with_label("its out-of-bounds elements would read zero")
-                .with_note(format!(
-                    "tilec applies a safe value to element loads of `{name}` and to `T.copy` \
-                     from it; copy the region into a shared or fragment buffer with `T.copy` \
-                     first, and use that buffer here"
-                )),
-            ));
-        }
-    }
-    Ok(())
+    };
+    let name = st.func.buffers[b].name.clone();
+    Err(Box::new(
+        Diagnostic::error(
+            codes::UNSUPPORTED_TILELANG,
+            format!(
+                "this tile operation reads `{name}`, which has a nonzero `T.annotate_safe_value`"
+            ),
+            span,
+        )
+        .with_label("its out-of-bounds elements would read zero")
+        .with_note(format!(
+            "tilec applies a safe value to element loads of `{name}` and to `T.copy` \
+             from it; copy the region into a shared or fragment buffer with `T.copy` \
+             first, and use that buffer here"
+        )),
+    ))
 }

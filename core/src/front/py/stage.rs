@@ -88,6 +88,15 @@ pub(crate) struct Stager {
     /// `T.annotate_safe_value` values of the open kernel's global buffers
     /// (`safe_value.rs`): what their out-of-bounds loads read.
     pub safe_values: HashMap<Handle<ir::Buffer>, f64>,
+    /// The number of expressions when the open kernel or `T.sblock`
+    /// began: loads from there on are its reads.
+    pub safe_mark: usize,
+    /// The first tile operation that read a buffer with a safe value
+    /// without it (`safe_value::unpadded_read`), reported when the
+    /// kernel ends.
+    pub safe_refusal: Option<(Handle<ir::Buffer>, Span)>,
+    /// Depth of open `T.sblock` scopes.
+    pub sblock_depth: usize,
 }
 
 /// `Σ coeff·var + constant` over integer variables.
@@ -118,6 +127,9 @@ impl Stager {
             per_thread_loops: HashSet::new(),
             reducers: Default::default(),
             safe_values: HashMap::new(),
+            safe_mark: 0,
+            safe_refusal: None,
+            sblock_depth: 0,
         }
     }
 
@@ -188,6 +200,12 @@ impl Stager {
     }
 
     pub fn emit(&mut self, stmt: Stmt, span: Span) {
+        if !self.safe_values.is_empty()
+            && self.safe_refusal.is_none()
+            && let Some(b) = super::safe_value::unpadded_read(self, &stmt)
+        {
+            self.safe_refusal = Some((b, span));
+        }
         if let Some(top) = self.blocks.last_mut() {
             top.push(stmt, span);
         }

@@ -892,6 +892,7 @@ fn launch<'a>(
         in_role: false,
         mbarriers: None,
     });
+    super::safe_value::start_scope(st);
     st.push_block();
     for v in block_vars.iter().chain([&thread_var]) {
         st.note_scoped(*v);
@@ -915,8 +916,10 @@ fn launch<'a>(
             [nx, ny, nz].map(|n| u32::try_from(n).unwrap_or(1)),
             &body,
         )?;
+        super::safe_value::finish_kernel(st)?;
         Ok(f)
     });
+    st.safe_values.clear();
     st.emit(
         Stmt::Kernel {
             grid: grid_exprs,

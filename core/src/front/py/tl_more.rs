@@ -41,6 +41,9 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("Persistent", "T.Persistent"),
     ("tan", "T.tan"),
     ("let", "T.let"),
+    ("sblock", "T.sblock"),
+    ("reads", "T.reads"),
+    ("writes", "T.writes"),
 ];
 
 /// Looks up the names this module adds to `T.`.
@@ -78,8 +81,8 @@ pub(crate) fn unsupported_note(name: &str) -> Option<&'static str> {
              `T.tvm_thread_allreduce`, a thread extent, ...); tilec has no such statement: for \
              a reduction across threads use `T.reduce_sum` / `T.reduce_max` / ... on a fragment"
         }
-        "sblock" | "block" => {
-            "`T.sblock` is a TVM schedulable block (with `T.reads` / `T.writes`), the input of \
+        "block" => {
+            "`T.block` is a TVM schedulable block (with `T.reads` / `T.writes`), the input of \
              TVM's scheduling passes; tilec stages TileLang kernels: write the body directly \
              inside `T.Kernel`"
         }
@@ -407,6 +410,8 @@ pub(crate) fn call<'a>(
             ev.kernel_stager(&format!("`T.{name}`"), span)?;
             Ok(Value::None)
         }
+        "sblock" => super::sblock::open(ev, args, kwargs, span),
+        "reads" | "writes" => super::sblock::access_hint(ev, name, &kwargs, span),
         // The value an out-of-bounds load of a global buffer reads instead
         // of zero (`safe_value.rs`).
         "annotate_safe_value" => {
