@@ -753,7 +753,13 @@ impl<'a> Evaluator<'a> {
             vars.push(v);
         }
         for ((name, _), v) in names.iter().zip(&vars) {
-            let e = stager.var(*v);
+            let mut e = stager.var(*v);
+            if let (Some(k), Some(&(start, _))) = (spec.step, spec.ranges.first()) {
+                // A stepped loop counts from 0; its name is the index.
+                let kk = stager.lit(ir::Literal::Int(k, DType::I32));
+                let scaled = stager.binary(BinaryOp::Mul, e, kk, span)?;
+                e = stager.binary(BinaryOp::Add, start, scaled, span)?;
+            }
             loop_scope.set(name, Value::Expr(e));
         }
         let is_parallel = matches!(
@@ -908,7 +914,10 @@ impl<'a> Evaluator<'a> {
                 }
                 Stmt::For {
                     var: vars[0],
-                    start: spec.ranges[0].0,
+                    start: match spec.step {
+                        Some(_) => stager.int(0),
+                        None => spec.ranges[0].0,
+                    },
                     extent: spec.ranges[0].1,
                     kind: kind.unwrap_or_else(|| k.clone()),
                     body,
@@ -3090,12 +3099,16 @@ impl<'a> Evaluator<'a> {
         self.depth -= 1;
         self.frames.pop();
         let stager = self.stagers.pop();
+        let staged = flow.is_ok();
         if let Err(d) = flow {
             self.report(d);
         }
         let Some(mut stager) = stager else {
             return Err(stage::cascade());
         };
+        if staged && let Err(d) = super::match_buffer::check_matched(&stager) {
+            self.report(d);
+        }
         let list_warnings = std::mem::take(&mut stager.list_warnings);
         Ok(Value::Kernel(Rc::new(KernelValue {
             function: stager.finish(),
@@ -3123,6 +3136,11 @@ impl<'a> Evaluator<'a> {
                     .with_note("write `name: T.Tensor((M, N), dtype)`"),
                 ));
             };
+            if super::match_buffer::is_handle(ann) {
+                let v = super::match_buffer::declare(self, name, position, pspan)?;
+                scope.set(name, v);
+                continue;
+            }
             let t = self.eval(ann, outer)?;
             match t {
                 Value::TensorType(tt) => {

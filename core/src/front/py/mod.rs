@@ -16,6 +16,7 @@ mod builtins;
 pub mod codes;
 mod cp_async;
 mod eval;
+mod match_buffer;
 mod params;
 mod pyclass;
 mod pylib;

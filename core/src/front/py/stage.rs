@@ -97,6 +97,8 @@ pub(crate) struct Stager {
     pub safe_refusal: Option<(Handle<ir::Buffer>, Span)>,
     /// Depth of open `T.sblock` scopes.
     pub sblock_depth: usize,
+    /// `T.handle` parameters not yet matched by `T.match_buffer`.
+    pub handles: Vec<super::match_buffer::Pending>,
 }
 
 /// `Σ coeff·var + constant` over integer variables.
@@ -130,6 +132,7 @@ impl Stager {
             safe_mark: 0,
             safe_refusal: None,
             sblock_depth: 0,
+            handles: Vec::new(),
         }
     }
 

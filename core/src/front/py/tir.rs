@@ -65,11 +65,7 @@ const REFUSED: &[(&str, &str)] = &[
     ),
     (
         "handle",
-        "a `T.handle` parameter is an untyped pointer; declare the parameter as a tensor, `A: T.Tensor((M, N), dtype)`",
-    ),
-    (
-        "match_buffer",
-        "`T.match_buffer` views a `T.handle` parameter as a buffer; declare the parameter as a tensor, `A: T.Tensor((M, N), dtype)`",
+        "a `T.handle` parameter is an untyped pointer: tilec accepts the bare `T.handle` annotation of a kernel parameter that `T.match_buffer` types; otherwise declare the parameter as a tensor, `A: T.Tensor((M, N), dtype)`",
     ),
     (
         "ptr",

@@ -42,6 +42,7 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("tan", "T.tan"),
     ("let", "T.let"),
     ("sblock", "T.sblock"),
+    ("match_buffer", "T.match_buffer"),
     ("reads", "T.reads"),
     ("writes", "T.writes"),
 ];
@@ -411,6 +412,7 @@ pub(crate) fn call<'a>(
             Ok(Value::None)
         }
         "sblock" => super::sblock::open(ev, args, kwargs, span),
+        "match_buffer" => super::match_buffer::call(ev, args, kwargs, span),
         "reads" | "writes" => super::sblock::access_hint(ev, name, &kwargs, span),
         // The value an out-of-bounds load of a global buffer reads instead
         // of zero (`safe_value.rs`).
@@ -490,6 +492,7 @@ pub(crate) fn call<'a>(
                 kind: super::value::LoopSpecKind::Serial(crate::ir::LoopKind::Serial),
                 group: None,
                 ranges,
+                step: None,
             })))
         }
         "dtype" => {
