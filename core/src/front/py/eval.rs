@@ -3084,6 +3084,7 @@ impl<'a> Evaluator<'a> {
         };
         let scope = Scope::child(&c.scope);
         self.stagers.push(Stager::new(&c.name));
+        let diags_before = self.diags.len();
         let result = self.stage_params(def, &c.scope, &scope);
         if let Err(d) = result {
             self.stagers.pop();
@@ -3099,7 +3100,12 @@ impl<'a> Evaluator<'a> {
         self.depth -= 1;
         self.frames.pop();
         let stager = self.stagers.pop();
-        let staged = flow.is_ok();
+        // A handle left unmatched after an error in the body is that
+        // error's consequence.
+        let staged = flow.is_ok()
+            && !self.diags[diags_before..]
+                .iter()
+                .any(|d| d.severity == crate::front::Severity::Error);
         if let Err(d) = flow {
             self.report(d);
         }

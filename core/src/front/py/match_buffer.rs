@@ -154,6 +154,21 @@ pub(crate) fn call<'a>(
     };
     let dims = ev.param_shape_exprs(&shape, span)?;
     let st = ev.stager("`T.match_buffer`", span)?;
+    if dims.iter().any(|&e| st.reads_memory(e)) {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::NOT_CONSTANT,
+                "the shape of a `T.match_buffer` parameter reads a value of the kernel",
+                span,
+            )
+            .with_label("this shape")
+            .with_note(
+                "a parameter's extents are integers or symbolic sizes bound from the arguments: \
+                 write `n = T.dynamic(\"n\", \"int64\")` (TVM's `n = T.int64()` is a kernel \
+                 variable in tilec)",
+            ),
+        ));
+    }
     let b = st.add_buffer(&name, dtype, dims, ir::Scope::Global, span);
     st.unnamed.insert(b);
     st.func.params.insert(p.index, ir::Param { buffer: b });
