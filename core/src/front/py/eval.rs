@@ -753,7 +753,13 @@ impl<'a> Evaluator<'a> {
             vars.push(v);
         }
         for ((name, _), v) in names.iter().zip(&vars) {
-            let e = stager.var(*v);
+            let mut e = stager.var(*v);
+            if let (Some(k), Some(&(start, _))) = (spec.step, spec.ranges.first()) {
+                // A stepped loop counts from 0; its name is the index.
+                let kk = stager.lit(ir::Literal::Int(k, DType::I32));
+                let scaled = stager.binary(BinaryOp::Mul, e, kk, span)?;
+                e = stager.binary(BinaryOp::Add, start, scaled, span)?;
+            }
             loop_scope.set(name, Value::Expr(e));
         }
         let is_parallel = matches!(
@@ -908,7 +914,10 @@ impl<'a> Evaluator<'a> {
                 }
                 Stmt::For {
                     var: vars[0],
-                    start: spec.ranges[0].0,
+                    start: match spec.step {
+                        Some(_) => stager.int(0),
+                        None => spec.ranges[0].0,
+                    },
                     extent: spec.ranges[0].1,
                     kind: kind.unwrap_or_else(|| k.clone()),
                     body,
@@ -1224,6 +1233,23 @@ impl<'a> Evaluator<'a> {
             }
             return self.exec_role(groups, s, scope);
         }
+        if super::sblock::is_sblock(&ctx) {
+            if let Some(v) = item.optional_vars.as_deref() {
+                return Err(Box::new(
+                    Diagnostic::error(
+                        codes::UNSUPPORTED_TILELANG,
+                        "`with T.sblock(...) as name` is not supported",
+                        span_of(v),
+                    )
+                    .with_label("a block bound to a name")
+                    .with_note("write `with T.sblock(\"name\"):`"),
+                ));
+            }
+            let saved = super::sblock::enter(self, span)?;
+            let flow = self.exec_with_rest(s, k + 1, scope);
+            super::sblock::leave(self, saved, span)?;
+            return flow;
+        }
         if super::tl_extra::is_null_context(&ctx) {
             // A context manager without effect on what the kernel
             // computes (an IKET profiling range): its body runs as is.
@@ -1326,6 +1352,7 @@ impl<'a> Evaluator<'a> {
             in_role: false,
             mbarriers: None,
         });
+        super::safe_value::start_scope(stager);
         stager.push_block();
         for v in block_vars.iter().chain([&thread_var]) {
             stager.note_scoped(*v);
@@ -1336,8 +1363,10 @@ impl<'a> Evaluator<'a> {
         let order = stager.kernel.take().and_then(|k| k.order);
         let flow = flow.and_then(|f| {
             super::thread_dims::check(stager, launch.dims, &body)?;
+            super::safe_value::finish_kernel(stager)?;
             Ok(f)
         });
+        stager.safe_values.clear();
         stager.emit(
             Stmt::Kernel {
                 grid: launch.grid.clone(),
@@ -1686,7 +1715,7 @@ impl<'a> Evaluator<'a> {
                     .with_label("annotation without a value"),
             ));
         }
-        let shape = self.shape_exprs(&tt.shape, span)?;
+        let shape = self.param_shape_exprs(&tt.shape, span)?;
         let stager = self.stager("a parameter annotation", span)?;
         let b = stager.add_buffer(&name, tt.dtype, shape, ir::Scope::Global, span);
         if let Some(e) = stager.eager.as_mut() {
@@ -2595,15 +2624,40 @@ impl<'a> Evaluator<'a> {
         shape: &[Value<'a>],
         span: Span,
     ) -> EResult<Vec<Handle<ir::Expr>>> {
+        self.extents_from(shape, 1, span)
+    }
+
+    /// A tensor parameter's shape values → IR extents. An extent may be 0,
+    /// as in TileLang (a tensor with no elements: every access to it is
+    /// out of bounds).
+    pub fn param_shape_exprs(
+        &mut self,
+        shape: &[Value<'a>],
+        span: Span,
+    ) -> EResult<Vec<Handle<ir::Expr>>> {
+        self.extents_from(shape, 0, span)
+    }
+
+    fn extents_from(
+        &mut self,
+        shape: &[Value<'a>],
+        least: i64,
+        span: Span,
+    ) -> EResult<Vec<Handle<ir::Expr>>> {
         let mut out = Vec::new();
         for v in shape {
             if let Some(i) = v.as_int()
-                && i <= 0
+                && i < least
             {
+                let what = if least == 0 {
+                    "tensor parameter extents must not be negative"
+                } else {
+                    "buffer extents must be positive"
+                };
                 return Err(Box::new(
                     Diagnostic::error(
                         codes::BAD_TILELANG_ARGUMENT,
-                        format!("buffer extents must be positive, got {i}"),
+                        format!("{what}, got {i}"),
                         span,
                     )
                     .with_label("in this shape"),
@@ -3030,6 +3084,7 @@ impl<'a> Evaluator<'a> {
         };
         let scope = Scope::child(&c.scope);
         self.stagers.push(Stager::new(&c.name));
+        let diags_before = self.diags.len();
         let result = self.stage_params(def, &c.scope, &scope);
         if let Err(d) = result {
             self.stagers.pop();
@@ -3045,12 +3100,21 @@ impl<'a> Evaluator<'a> {
         self.depth -= 1;
         self.frames.pop();
         let stager = self.stagers.pop();
+        // A handle left unmatched after an error in the body is that
+        // error's consequence.
+        let staged = flow.is_ok()
+            && !self.diags[diags_before..]
+                .iter()
+                .any(|d| d.severity == crate::front::Severity::Error);
         if let Err(d) = flow {
             self.report(d);
         }
         let Some(mut stager) = stager else {
             return Err(stage::cascade());
         };
+        if staged && let Err(d) = super::match_buffer::check_matched(&stager) {
+            self.report(d);
+        }
         let list_warnings = std::mem::take(&mut stager.list_warnings);
         Ok(Value::Kernel(Rc::new(KernelValue {
             function: stager.finish(),
@@ -3078,10 +3142,15 @@ impl<'a> Evaluator<'a> {
                     .with_note("write `name: T.Tensor((M, N), dtype)`"),
                 ));
             };
+            if super::match_buffer::is_handle(ann) {
+                let v = super::match_buffer::declare(self, name, position, pspan)?;
+                scope.set(name, v);
+                continue;
+            }
             let t = self.eval(ann, outer)?;
             match t {
                 Value::TensorType(tt) => {
-                    let shape = self.shape_exprs(&tt.shape, span_of(&**ann))?;
+                    let shape = self.param_shape_exprs(&tt.shape, span_of(&**ann))?;
                     let st = self.stager("a kernel parameter", pspan)?;
                     let b = st.add_buffer(name, tt.dtype, shape, ir::Scope::Global, pspan);
                     st.func.params.push(ir::Param { buffer: b });

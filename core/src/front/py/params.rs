@@ -115,7 +115,7 @@ impl<'a> Evaluator<'a> {
         };
         match t {
             Value::TensorType(tt) => {
-                let shape = self.shape_exprs(&tt.shape, span)?;
+                let shape = self.param_shape_exprs(&tt.shape, span)?;
                 let st = self.stager("a kernel parameter", span)?;
                 let b = st.add_buffer(name, tt.dtype, shape, ir::Scope::Global, span_of(p));
                 if let Some(e) = st.eager.as_mut() {

@@ -89,6 +89,20 @@ pub(crate) struct Stager {
     /// promotions, with the 8- or 16-bit type TileLang gives them (see
     /// [`Stager::operands`]).
     nominal: HashMap<Handle<Expr>, DType>,
+    /// `T.annotate_safe_value` values of the open kernel's global buffers
+    /// (`safe_value.rs`): what their out-of-bounds loads read.
+    pub safe_values: HashMap<Handle<ir::Buffer>, f64>,
+    /// The number of expressions when the open kernel or `T.sblock`
+    /// began: loads from there on are its reads.
+    pub safe_mark: usize,
+    /// The first tile operation that read a buffer with a safe value
+    /// without it (`safe_value::unpadded_read`), reported when the
+    /// kernel ends.
+    pub safe_refusal: Option<(Handle<ir::Buffer>, Span)>,
+    /// Depth of open `T.sblock` scopes.
+    pub sblock_depth: usize,
+    /// `T.handle` parameters not yet matched by `T.match_buffer`.
+    pub handles: Vec<super::match_buffer::Pending>,
 }
 
 /// `Σ coeff·var + constant` over integer variables.
@@ -119,6 +133,11 @@ impl Stager {
             per_thread_loops: HashSet::new(),
             reducers: Default::default(),
             nominal: HashMap::new(),
+            safe_values: HashMap::new(),
+            safe_mark: 0,
+            safe_refusal: None,
+            sblock_depth: 0,
+            handles: Vec::new(),
         }
     }
 
@@ -189,6 +208,12 @@ impl Stager {
     }
 
     pub fn emit(&mut self, stmt: Stmt, span: Span) {
+        if !self.safe_values.is_empty()
+            && self.safe_refusal.is_none()
+            && let Some(b) = super::safe_value::unpadded_read(self, &stmt)
+        {
+            self.safe_refusal = Some((b, span));
+        }
         if let Some(top) = self.blocks.last_mut() {
             top.push(stmt, span);
         }
@@ -479,6 +504,10 @@ impl Stager {
                     ));
                 }
                 self.wrap_negative(a.buffer, &mut indices);
+                if self.safe_values.contains_key(&a.buffer) {
+                    let dtype = self.func.buffers[a.buffer].dtype;
+                    return super::safe_value::load_as(self, a.buffer, indices, dtype, span);
+                }
                 self.expr(
                     Expr::Load {
                         buffer: a.buffer,

@@ -65,11 +65,7 @@ const REFUSED: &[(&str, &str)] = &[
     ),
     (
         "handle",
-        "a `T.handle` parameter is an untyped pointer; declare the parameter as a tensor, `A: T.Tensor((M, N), dtype)`",
-    ),
-    (
-        "match_buffer",
-        "`T.match_buffer` views a `T.handle` parameter as a buffer; declare the parameter as a tensor, `A: T.Tensor((M, N), dtype)`",
+        "a `T.handle` parameter is an untyped pointer: tilec accepts the bare `T.handle` annotation of a kernel parameter that `T.match_buffer` types; otherwise declare the parameter as a tensor, `A: T.Tensor((M, N), dtype)`",
     ),
     (
         "ptr",
@@ -892,6 +888,7 @@ fn launch<'a>(
         in_role: false,
         mbarriers: None,
     });
+    super::safe_value::start_scope(st);
     st.push_block();
     for v in block_vars.iter().chain([&thread_var]) {
         st.note_scoped(*v);
@@ -915,8 +912,10 @@ fn launch<'a>(
             [nx, ny, nz].map(|n| u32::try_from(n).unwrap_or(1)),
             &body,
         )?;
+        super::safe_value::finish_kernel(st)?;
         Ok(f)
     });
+    st.safe_values.clear();
     st.emit(
         Stmt::Kernel {
             grid: grid_exprs,

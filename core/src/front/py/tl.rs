@@ -1840,6 +1840,10 @@ pub(crate) fn call<'a>(
             if super::views::settle_copy(st, &mut src, &mut dst, span)? {
                 return Ok(Value::None);
             }
+            if super::safe_value::pads(st, &src.region) {
+                super::safe_value::copy(st, &src.region, &dst.region, span)?;
+                return Ok(Value::None);
+            }
             st.emit(
                 Stmt::Copy {
                     src: src.region,
@@ -2226,6 +2230,7 @@ pub(crate) fn call<'a>(
                 }),
                 group,
                 ranges: vec![(s, e)],
+                step: None,
             })))
         }
         "serial" | "unroll" | "vectorized" => {
@@ -2237,16 +2242,31 @@ pub(crate) fn call<'a>(
                 kwargs,
                 span,
             )?;
-            if let Some(step) = a.get(2)
-                && step.as_int() != Some(1)
-            {
-                return Err(err(
-                    codes::UNSUPPORTED_TILELANG,
-                    "kernel loops with a step other than 1 are not supported",
-                    span,
-                ));
+            let step = match a.get(2).map(|v| v.as_int()) {
+                None | Some(Some(1)) => None,
+                Some(Some(k)) if k > 1 && name != "vectorized" => Some(k),
+                Some(_) => {
+                    return Err(Box::new(
+                        Diagnostic::error(
+                            codes::UNSUPPORTED_TILELANG,
+                            "kernel loops with a step that is not a compile-time integer of at least 1 are not supported",
+                            span,
+                        )
+                        .with_label("this step")
+                        .with_note("write the loop over the iteration count and compute the index: `for j in T.serial(n):` with `i = start + step * j`"),
+                    ));
+                }
+            };
+            let (s, mut e) = loop_range(ev, a.req(0, "an extent")?, a.get(1), span)?;
+            if let Some(k) = step {
+                // ceil(extent / k) iterations (none when the range is empty).
+                let st = ev.stager("a loop", span)?;
+                let t = st.ty(e);
+                let km1 = st.lit(Literal::Int(k - 1, t));
+                let kk = st.lit(Literal::Int(k, t));
+                let up = st.binary(BinaryOp::Add, e, km1, span)?;
+                e = st.binary(BinaryOp::FloorDiv, up, kk, span)?;
             }
-            let (s, e) = loop_range(ev, a.req(0, "an extent")?, a.get(1), span)?;
             let kind = match name {
                 "serial" => LoopKind::Serial,
                 "unroll" => LoopKind::Unroll,
@@ -2256,6 +2276,7 @@ pub(crate) fn call<'a>(
                 kind: LoopSpecKind::Serial(kind),
                 group: None,
                 ranges: vec![(s, e)],
+                step,
             })))
         }
         "parallel" => {
@@ -2347,6 +2368,7 @@ pub(crate) fn call<'a>(
                 kind,
                 group: None,
                 ranges,
+                step: None,
             })))
         }
         "use_swizzle" => {

@@ -41,6 +41,10 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("Persistent", "T.Persistent"),
     ("tan", "T.tan"),
     ("let", "T.let"),
+    ("sblock", "T.sblock"),
+    ("match_buffer", "T.match_buffer"),
+    ("reads", "T.reads"),
+    ("writes", "T.writes"),
 ];
 
 /// Looks up the names this module adds to `T.`.
@@ -78,8 +82,8 @@ pub(crate) fn unsupported_note(name: &str) -> Option<&'static str> {
              `T.tvm_thread_allreduce`, a thread extent, ...); tilec has no such statement: for \
              a reduction across threads use `T.reduce_sum` / `T.reduce_max` / ... on a fragment"
         }
-        "sblock" | "block" => {
-            "`T.sblock` is a TVM schedulable block (with `T.reads` / `T.writes`), the input of \
+        "block" => {
+            "`T.block` is a TVM schedulable block (with `T.reads` / `T.writes`), the input of \
              TVM's scheduling passes; tilec stages TileLang kernels: write the body directly \
              inside `T.Kernel`"
         }
@@ -407,24 +411,15 @@ pub(crate) fn call<'a>(
             ev.kernel_stager(&format!("`T.{name}`"), span)?;
             Ok(Value::None)
         }
+        "sblock" => super::sblock::open(ev, args, kwargs, span),
+        "match_buffer" => super::match_buffer::call(ev, args, kwargs, span),
+        "reads" | "writes" => super::sblock::access_hint(ev, name, &kwargs, span),
         // The value an out-of-bounds load of a global buffer reads instead
-        // of zero. tilec reads zero (docs/ir.md, "Out-of-bounds rule"), so
-        // only a safe value of zero means what TileLang means.
+        // of zero (`safe_value.rs`).
         "annotate_safe_value" => {
             keywords(name, kwargs, &[], span)?;
-            for (_, v) in buffer_map(ev, name, &args, span)? {
-                if v.as_number() != Some(0.0) {
-                    return Err(Box::new(
-                        Diagnostic::error(
-                            codes::UNSUPPORTED_TILELANG,
-                            "`T.annotate_safe_value` with a value other than 0 is not supported",
-                            span,
-                        )
-                        .with_label("out-of-bounds loads would read this value")
-                        .with_note("tilec reads out-of-bounds elements of global buffers as zero; write the padding where it is loaded instead: `T.if_then_else(in_bounds, A[i, j], pad)`"),
-                    ));
-                }
-            }
+            let entries = buffer_map(ev, name, &args, span)?;
+            super::safe_value::annotate(ev, entries, span)?;
             Ok(Value::None)
         }
         // `T.atomic_addx2(dst, value)` adds the 2 (x4: 4) elements that
@@ -497,6 +492,7 @@ pub(crate) fn call<'a>(
                 kind: super::value::LoopSpecKind::Serial(crate::ir::LoopKind::Serial),
                 group: None,
                 ranges,
+                step: None,
             })))
         }
         "dtype" => {

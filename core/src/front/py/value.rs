@@ -176,7 +176,12 @@ pub(crate) struct LoopSpec {
     /// `stage` stands for, expanded once the body is staged.
     pub group: Option<Vec<Vec<i64>>>,
     /// One (start, extent) per loop variable; only `Parallel` has several.
+    /// With a `step`, the extent counts iterations.
     pub ranges: Vec<(Handle<ir::Expr>, Handle<ir::Expr>)>,
+    /// `T.serial(start, stop, step)` with a constant step above 1: the
+    /// IR loop counts `0 .. ceil((stop - start) / step)` and the Python
+    /// name stands for `start + step * counter`.
+    pub step: Option<i64>,
 }
 
 #[derive(Debug, Clone)]

@@ -1149,14 +1149,7 @@ fn element_loop(st: &mut super::stage::Stager, src: &Side, dst: &Side, span: Spa
     let dg = dst.guard(st, &dl, span)?;
     let si = src.indices(st, sl, span)?;
     let di = dst.indices(st, dl, span)?;
-    let load = st.expr(
-        Expr::Load {
-            buffer: src.buffer,
-            indices: si,
-        },
-        span,
-    )?;
-    let value = st.cast(load, dtype, span)?;
+    let value = super::safe_value::load_as(st, src.buffer, si, dtype, span)?;
     let store = |value| Stmt::Store {
         buffer: dst.buffer,
         indices: di.clone(),

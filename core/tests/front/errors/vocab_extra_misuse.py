@@ -12,7 +12,7 @@ def vocab_extra_misuse(M=4, N=32):
             S = T.alloc_shared((M, N), "float32")
             iket.mark("an event name longer than thirty-two bytes")  # ERROR: T0309
             iket.mark("")  # ERROR: T0102
-            T.annotate_safe_value({A: 1.5})  # ERROR: T0300
+            T.annotate_safe_value({A: S})  # ERROR: T0306
             T.annotate_l2_hit_ratio({S: 0.5})  # ERROR: T0309
             T.annotate_producer_reg_dealloc(0)  # ERROR: T0309
             for i, j in T.Parallel(M, N // 2):
