@@ -276,7 +276,9 @@ fn per_thread_fragment_store_is_unsupported_before_anything_runs() {
     let i0 = fb.int(0);
     let seven = fb.int(7);
     let first = fb.store(out, &[i0], seven);
-    let local = fb.buffer("acc", DType::I32, Scope::Fragment, &[1]);
+    // Larger than a per-thread copy may be (`ir::per_thread::MAX_ELEMS`),
+    // so it keeps one copy per block and the per-thread store is refused.
+    let local = fb.buffer("acc", DType::I32, Scope::Fragment, &[256]);
     let kernel = fb.kernel(&[1], |fb, _| {
         let t = thread_index(fb);
         let zero = fb.int(0);
