@@ -178,6 +178,8 @@ pub(crate) fn get_attr<'a>(
             "next_power_of_2" => Value::Builtin("tilelang.math.next_power_of_2"),
             "cdiv" => Value::Builtin("tilelang.math.cdiv"),
             "tvm" => Value::Module("tvm"),
+            // `tilelang.DataType` is TVM's `DataType`, re-exported.
+            "DataType" => Value::Builtin("tvm.DataType"),
             _ => return None,
         },
         Value::Module("T") => match name {
