@@ -20,6 +20,7 @@ EDGE = torch.zeros(N + 1, dtype=torch.int32)[-1].item()
 STEPS = torch.arange(0, 8, 2).tolist()
 HALF = (torch.ones(2, 2) / 2)[1, 0].item()
 WIDE = X.view(-1, 16).shape[0] // M
+assert torch.empty(size=(3, M)).shape == (3, 64)
 assert (M, N, K) == (64, 48, 32) and X.dtype == torch.float16 and Y.is_cuda
 assert (TOTAL, EDGE, STEPS, HALF, WIDE) == (10, 0, [0, 2, 4, 6], 0.5, 2)
 assert len(ROWS) == 3 and bool((ROWS > 1).sum() == 3) and X[0].numel() == K

@@ -299,6 +299,15 @@ fn shape_of(args: &[Value<'_>], what: &str, span: Span) -> EResult<Vec<i64>> {
     Ok(shape)
 }
 
+/// The size arguments of a constructor: its positional arguments, or its
+/// `size=` keyword.
+fn size_args<'a>(args: &[Value<'a>], kwargs: &[(String, Value<'a>)]) -> Vec<Value<'a>> {
+    match (args, kwarg(kwargs, "size")) {
+        ([], Some(size)) => vec![size.clone()],
+        _ => args.to_vec(),
+    }
+}
+
 fn kwarg<'k, 'a>(kwargs: &'k [(String, Value<'a>)], name: &str) -> Option<&'k Value<'a>> {
     kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v)
 }
@@ -451,13 +460,13 @@ pub(crate) fn call<'a>(
     };
     match short {
         "randn" | "rand" | "empty" => {
-            let shape = shape_of(&args, name, span)?;
+            let shape = shape_of(&size_args(&args, &kwargs), name, span)?;
             checked_numel(&shape, name, span)?;
             let dtype = dtype_kwarg(&kwargs, DType::F32, name, span)?;
             Ok(made(shape, dtype, None))
         }
         "zeros" | "ones" => {
-            let shape = shape_of(&args, name, span)?;
+            let shape = shape_of(&size_args(&args, &kwargs), name, span)?;
             let n = checked_numel(&shape, name, span)?;
             let dtype = dtype_kwarg(&kwargs, DType::F32, name, span)?;
             let fill = if short == "ones" { 1.0 } else { 0.0 };
