@@ -241,6 +241,16 @@ pub(crate) fn call<'a>(
     span: Span,
 ) -> EResult<Value<'a>> {
     let kw = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    // `int(t)`, `float(t)`, `bool(t)` of a one-element tensor: its element.
+    let args = match (name, args.as_slice()) {
+        ("int" | "float" | "bool", [Value::Torch(t)]) => vec![super::torch_tensor::scalar_value(
+            t,
+            &format!("`{name}()`"),
+            span,
+        )?],
+        ("len", [Value::Torch(t)]) => return super::torch_tensor::len(t, span),
+        _ => args,
+    };
     match name {
         "range" => {
             if args.iter().any(Value::is_staged) {

@@ -34,6 +34,8 @@ pub const INDEX_ERROR: &str = "T0110";
 /// A build-time device query (`torch.cuda.get_device_capability()`,
 /// `driver.get_num_sms()`) the compile target cannot answer.
 pub const DEVICE_QUERY: &str = "T0111";
+/// A value of a build-time torch tensor that is not known at compile time.
+pub const UNKNOWN_TENSOR_VALUES: &str = "T0112";
 
 /// No kernel could be selected from the file.
 pub const NO_KERNEL: &str = "T0200";

@@ -168,8 +168,51 @@ impl<'a> Evaluator<'a> {
         let globals = self.globals.clone();
         let doc = super::pyclass::docstring(body);
         globals.set("__doc__", doc.as_deref().map_or(Value::None, Value::str));
+        self.exec_module_stmts(body, &globals);
+    }
+
+    /// Runs module-level statements one by one; a failure poisons what the
+    /// statement binds. Whether every statement ran.
+    fn exec_module_stmts(&mut self, body: &'a [ast::Stmt], globals: &Rc<Scope<'a>>) -> bool {
+        let mut all_ran = true;
         for stmt in body {
-            if let Err(d) = self.exec_stmt(stmt, &globals) {
+            // A module-level `try` (typically guarding imports) runs its
+            // body under the same rule, so that what tilec cannot run in
+            // it does not take the rest with it.
+            if let ast::Stmt::Try(t) = stmt
+                && !t.is_star
+            {
+                let ok = self.exec_module_stmts(&t.body, globals);
+                if ok {
+                    all_ran &= self.exec_module_stmts(&t.orelse, globals);
+                } else {
+                    // Whether Python would have run a handler is not known:
+                    // what the handlers and `else` bind is unknown too.
+                    all_ran = false;
+                    let d = Diagnostic::error(
+                        codes::POISONED_NAME,
+                        "this name is bound in an `except` or `else` clause of a `try` whose body tilec could not run",
+                        span_of(stmt),
+                    )
+                    .with_label("this `try`");
+                    let poison = Value::Poison(Some(Rc::new(d)));
+                    let handlers = t.handlers.iter().flat_map(|h| {
+                        let ast::ExceptHandler::ExceptHandler(h) = h;
+                        h.name
+                            .iter()
+                            .map(|n| n.id.to_string())
+                            .chain(h.body.iter().flat_map(bound_names))
+                            .collect::<Vec<_>>()
+                    });
+                    for name in handlers.chain(t.orelse.iter().flat_map(bound_names)) {
+                        globals.set(&name, poison.clone());
+                    }
+                }
+                all_ran &= self.exec_module_stmts(&t.finalbody, globals);
+                continue;
+            }
+            if let Err(d) = self.exec_stmt(stmt, globals) {
+                all_ran = false;
                 if d.code == stage::CASCADE {
                     continue;
                 }
@@ -178,6 +221,40 @@ impl<'a> Evaluator<'a> {
                     globals.set(&name, poison.clone());
                 }
             }
+        }
+        all_ran
+    }
+
+    /// A `try` statement in a function. The body runs; where it finishes,
+    /// the `else` clause runs, and the `finally` clause always runs, as in
+    /// Python. tilec runs no `except` handler: a failure in the body is
+    /// reported as it is (Python's exception types are not modelled, and a
+    /// construct tilec cannot evaluate is no exception in Python).
+    fn exec_try(&mut self, t: &'a ast::StmtTry, scope: &Rc<Scope<'a>>) -> EResult<Flow<'a>> {
+        let span = span_of(t);
+        if t.is_star {
+            return Err(unsupported_python("`try` statements with `except*`", span));
+        }
+        // TileLang's kernel parser has no `try` either.
+        if self.staged_frame() {
+            return Err(unsupported_python("`try` statements in kernel code", span));
+        }
+        let mut result = self.exec_block(&t.body, scope);
+        if let Ok(Flow::Normal) = result {
+            result = self.exec_block(&t.orelse, scope);
+        } else if let Err(d) = result {
+            result = Err(if t.handlers.is_empty() || d.code == stage::CASCADE {
+                d
+            } else {
+                Box::new((*d).with_note(
+                    "this failure is inside a `try`: tilec runs no `except` handler, so it is reported as it is",
+                ))
+            });
+        }
+        match self.exec_block(&t.finalbody, scope)? {
+            Flow::Normal => result,
+            // A `return`, `break` or `continue` in `finally` wins.
+            flow => Ok(flow),
         }
     }
 
@@ -325,6 +402,7 @@ impl<'a> Evaluator<'a> {
             ast::Stmt::Continue(_) => return Ok(Flow::Continue),
             ast::Stmt::Assert(s) => {
                 let cond = self.eval(&s.test, scope)?;
+                let cond = self.plain_condition(cond, span_of(&*s.test))?;
                 match cond.truthy() {
                     Some(true) => {}
                     Some(false) => {
@@ -376,7 +454,7 @@ impl<'a> Evaluator<'a> {
                 let class = super::pyclass::define_class(self, c, scope)?;
                 scope.set(c.name.id.as_str(), class);
             }
-            ast::Stmt::Try(_) => return Err(unsupported_python("`try` statements", span)),
+            ast::Stmt::Try(t) => return self.exec_try(t, scope),
             ast::Stmt::Match(_) => return Err(unsupported_python("`match` statements", span)),
             ast::Stmt::TypeAlias(_) => return Err(unsupported_python("`type` aliases", span)),
             ast::Stmt::IpyEscapeCommand(_) => {
@@ -579,6 +657,7 @@ impl<'a> Evaluator<'a> {
             return self.exec_block(body, scope);
         };
         let cond = self.eval(test, scope)?;
+        let cond = self.plain_condition(cond, span_of(test))?;
         match cond.truthy() {
             Some(true) => self.exec_block(body, scope),
             Some(false) => self.exec_if_chain(&clauses[1..], scope, span),
@@ -1115,6 +1194,7 @@ impl<'a> Evaluator<'a> {
         loop {
             self.tick(span)?;
             let cond = self.eval(&s.test, scope)?;
+            let cond = self.plain_condition(cond, span_of(&*s.test))?;
             match cond.truthy() {
                 Some(true) => match self.exec_block(&s.body, scope)? {
                     Flow::Break => return Ok(Flow::Normal),
@@ -1485,6 +1565,10 @@ impl<'a> Evaluator<'a> {
             ast::Expr::Subscript(sub) => {
                 let base = self.eval(&sub.value, scope)?;
                 match base {
+                    Value::Torch(t) => {
+                        super::torch_tensor::store(&t);
+                        Ok(())
+                    }
                     Value::Buffer(b) => {
                         let items = self.eval_subscript_items(b, &sub.slice, scope)?;
                         self.store(b, items, value, span_of(target), span)
@@ -1863,6 +1947,7 @@ impl<'a> Evaluator<'a> {
             ast::Expr::Compare(c) => self.eval_compare(c, scope),
             ast::Expr::If(i) => {
                 let cond = self.eval(&i.test, scope)?;
+                let cond = self.plain_condition(cond, span_of(&*i.test))?;
                 match cond.truthy() {
                     Some(true) => self.eval(&i.body, scope),
                     Some(false) => self.eval(&i.orelse, scope),
@@ -2174,6 +2259,9 @@ impl<'a> Evaluator<'a> {
             let st = self.stager("a run-time comparison", span)?;
             return Ok(Value::Expr(st.op_values(ir_op, a, b, span)?));
         }
+        if let Some(r) = super::torch_tensor::compare(op.as_str(), a, b, span) {
+            return r;
+        }
         let res = match op {
             ast::CmpOp::Eq => py_eq(a, b),
             ast::CmpOp::NotEq => !py_eq(a, b),
@@ -2227,6 +2315,9 @@ impl<'a> Evaluator<'a> {
         if a.is_staged() || b.is_staged() {
             let st = self.stager("a run-time arithmetic expression", span)?;
             return Ok(Value::Expr(st.binop(op, a, b, span)?));
+        }
+        if let Some(r) = super::torch_tensor::binop(op, a, b, span) {
+            return r;
         }
         match py_binop(op, a, b, span)? {
             Some(v) => Ok(v),
@@ -2398,6 +2489,15 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Python indexing of a plain value.
+    /// A condition's value: a one-element build-time tensor as its
+    /// element (`if t:`), anything else as it is.
+    fn plain_condition(&self, v: Value<'a>, span: Span) -> EResult<Value<'a>> {
+        match &v {
+            Value::Torch(t) => super::torch_tensor::scalar_value(t, "a condition", span),
+            _ => Ok(v),
+        }
+    }
+
     pub fn index_value(
         &mut self,
         base: &Value<'a>,
@@ -2405,6 +2505,7 @@ impl<'a> Evaluator<'a> {
         span: Span,
     ) -> EResult<Value<'a>> {
         match (base, key) {
+            (Value::Torch(t), key) => super::torch_tensor::index(t, key, span),
             (Value::Tuple(_) | Value::List(_) | Value::Str(_), Value::Slice(parts)) => {
                 let items: Vec<Value<'a>> = match base {
                     Value::Str(s) => s.chars().map(|c| Value::str(&c.to_string())).collect(),
@@ -2681,6 +2782,7 @@ impl<'a> Evaluator<'a> {
                 .map(|c| Value::str(&c.to_string()))
                 .collect()),
             Value::Dict(d) => Ok(d.borrow().iter().map(|(k, _)| k.clone()).collect()),
+            Value::Torch(t) => super::torch_tensor::iterate(t, span),
             Value::Poison(_) => Err(stage::cascade()),
             Value::Loop(_) => Err(Box::new(
                 Diagnostic::error(
@@ -3528,6 +3630,20 @@ fn bound_names(stmt: &ast::Stmt) -> Vec<String> {
         }
         ast::Stmt::For(f) => out.extend(f.body.iter().chain(&f.orelse).flat_map(bound_names)),
         ast::Stmt::While(w) => out.extend(w.body.iter().chain(&w.orelse).flat_map(bound_names)),
+        ast::Stmt::Try(t) => {
+            out.extend(
+                t.body
+                    .iter()
+                    .chain(&t.orelse)
+                    .chain(&t.finalbody)
+                    .flat_map(bound_names),
+            );
+            for h in &t.handlers {
+                let ast::ExceptHandler::ExceptHandler(h) = h;
+                out.extend(h.name.iter().map(|n| n.id.to_string()));
+                out.extend(h.body.iter().flat_map(bound_names));
+            }
+        }
         _ => {}
     }
     out

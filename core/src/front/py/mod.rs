@@ -29,6 +29,7 @@ mod tir;
 mod tl;
 mod tl_extra;
 mod tl_more;
+mod torch_tensor;
 mod user_modules;
 mod value;
 mod views;

@@ -35,6 +35,10 @@ pub struct TargetFacts {
     /// Streaming multiprocessors (AMD: compute units) of the target's
     /// parts, when every part the description lists agrees on one count.
     pub multiprocessors: Option<u32>,
+    /// The name the driver reports for the target's device
+    /// (`torch.cuda.get_device_name()`), when the description lists one
+    /// part.
+    pub device_name: Option<String>,
 }
 
 impl TargetFacts {
@@ -52,6 +56,10 @@ impl TargetFacts {
         let mut facts = TargetFacts::from_name(&d.name);
         facts.vendor.clone_from(&d.vendor);
         facts.multiprocessors = d.multiprocessor_count();
+        facts.device_name = match d.parts.as_slice() {
+            [one] => Some(one.device.clone()),
+            _ => None,
+        };
         facts
     }
 
@@ -86,6 +94,7 @@ impl TargetFacts {
             vendor: vendor.to_string(),
             capability,
             multiprocessors: None,
+            device_name: None,
         }
     }
 
@@ -169,6 +178,8 @@ pub(crate) fn get_attr<'a>(
             "next_power_of_2" => Value::Builtin("tilelang.math.next_power_of_2"),
             "cdiv" => Value::Builtin("tilelang.math.cdiv"),
             "tvm" => Value::Module("tvm"),
+            // `tilelang.DataType` is TVM's `DataType`, re-exported.
+            "DataType" => Value::Builtin("tvm.DataType"),
             _ => return None,
         },
         Value::Module("T") => match name {
@@ -200,7 +211,7 @@ pub(crate) fn get_attr<'a>(
             "cuda" => Value::Module("torch.cuda"),
             "version" => Value::Module("torch.version"),
             "device" => Value::Builtin("torch.device"),
-            _ => return None,
+            _ => return super::torch_tensor::torch_attr(name).map(Ok),
         },
         Value::Module(m @ "torch.cuda") => match name {
             "is_available" => Value::Builtin("torch.cuda.is_available"),
@@ -208,6 +219,7 @@ pub(crate) fn get_attr<'a>(
             "current_device" => Value::Builtin("torch.cuda.current_device"),
             "get_device_properties" => Value::Builtin("torch.cuda.get_device_properties"),
             "mem_get_info" => Value::Builtin("torch.cuda.mem_get_info"),
+            "get_device_name" => Value::Builtin("torch.cuda.get_device_name"),
             _ => opaque(m),
         },
         // `torch.version.hip` is None except in a ROCm build of torch,
@@ -249,6 +261,7 @@ pub(crate) fn get_attr<'a>(
             "reinterpret" => Value::Builtin("T.reinterpret"),
             _ => opaque(m),
         },
+        Value::Torch(t) => return Some(super::torch_tensor::get_attr(t, name, span)),
         Value::Int(_) | Value::Bool(_) if name == "bit_length" => {
             Value::Method(Rc::new(base.clone()), "int.bit_length")
         }
@@ -305,11 +318,13 @@ pub(crate) fn handles(name: &str) -> bool {
             | "torch.cuda.current_device"
             | "torch.cuda.get_device_properties"
             | "torch.cuda.mem_get_info"
+            | "torch.cuda.get_device_name"
             | "torch.device"
             | "tvm.DataType"
             | "tvm.tirx.const"
             | "int.bit_length"
     ) || super::tl_extra::handles(name)
+        || super::torch_tensor::handles(name)
 }
 
 fn target<'e>(ev: &'e Evaluator<'_>, what: &str, span: Span) -> EResult<&'e TargetFacts> {
@@ -376,6 +391,9 @@ pub(crate) fn call<'a>(
     };
     if super::tl_extra::handles(name) {
         return super::tl_extra::call(ev, name, args, kwargs, span);
+    }
+    if super::torch_tensor::handles(name) {
+        return super::torch_tensor::call(ev, name, args, kwargs, span);
     }
     let short = name.rsplit('.').next().unwrap_or(name);
     match name {
@@ -493,6 +511,18 @@ pub(crate) fn call<'a>(
             .with_label("a run-time state of the device")
             .with_note("tilec never answers from the machine it runs on: pass the size this chooses explicitly (`--kernel 'f(...)'` or `-D NAME=VALUE`)"),
         )),
+        // The device is the compile target's one part; a description of
+        // several parts (or none) does not say which.
+        "torch.cuda.get_device_name" => {
+            if args.len() + kwargs.len() > 1 {
+                return Err(bad_args(short, span, "at most a device"));
+            }
+            let t = target(ev, "torch.cuda.get_device_name", span)?;
+            let name = t.device_name.clone().ok_or_else(|| {
+                unknown_fact("torch.cuda.get_device_name", "the name of one device", t, span)
+            })?;
+            Ok(Value::str(&name))
+        }
         "torch.cuda.current_device" => {
             target(ev, "torch.cuda.current_device", span)?;
             Ok(Value::Int(0))
@@ -532,6 +562,9 @@ pub(crate) fn call<'a>(
             ];
             if t.is_hip() {
                 attrs.push(("gcnArchName", Value::str(&t.name)));
+            }
+            if let Some(name) = &t.device_name {
+                attrs.push(("name", Value::str(name)));
             }
             Ok(super::pyclass::record(
                 "torch.cuda._CudaDeviceProperties",

@@ -266,6 +266,8 @@ pub(crate) enum Value<'a> {
         Rc<super::pyclass::PyClass<'a>>,
         Rc<super::pyclass::PyObject<'a>>,
     ),
+    /// A torch tensor made at build time (`torch_tensor.rs`).
+    Torch(Rc<super::torch_tensor::TorchTensor>),
     /// Something we cannot model (a torch call result, an unknown attribute);
     /// using it is an error naming what it was.
     Opaque(Rc<str>),
@@ -337,6 +339,7 @@ impl<'a> Value<'a> {
             Value::Object(_) => "object",
             Value::BoundMethod(..) => "method",
             Value::Super(..) => "super object",
+            Value::Torch(_) => "torch tensor",
             Value::Opaque(_) => "opaque value",
             Value::Poison(_) => "undefined value",
         }
