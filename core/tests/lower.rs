@@ -2576,6 +2576,22 @@ fn cummax_matches_the_interpreter_on_every_target() {
     front_file_matches_on_every_target("cummax_scan", "cummax_scan()", &[], Class::Exact);
 }
 
+/// Warp reductions (`T.warp_reduce_*`) lower to TileLang's five-step
+/// `shfl_xor` butterfly over 32-lane groups (also on gfx942's 64-lane
+/// wavefronts): float sums rounded after every step, `fmaxf`-style float
+/// max/min, f64 compare-and-pick, 64-bit integers, in a serial loop of
+/// the block's own code: bit for bit the interpreter's on every target.
+#[test]
+fn warp_reductions_match_the_interpreter_on_every_target() {
+    front_file_matches_on_every_target(
+        "warp_reduce_inputs",
+        "warp_reduce_inputs()",
+        &["shfl_xor"],
+        Class::Exact,
+    );
+    front_file_matches_on_every_target("warp_reduce", "warp_reduce_kernel()", &[], Class::Exact);
+}
+
 /// Compiles `core/tests/front/<name>.py` with `call`, lowers it for every
 /// target (checked as the examples are: verified, printed text that
 /// reads back, one kernel), requires each of `arrays` in the printed

@@ -108,6 +108,7 @@ pub(crate) fn exec(env: &mut Env, op: &Op) -> Eval<()> {
             }
         }
         Op::ThreadIf(t) => super::guard::exec_thread_if(env, t),
+        Op::WarpReduce(w) => super::warp::exec_warp_reduce(env, w),
         Op::ThreadLet => Ok(()),
         Op::Let { var, value } => {
             match value.eval(env)? {

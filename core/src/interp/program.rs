@@ -95,6 +95,8 @@ pub(crate) enum Op {
     },
     /// An `if` on the thread index ([`super::guard`]).
     ThreadIf(Box<super::guard::ThreadIf>),
+    /// A warp reduction ([`super::warp`]).
+    WarpReduce(Box<super::warp::WarpReduceOp>),
     /// A block-level `let` computed from the thread index: evaluated per
     /// thread by the thread-guarded regions that read it.
     ThreadLet,
@@ -369,6 +371,12 @@ impl Compiler<'_> {
                     value: self.code(*value)?,
                 }
             }
+            Stmt::WarpReduce {
+                kind,
+                buffer,
+                indices,
+                value,
+            } => self.warp_reduce(*kind, *buffer, indices, *value)?,
             Stmt::Copy { src, dst } => Op::Copy {
                 src: self.region(src)?,
                 dst: self.region(dst)?,

@@ -392,6 +392,12 @@ fn statement_accesses(stmt: &super::Stmt, f: &super::Function) -> Result<Accesse
                 buffer,
                 indices,
                 value,
+            }
+            | Stmt::WarpReduce {
+                buffer,
+                indices,
+                value,
+                ..
             } => {
                 for &i in indices {
                     expr_loads(f, i, reads);

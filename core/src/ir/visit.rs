@@ -176,7 +176,7 @@ fn stmt_exprs_mut(stmt: &mut Stmt, visit: &mut dyn FnMut(&mut Handle<Expr>)) {
             for_each_expr_mut(otherwise, visit);
         }
         Stmt::Let { value, .. } => visit(value),
-        Stmt::Store { indices, value, .. } => {
+        Stmt::Store { indices, value, .. } | Stmt::WarpReduce { indices, value, .. } => {
             indices.iter_mut().for_each(&mut *visit);
             visit(value);
         }

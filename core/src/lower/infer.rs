@@ -646,6 +646,12 @@ impl<'a> Lower<'a> {
                 buffer,
                 indices,
                 value,
+            }
+            | ir::Stmt::WarpReduce {
+                buffer,
+                indices,
+                value,
+                ..
             } => {
                 for &i in indices {
                     self.infer_expr(i, ctx, scan);

@@ -161,6 +161,7 @@ mod rotate;
 mod spread;
 mod swizzle;
 mod tma;
+mod warp;
 mod ws;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -1947,6 +1948,12 @@ impl<'a> Lower<'a> {
                 buffer,
                 indices,
                 value,
+            }
+            | ir::Stmt::WarpReduce {
+                buffer,
+                indices,
+                value,
+                ..
             } => {
                 for &i in indices {
                     self.expr_reads(i, acc);
@@ -2217,6 +2224,12 @@ impl<'a> Lower<'a> {
                 self.barrier(out);
                 Ok(())
             }
+            ir::Stmt::WarpReduce {
+                kind,
+                buffer,
+                indices,
+                value,
+            } => self.warp_reduce(*kind, *buffer, indices, *value, out),
             ir::Stmt::Assume { .. } => Ok(()),
             ir::Stmt::Role { groups, body } => self.role_stmt(groups, body, out),
             ir::Stmt::AllocBarrier { buffer, counts } => self.alloc_barrier(*buffer, counts, out),
@@ -3110,6 +3123,10 @@ impl<'a> Lower<'a> {
             | ir::Stmt::BarrierWait { .. }
             | ir::Stmt::AllocBarrier { .. } => Err(self.unsupported("a barrier inside `parallel`")),
             ir::Stmt::Role { .. } => Err(self.unsupported("`T.ws` inside `parallel`")),
+            ir::Stmt::WarpReduce { .. } => Err(self.unsupported(
+                "a warp reduction inside `parallel` (each lane of TileLang's warp reduction is \
+                 one thread)",
+            )),
             ir::Stmt::Alloc { buffer, init } => self.iteration_alloc(*buffer, *init, out),
             ir::Stmt::Kernel { .. } => Err(self.unsupported("a kernel inside `parallel`")),
             ir::Stmt::Copy { .. }

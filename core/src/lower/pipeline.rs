@@ -1181,7 +1181,9 @@ fn consumers_only_read(block: &ir::Block, staged: &HashSet<Handle<ir::Buffer>>) 
     block.stmts.iter().all(|stmt| match stmt {
         ir::Stmt::Kernel { .. } => false,
         ir::Stmt::Alloc { buffer, .. } => !staged.contains(buffer),
-        ir::Stmt::Store { buffer, .. } => !staged.contains(buffer),
+        ir::Stmt::Store { buffer, .. } | ir::Stmt::WarpReduce { buffer, .. } => {
+            !staged.contains(buffer)
+        }
         ir::Stmt::Copy { dst, .. } | ir::Stmt::Fill { dst, .. } => !staged.contains(&dst.buffer),
         ir::Stmt::Gemm { c, .. } => !staged.contains(&c.buffer),
         ir::Stmt::Reduce { src, dst, .. } | ir::Stmt::Cumsum { src, dst, .. } => {
@@ -1264,6 +1266,12 @@ fn buffers_outside(
                 buffer,
                 indices,
                 value,
+            }
+            | ir::Stmt::WarpReduce {
+                buffer,
+                indices,
+                value,
+                ..
             } => {
                 out.insert(*buffer);
                 exprs.extend(indices.iter().copied());

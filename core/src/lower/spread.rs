@@ -412,6 +412,12 @@ impl Lower<'_> {
                 buffer,
                 indices,
                 value,
+            }
+            | ir::Stmt::WarpReduce {
+                buffer,
+                indices,
+                value,
+                ..
             } => {
                 for &i in indices {
                     self.spread_scan_expr(i, nest, scan);

@@ -458,6 +458,12 @@ impl Walk<'_> {
                 buffer,
                 indices,
                 value,
+            }
+            | Stmt::WarpReduce {
+                buffer,
+                indices,
+                value,
+                ..
             } => {
                 self.use_buffer(*buffer);
                 for &i in indices {

@@ -989,6 +989,21 @@ impl<'f> Simplifier<'f> {
                     value,
                 }
             }
+            Stmt::WarpReduce {
+                kind,
+                buffer,
+                indices,
+                value,
+            } => {
+                let indices = self.indices(buffer, indices)?;
+                let value = self.simp(value)?;
+                Stmt::WarpReduce {
+                    kind,
+                    buffer,
+                    indices,
+                    value,
+                }
+            }
             Stmt::Copy { src, dst } => Stmt::Copy {
                 src: self.region(src)?,
                 dst: self.region(dst)?,

@@ -1345,6 +1345,12 @@ impl<'f> Generator<'f> {
                 buffer,
                 indices,
                 value,
+            }
+            | Stmt::WarpReduce {
+                buffer,
+                indices,
+                value,
+                ..
             } => {
                 let mut exprs = indices.clone();
                 exprs.push(*value);

@@ -29,6 +29,7 @@ mod tl_more;
 mod user_modules;
 mod value;
 mod views;
+mod warp;
 
 use crate::front::Diagnostic;
 use crate::ir::{Module, Span};

@@ -50,6 +50,11 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("ieee_fdiv", "T.ieee_fdiv"),
     ("ieee_frcp", "T.ieee_frcp"),
     ("ieee_fsqrt", "T.ieee_fsqrt"),
+    ("warp_reduce_sum", "T.warp_reduce_sum"),
+    ("warp_reduce_max", "T.warp_reduce_max"),
+    ("warp_reduce_min", "T.warp_reduce_min"),
+    ("warp_reduce_bitand", "T.warp_reduce_bitand"),
+    ("warp_reduce_bitor", "T.warp_reduce_bitor"),
 ];
 
 /// TIR-level and per-thread names of TileLang that tilec refuses: what
@@ -90,18 +95,6 @@ const REFUSED: &[(&str, &str)] = &[
     (
         "ballot_sync",
         "`T.ballot_sync` is a warp vote, which tilec's IR does not have; combine the per-thread predicates through a shared buffer",
-    ),
-    (
-        "warp_reduce_sum",
-        "`T.warp_reduce_sum` reduces across the lanes of a warp, which tilec's IR does not have; reduce a fragment with `T.reduce_sum`",
-    ),
-    (
-        "warp_reduce_max",
-        "`T.warp_reduce_max` reduces across the lanes of a warp, which tilec's IR does not have; reduce a fragment with `T.reduce_max`",
-    ),
-    (
-        "warp_reduce_min",
-        "`T.warp_reduce_min` reduces across the lanes of a warp, which tilec's IR does not have; reduce a fragment with `T.reduce_min`",
     ),
     (
         "shfl_sync",
@@ -372,6 +365,7 @@ pub(crate) fn call<'a>(
             bound_in_kernel(ev, name, &bind)
         }
         "func_attr" => func_attr(ev, args, span),
+        n if n.starts_with("warp_reduce_") => super::warp::warp_reduce(ev, n, &args, &kwargs, span),
         "StridedTensor" => strided_tensor(ev, args, kwargs, span),
         "fast_rcp" => {
             let [x] = args.as_slice() else {

@@ -142,7 +142,7 @@ impl Generator<'_> {
                 otherwise,
             } => expr_reads(*cond) || block_reads(then) || block_reads(otherwise),
             Stmt::Let { value, .. } | Stmt::Assume { cond: value } => expr_reads(*value),
-            Stmt::Store { indices, value, .. } => {
+            Stmt::Store { indices, value, .. } | Stmt::WarpReduce { indices, value, .. } => {
                 expr_reads(*value) || indices.iter().any(|&i| expr_reads(i))
             }
             Stmt::Copy { src, .. } => region_reads(src),

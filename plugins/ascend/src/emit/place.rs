@@ -162,6 +162,12 @@ fn collect(f: &Function, block: &Block, uses: &mut BTreeMap<usize, Uses>) {
                 buffer,
                 indices,
                 value,
+            }
+            | Stmt::WarpReduce {
+                buffer,
+                indices,
+                value,
+                ..
             } => {
                 element(uses, *buffer);
                 for &i in indices {
