@@ -141,6 +141,10 @@ pub(crate) enum Op {
     Assume {
         cond: IntFn,
     },
+    /// `T.device_assert`: fails the run where the condition is false.
+    DeviceAssert {
+        cond: IntFn,
+    },
     AllocBarrier {
         buffer: usize,
         counts: Vec<u32>,
@@ -434,6 +438,9 @@ impl Compiler<'_> {
             Stmt::Assume { cond } => Op::Assume {
                 cond: self.condition(*cond)?,
             },
+            Stmt::DeviceAssert { cond } => Op::DeviceAssert {
+                cond: self.condition(*cond)?,
+            },
             Stmt::AllocBarrier { buffer, counts } => {
                 self.buffer(*buffer)?;
                 Op::AllocBarrier {
@@ -501,6 +508,7 @@ fn region_stmt(stmt: &Stmt, span: Span, roles: &mut Vec<Vec<u32>>) -> Eval<()> {
             .try_for_each(|(s, sp)| region_stmt(s, sp, roles)),
         Stmt::Let { .. }
         | Stmt::Assume { .. }
+        | Stmt::DeviceAssert { .. }
         | Stmt::BarrierArrive { .. }
         | Stmt::BarrierWait { .. } => Ok(()),
         other => Err(Box::new(InterpError::Unsupported {

@@ -888,6 +888,10 @@ pub enum Stmt {
         indices: Vec<Handle<Expr>>,
         value: Handle<Expr>,
     },
+    /// A run-time assertion (`T.device_assert`): every thread that runs
+    /// it evaluates `cond`; where it is false the kernel stops with an
+    /// error (the launch fails). Appended in Tile IR 0.11.
+    DeviceAssert { cond: Handle<Expr> },
 }
 
 /// The threads that one [`Stmt::WarpReduce`] combines: TileLang's warp

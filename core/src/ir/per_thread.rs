@@ -144,6 +144,7 @@ impl Scan<'_> {
                 Stmt::Alloc { .. }
                 | Stmt::Barrier
                 | Stmt::Assume { .. }
+                | Stmt::DeviceAssert { .. }
                 | Stmt::AllocBarrier { .. }
                 | Stmt::BarrierArrive { .. }
                 | Stmt::BarrierWait { .. } => {}
@@ -233,7 +234,9 @@ pub fn stmt_exprs(stmt: &Stmt) -> Vec<Handle<Expr>> {
         Stmt::Alloc { init, .. } => out.extend(init),
         Stmt::For { start, extent, .. } => out.extend([*start, *extent]),
         Stmt::Parallel { extents, .. } => out.extend(extents),
-        Stmt::If { cond, .. } | Stmt::Assume { cond } => out.push(*cond),
+        Stmt::If { cond, .. } | Stmt::Assume { cond } | Stmt::DeviceAssert { cond } => {
+            out.push(*cond)
+        }
         Stmt::Let { value, .. } => out.push(*value),
         Stmt::Store { indices, value, .. } | Stmt::WarpReduce { indices, value, .. } => {
             out.extend(indices);

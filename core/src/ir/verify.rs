@@ -536,6 +536,7 @@ fn stmt_name(s: &Stmt) -> &'static str {
         Stmt::Atomic { op, .. } => op.name(),
         Stmt::Barrier => "barrier",
         Stmt::Assume { .. } => "assume",
+        Stmt::DeviceAssert { .. } => "device_assert",
         Stmt::AllocBarrier { .. } => "alloc_barrier",
         Stmt::Role { .. } => "role",
         Stmt::BarrierArrive { .. } => "arrive",
@@ -1639,6 +1640,10 @@ impl<'a> Checker<'a> {
             Stmt::Assume { cond } => {
                 self.use_expr(*cond, span);
                 self.bool_expr(*cond, "assume condition", span);
+            }
+            Stmt::DeviceAssert { cond } => {
+                self.use_expr(*cond, span);
+                self.bool_expr(*cond, "assertion", span);
             }
             Stmt::AllocBarrier { buffer, counts } => self.alloc_barrier(*buffer, counts, span),
             Stmt::Role { groups, body } => {

@@ -207,7 +207,7 @@ fn stmt_exprs_mut(stmt: &mut Stmt, visit: &mut dyn FnMut(&mut Handle<Expr>)) {
                 AtomicValue::Region(r) => region_exprs_mut(r, visit),
             }
         }
-        Stmt::Assume { cond } => visit(cond),
+        Stmt::Assume { cond } | Stmt::DeviceAssert { cond } => visit(cond),
         Stmt::Reduce { .. } | Stmt::Cumsum { .. } | Stmt::Barrier | Stmt::AllocBarrier { .. } => {}
         Stmt::Role { body, .. } => for_each_expr_mut(body, visit),
         Stmt::BarrierArrive { index, .. } => visit(index),

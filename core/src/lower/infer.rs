@@ -641,7 +641,9 @@ impl<'a> Lower<'a> {
                 self.infer_block(then, ctx, scan);
                 self.infer_block(otherwise, ctx, scan);
             }
-            ir::Stmt::Let { value, .. } => self.infer_expr(*value, ctx, scan),
+            ir::Stmt::Let { value, .. } | ir::Stmt::DeviceAssert { cond: value } => {
+                self.infer_expr(*value, ctx, scan)
+            }
             ir::Stmt::Store {
                 buffer,
                 indices,

@@ -1943,7 +1943,9 @@ impl<'a> Lower<'a> {
                 self.block_accesses(then, acc);
                 self.block_accesses(otherwise, acc);
             }
-            ir::Stmt::Let { value, .. } => self.expr_reads(*value, acc),
+            ir::Stmt::Let { value, .. } | ir::Stmt::DeviceAssert { cond: value } => {
+                self.expr_reads(*value, acc)
+            }
             ir::Stmt::Store {
                 buffer,
                 indices,
@@ -2230,6 +2232,10 @@ impl<'a> Lower<'a> {
                 indices,
                 value,
             } => self.warp_reduce(*kind, *buffer, indices, *value, out),
+            ir::Stmt::DeviceAssert { cond } => {
+                self.uniform_reads(&[*cond], out);
+                self.device_assert(*cond, out)
+            }
             ir::Stmt::Assume { .. } => Ok(()),
             ir::Stmt::Role { groups, body } => self.role_stmt(groups, body, out),
             ir::Stmt::AllocBarrier { buffer, counts } => self.alloc_barrier(*buffer, counts, out),
@@ -3118,6 +3124,7 @@ impl<'a> Lower<'a> {
                 Err(self.unsupported(format!("a multi-element `{}` inside `parallel`", op.name())))
             }
             ir::Stmt::Assume { .. } => Ok(()),
+            ir::Stmt::DeviceAssert { cond } => self.device_assert(*cond, out),
             ir::Stmt::Barrier
             | ir::Stmt::BarrierArrive { .. }
             | ir::Stmt::BarrierWait { .. }

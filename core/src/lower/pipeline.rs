@@ -1202,6 +1202,7 @@ fn consumers_only_read(block: &ir::Block, staged: &HashSet<Handle<ir::Buffer>>) 
         ir::Stmt::Let { .. }
         | ir::Stmt::Barrier
         | ir::Stmt::Assume { .. }
+        | ir::Stmt::DeviceAssert { .. }
         | ir::Stmt::AllocBarrier { .. }
         | ir::Stmt::BarrierArrive { .. }
         | ir::Stmt::BarrierWait { .. } => true,
@@ -1308,7 +1309,7 @@ fn buffers_outside(
                     ir::AtomicValue::Region(r) => region(r, out, &mut exprs),
                 }
             }
-            ir::Stmt::Assume { cond } => exprs.push(*cond),
+            ir::Stmt::Assume { cond } | ir::Stmt::DeviceAssert { cond } => exprs.push(*cond),
             ir::Stmt::Role { body, .. } => buffers_outside(body, skip, out, f),
             ir::Stmt::BarrierArrive { index, .. } => exprs.push(*index),
             ir::Stmt::BarrierWait { index, parity, .. } => exprs.extend([*index, *parity]),

@@ -128,4 +128,22 @@ impl Lower<'_> {
             other => Err(self.malformed(format!("warp reduction `{}`", other.name()))),
         }
     }
+
+    /// `T.device_assert(cond)`: every thread that runs it traps where
+    /// `cond` is false.
+    pub(super) fn device_assert(
+        &mut self,
+        cond: Handle<ir::Expr>,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let c = self.expr(cond, out)?;
+        let failed = Expr::unary(UnaryOp::Not, c)
+            .map_err(|e| self.malformed(format!("device assertion: {e}")))?;
+        out.push(self.stmt(StmtKind::If {
+            cond: failed,
+            then_body: vec![self.stmt(StmtKind::Trap)],
+            else_body: None,
+        }));
+        Ok(())
+    }
 }

@@ -502,7 +502,7 @@ impl Walk<'_> {
                     AtomicValue::Region(r) => self.region(r),
                 }
             }
-            Stmt::Assume { cond } => self.expr(*cond),
+            Stmt::Assume { cond } | Stmt::DeviceAssert { cond } => self.expr(*cond),
             Stmt::Barrier => {}
         }
     }

@@ -1052,6 +1052,9 @@ impl<'f> Simplifier<'f> {
                     }
                 },
             },
+            Stmt::DeviceAssert { cond } => Stmt::DeviceAssert {
+                cond: self.simp(cond)?,
+            },
             Stmt::Assume { cond } => {
                 let cond = self.simp(cond)?;
                 if self.literal(cond) == Some(Literal::Bool(true)) {

@@ -888,6 +888,11 @@ impl Parser {
                 let cond = self.expr()?;
                 Stmt::Assume { cond }
             }
+            "device_assert" => {
+                self.bump();
+                let cond = self.expr()?;
+                Stmt::DeviceAssert { cond }
+            }
             "alloc_barrier" => {
                 self.bump();
                 let (tok, name, buffer, decl_span) = self.buffer_decl()?;

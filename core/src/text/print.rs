@@ -459,6 +459,10 @@ impl Printer<'_> {
                 self.out.push_str("assume ");
                 self.expr(*cond, 0);
             }
+            Stmt::DeviceAssert { cond } => {
+                self.out.push_str("device_assert ");
+                self.expr(*cond, 0);
+            }
             Stmt::AllocBarrier { buffer, counts } => {
                 self.out.push_str("alloc_barrier ");
                 self.buffer_decl(*buffer);

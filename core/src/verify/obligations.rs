@@ -1397,6 +1397,7 @@ impl<'f> Generator<'f> {
                 }
                 self.region(dst, "atomic_add", "dst", span);
             }
+            Stmt::DeviceAssert { cond } => self.stmt_loads(&[*cond], span),
             Stmt::Assume { cond } => {
                 self.stmt_loads(&[*cond], span);
                 let c = self.formula(*cond);

@@ -55,6 +55,9 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("warp_reduce_min", "T.warp_reduce_min"),
     ("warp_reduce_bitand", "T.warp_reduce_bitand"),
     ("warp_reduce_bitor", "T.warp_reduce_bitor"),
+    ("shuffle_elect", "T.shuffle_elect"),
+    ("sync_warp", "T.sync_warp"),
+    ("device_assert", "T.device_assert"),
 ];
 
 /// TIR-level and per-thread names of TileLang that tilec refuses: what
@@ -79,10 +82,6 @@ const REFUSED: &[(&str, &str)] = &[
     (
         "ptr",
         "`T.ptr` is a pointer parameter (an address, not a tensor); tilec's kernels take tensors: declare `A: T.Tensor((M, N), dtype)`",
-    ),
-    (
-        "shuffle_elect",
-        "`T.shuffle_elect(n)` elects one active lane of every group of `n` threads, which depends on which threads are converged; when the whole group reaches it, write `T.get_thread_binding() % n == 0` (`== 0` for the whole block)",
     ),
     (
         "any_sync",
@@ -113,10 +112,6 @@ const REFUSED: &[(&str, &str)] = &[
         "`T.ldg128` loads 128 raw bits, a reinterpretation tilec's IR does not have; load the elements themselves (`x[i]`)",
     ),
     (
-        "sync_warp",
-        "`T.sync_warp` is a barrier of one warp, which tilec's IR does not have; when the whole block reaches it, write `T.sync_threads()`",
-    ),
-    (
         "dp4a",
         "`T.dp4a` is a four-way int8 dot product into an int32, which tilec's IR does not have; write the four products and sums (`T.cast(a[i], \"int32\") * T.cast(b[i], \"int32\") + ...`)",
     ),
@@ -127,10 +122,6 @@ const REFUSED: &[(&str, &str)] = &[
     (
         "tvm_access_ptr",
         "`T.tvm_access_ptr` takes the address of a buffer region; tilec's IR has no pointers",
-    ),
-    (
-        "device_assert",
-        "`T.device_assert` checks a condition on the device at run time and traps; tilec has no device-side check: test the condition and write a flag to an output tensor",
     ),
     (
         "Broadcast",
@@ -365,6 +356,9 @@ pub(crate) fn call<'a>(
             bound_in_kernel(ev, name, &bind)
         }
         "func_attr" => func_attr(ev, args, span),
+        "shuffle_elect" => super::warp::shuffle_elect(ev, &args, &kwargs, span),
+        "sync_warp" => super::warp::sync_warp(ev, &args, &kwargs, span),
+        "device_assert" => super::warp::device_assert(ev, &args, &kwargs, span),
         n if n.starts_with("warp_reduce_") => super::warp::warp_reduce(ev, n, &args, &kwargs, span),
         "StridedTensor" => strided_tensor(ev, args, kwargs, span),
         "fast_rcp" => {

@@ -137,3 +137,196 @@ pub(crate) fn warp_reduce<'a>(
     )?;
     Ok(Value::Expr(load))
 }
+
+/// Whether the kernel's code at this point runs on every thread of the
+/// block together: outside `T.Parallel` and any `if` on the thread index.
+/// `what` names the construct for the refusal, `why` says why it needs
+/// that.
+fn converged<'a>(ev: &mut Evaluator<'a>, what: &str, why: &str, span: Span) -> EResult<()> {
+    let st = ev.kernel_stager(what, span)?;
+    let place = if st.parallel_depth > 0 {
+        "inside `T.Parallel`"
+    } else if st.thread_guard_depth > 0 {
+        "under an `if` on the thread index"
+    } else {
+        return Ok(());
+    };
+    Err(Box::new(
+        Diagnostic::error(codes::UNSUPPORTED_TILELANG, format!("{what} {place}"), span)
+            .with_label("not reached by every thread together")
+            .with_note(why.to_string()),
+    ))
+}
+
+/// `T.shuffle_elect(thread_extent)`: TileLang's `tl_shuffle_elect<n>()`,
+/// `elect_one_sync() && warp_idx % ceil(n / 32) == 0` (`n == 0`: lane 0
+/// of warp 0). Where every thread of the block reaches it, the elected
+/// lane is lane 0, so the value is `tx % (32 · ceil(n / 32)) == 0`
+/// (`tx == 0` for `n == 0`).
+pub(crate) fn shuffle_elect<'a>(
+    ev: &mut Evaluator<'a>,
+    args: &[Value<'a>],
+    kwargs: &[(String, Value<'a>)],
+    span: Span,
+) -> EResult<Value<'a>> {
+    let what = "`T.shuffle_elect`";
+    let n = match (args, kwargs) {
+        ([v], []) => v,
+        ([], [(k, v)]) if k == "thread_extent" => v,
+        _ => {
+            return Err(err(
+                codes::BAD_ARGUMENTS,
+                format!("{what} takes one thread extent"),
+                span,
+            ));
+        }
+    };
+    let Some(n) = n.as_int().filter(|&n| n >= 0) else {
+        return Err(err(
+            codes::BAD_TILELANG_ARGUMENT,
+            format!(
+                "{what} needs a non-negative compile-time thread extent (a template argument in TileLang)"
+            ),
+            span,
+        ));
+    };
+    converged(
+        ev,
+        what,
+        "the lane `T.shuffle_elect` elects is the first active lane of the warp, which depends on \
+         the threads that reach it; call it where every thread of the block does, or write the \
+         condition on the thread index itself (`tx % 64 == 0`)",
+        span,
+    )?;
+    let st = ev.kernel_stager(what, span)?;
+    let Some(k) = st.kernel else {
+        return Err(super::stage::cascade());
+    };
+    if k.dims[1] * k.dims[2] > 1 {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::UNSUPPORTED_TILELANG,
+                format!("{what} in a kernel of threads {:?} (x, y, z)", k.dims),
+                span,
+            )
+            .with_label("several thread dimensions")
+            .with_note("TileLang's warp index here counts `threadIdx.x` alone; write the condition on `T.get_thread_binding(d)` yourself"),
+        ));
+    }
+    let lanes = i64::from(WARP_REDUCE_LANES);
+    let group = if n == 0 {
+        0
+    } else {
+        lanes * ((n + lanes - 1) / lanes)
+    };
+    let tx = st.var(k.thread_var);
+    let lhs = if group == 0 {
+        tx
+    } else {
+        let g = st.int(group);
+        st.binary(crate::ir::BinaryOp::FloorMod, tx, g, span)?
+    };
+    let zero = st.int(0);
+    let e = st.binary(crate::ir::BinaryOp::Eq, lhs, zero, span)?;
+    Ok(Value::Expr(e))
+}
+
+/// `T.sync_warp(mask=None)`: `__syncwarp`, a barrier of the warp's lanes.
+/// Where every thread of the block reaches it with the full mask, a block
+/// barrier orders at least what it orders, so it is staged as
+/// `T.sync_threads()`.
+pub(crate) fn sync_warp<'a>(
+    ev: &mut Evaluator<'a>,
+    args: &[Value<'a>],
+    kwargs: &[(String, Value<'a>)],
+    span: Span,
+) -> EResult<Value<'a>> {
+    let what = "`T.sync_warp`";
+    let mask = match (args, kwargs) {
+        ([], []) => None,
+        ([v], []) => Some(v),
+        ([], [(k, v)]) if k == "mask" => Some(v),
+        _ => {
+            return Err(err(
+                codes::BAD_ARGUMENTS,
+                format!("{what} takes at most a lane mask"),
+                span,
+            ));
+        }
+    };
+    match mask {
+        None | Some(Value::None) => {}
+        Some(m) if m.as_int().is_some_and(|m| m & 0xFFFF_FFFF == 0xFFFF_FFFF) => {}
+        Some(_) => {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::UNSUPPORTED_TILELANG,
+                    format!("{what} with a partial lane mask"),
+                    span,
+                )
+                .with_label("lane mask")
+                .with_note("tilec stages `T.sync_warp()` with the full mask (0xFFFFFFFF) as a block barrier; a barrier of some lanes only has no equivalent"),
+            ));
+        }
+    }
+    converged(
+        ev,
+        what,
+        "tilec stages `T.sync_warp()` as a block barrier, which every thread must reach; move \
+         it out of the `if` (the shared-memory accesses around it are ordered the same)",
+        span,
+    )?;
+    let st = ev.kernel_stager(what, span)?;
+    st.emit(Stmt::Barrier, span);
+    Ok(Value::None)
+}
+
+/// `T.device_assert(condition, msg="", no_stack_info=False)`: every
+/// thread that runs it checks the condition, and the kernel stops where it
+/// is false (TileLang prints the message and traps; tilec's backends trap,
+/// and the reference interpreter reports the failed assertion at the
+/// call's line).
+pub(crate) fn device_assert<'a>(
+    ev: &mut Evaluator<'a>,
+    args: &[Value<'a>],
+    kwargs: &[(String, Value<'a>)],
+    span: Span,
+) -> EResult<Value<'a>> {
+    let what = "`T.device_assert`";
+    const PARAMS: [&str; 3] = ["condition", "msg", "no_stack_info"];
+    if args.len() > PARAMS.len() {
+        return Err(err(
+            codes::BAD_ARGUMENTS,
+            format!("{what} takes a condition, a message and `no_stack_info`"),
+            span,
+        ));
+    }
+    let mut cond = args.first().cloned();
+    for (k, v) in kwargs {
+        match k.as_str() {
+            "condition" => cond = Some(v.clone()),
+            "msg" | "no_stack_info" => {}
+            other => {
+                return Err(err(
+                    codes::BAD_ARGUMENTS,
+                    format!("{what} has no parameter `{other}`"),
+                    span,
+                ));
+            }
+        }
+    }
+    let Some(cond) = cond else {
+        return Err(err(
+            codes::BAD_ARGUMENTS,
+            format!("{what} needs a condition"),
+            span,
+        ));
+    };
+    let st = ev.kernel_stager(what, span)?;
+    let c = st.bool_expr(&cond, span)?;
+    if st.func.as_literal(c) == Some(crate::ir::Literal::Bool(true)) {
+        return Ok(Value::None);
+    }
+    st.emit(Stmt::DeviceAssert { cond: c }, span);
+    Ok(Value::None)
+}

@@ -689,7 +689,8 @@ impl Kernel<'_> {
             | Stmt::Cumsum { .. }
             | Stmt::AtomicAdd { .. }
             | Stmt::Atomic { .. }
-            | Stmt::WarpReduce { .. } => Some(Side::Aiv),
+            | Stmt::WarpReduce { .. }
+            | Stmt::DeviceAssert { .. } => Some(Side::Aiv),
         }
     }
 
@@ -926,6 +927,10 @@ impl Kernel<'_> {
                     "`T.{}` is not supported by the Ascend backend yet (AscendC's SetAtomicMax/SetAtomicMin on MTE3 copies are not used)",
                     op.name()
                 ),
+            )),
+            Stmt::DeviceAssert { .. } => Err(Refusal::unsupported(
+                span,
+                "`T.device_assert` is not supported by the Ascend backend yet (no trap is emitted)",
             )),
             Stmt::WarpReduce { kind, .. } => Err(Refusal::unsupported(
                 span,
