@@ -83,6 +83,15 @@ pub(crate) fn warp_reduce<'a>(
                 .to_string(),
         );
     }
+    if k.in_role {
+        return refuse(
+            format!("{what} inside `T.ws`"),
+            "warp reduction in a role",
+            "tilec runs a warp reduction over every thread of the block; compute the value in \
+             the kernel's own code, outside the roles"
+                .to_string(),
+        );
+    }
     if k.threads % WARP_REDUCE_LANES != 0 {
         return refuse(
             format!(
