@@ -2620,6 +2620,74 @@ fn function_scratch_buffers_are_shared_kernel_parameters() {
     );
 }
 
+/// Warp reductions (`T.warp_reduce_*`) lower to TileLang's five-step
+/// `shfl_xor` butterfly over 32-lane groups (also on gfx942's 64-lane
+/// wavefronts): float sums rounded after every step, `fmaxf`-style float
+/// max/min, f64 compare-and-pick, 64-bit integers, in a serial loop of
+/// the block's own code: bit for bit the interpreter's on every target.
+#[test]
+fn warp_reductions_match_the_interpreter_on_every_target() {
+    front_file_matches_on_every_target(
+        "warp_reduce_inputs",
+        "warp_reduce_inputs()",
+        &["shfl_xor"],
+        Class::Exact,
+    );
+    front_file_matches_on_every_target("warp_reduce", "warp_reduce_kernel()", &[], Class::Exact);
+}
+
+/// `T.shuffle_elect` (lane 0 of each group of whole warps) and
+/// `T.sync_warp` (a block barrier where the whole block reaches it) match
+/// the interpreter on every target.
+#[test]
+fn shuffle_elect_and_sync_warp_match_on_every_target() {
+    front_file_matches_on_every_target(
+        "shuffle_elect",
+        "shuffle_elect_kernel()",
+        &[],
+        Class::Exact,
+    );
+    front_file_matches_on_every_target("sync_warp", "sync_warp_kernel()", &[], Class::Exact);
+}
+
+/// `T.device_assert` lowers to a `trap` under the negated condition: a
+/// kernel whose assertions hold matches the interpreter on every target;
+/// one whose assertion fails stops with the interpreter's assertion error
+/// (at the call's line) and the SIMT interpreter's trap alike.
+#[test]
+fn device_assertions_trap_where_they_fail() {
+    front_file_matches_on_every_target(
+        "device_assert",
+        "device_assert_kernel()",
+        &["trap"],
+        Class::Exact,
+    );
+    let failing = "import tilelang.language as T\n\n@T.prim_func\ndef k(A: T.Tensor((64,), \"float32\"), B: T.Tensor((64,), \"float32\")):\n    with T.Kernel(1, threads=64) as bx:\n        tx = T.get_thread_binding(0)\n        T.device_assert(tx < 40)\n        B[tx] = A[tx]\n";
+    let (module, _) = compile_source(failing, "k");
+    let func = &module.functions[0];
+    let given = inputs_sized(func, 7, &BTreeMap::new()).expect("inputs");
+    let mut want = given.clone();
+    let err = interp::run(func, &mut want).expect_err("the assertion fails on thread 40");
+    assert!(err.to_string().contains("device_assert"), "{err}");
+    for t in TARGETS {
+        let target = target::builtin(t).expect("built-in target");
+        let lowered = lower::to_thread(&module, &target).expect("lowers");
+        let mut got = given.clone();
+        let err = simt::run(
+            &lowered.kernels[0],
+            &target,
+            &mut got,
+            &SimtOptions::default(),
+        )
+        .expect_err("traps");
+        let text = err.to_string();
+        assert!(
+            text.contains("trap") && text.contains("thread 40"),
+            "{t}: {text}"
+        );
+    }
+}
+
 /// Compiles `core/tests/front/<name>.py` with `call`, lowers it for every
 /// target (checked as the examples are: verified, printed text that
 /// reads back, one kernel), requires each of `arrays` in the printed

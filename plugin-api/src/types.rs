@@ -11,7 +11,7 @@ use tilec_core::ir;
 
 /// The Tile IR serialization this build writes: the format version of
 /// [`IrDocument`].
-pub const TILE_IR_FORMAT: Version = Version::new(0, 10);
+pub const TILE_IR_FORMAT: Version = Version::new(0, 11);
 
 /// What a plugin says about itself.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -793,7 +793,7 @@ fn ir_newer_than_the_plugin_reads_is_refused() {
     );
     assert_eq!(
         err.to_string(),
-        "backend `fixture` reads Tile IR 0.0 to 0.0, but this kernel needs Tile IR ≥ 0.10; update the plugin"
+        "backend `fixture` reads Tile IR 0.0 to 0.0, but this kernel needs Tile IR ≥ 0.11; update the plugin"
     );
     // Nothing else is affected.
     plugin.describe_target("t0").expect("describe t0");

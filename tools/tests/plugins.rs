@@ -100,7 +100,7 @@ fn plugins_lists_the_template() {
     for line in [
         &format!("file:           {lib} (--plugin)"),
         "plugin ABI:     1.1",
-        "Tile IR read:   0.10",
+        "Tile IR read:   0.11",
         "targets:        listing (default)",
         "IR level:       tile",
         "runtime:        none",

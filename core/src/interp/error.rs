@@ -91,6 +91,8 @@ pub enum InterpError {
     DivisionByZero { span: Span },
     #[error("`assume` condition is false")]
     AssumeFailed { span: Span },
+    #[error("`T.device_assert` condition is false (on the device the kernel traps)")]
+    DeviceAssertFailed { span: Span },
     #[error("{what}")]
     Unsupported { what: String, span: Span },
     #[error("step limit of {limit} exceeded (a runaway loop?)")]
@@ -125,6 +127,7 @@ impl InterpError {
             | InterpError::OutOfBounds { span, .. }
             | InterpError::DivisionByZero { span }
             | InterpError::AssumeFailed { span }
+            | InterpError::DeviceAssertFailed { span }
             | InterpError::Unsupported { span, .. }
             | InterpError::StepLimit { span, .. }
             | InterpError::TileShape { span, .. }
@@ -143,6 +146,7 @@ impl InterpError {
             | InterpError::OutOfBounds { span, .. }
             | InterpError::DivisionByZero { span }
             | InterpError::AssumeFailed { span }
+            | InterpError::DeviceAssertFailed { span }
             | InterpError::Unsupported { span, .. }
             | InterpError::StepLimit { span, .. }
             | InterpError::TileShape { span, .. }

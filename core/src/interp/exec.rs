@@ -108,6 +108,7 @@ pub(crate) fn exec(env: &mut Env, op: &Op) -> Eval<()> {
             }
         }
         Op::ThreadIf(t) => super::guard::exec_thread_if(env, t),
+        Op::WarpReduce(w) => super::warp::exec_warp_reduce(env, w),
         Op::ThreadLet => Ok(()),
         Op::Let { var, value } => {
             match value.eval(env)? {
@@ -170,6 +171,14 @@ pub(crate) fn exec(env: &mut Env, op: &Op) -> Eval<()> {
         }
         // Reached only in a kernel without a role plan, which has no roles.
         Op::Role { .. } => Err(malformed("a role outside a kernel's role region")),
+        Op::DeviceAssert { cond } => {
+            if cond(env)? == 0 {
+                return Err(Box::new(InterpError::DeviceAssertFailed {
+                    span: Span::UNKNOWN,
+                }));
+            }
+            Ok(())
+        }
         Op::Assume { cond } => {
             if cond(env)? == 0 {
                 return Err(Box::new(InterpError::AssumeFailed {

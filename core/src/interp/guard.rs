@@ -145,7 +145,10 @@ impl Compiler<'_> {
     /// Compiles `body` as per-thread code (the thread variable readable),
     /// with the block-level `let`s computed from the thread index, which
     /// each thread evaluates before it runs the code.
-    fn per_thread_code<T>(&self, body: impl FnOnce() -> Eval<T>) -> Eval<(Vec<(usize, Code)>, T)> {
+    pub(crate) fn per_thread_code<T>(
+        &self,
+        body: impl FnOnce() -> Eval<T>,
+    ) -> Eval<(Vec<(usize, Code)>, T)> {
         let thread_lets = self.thread_lets.borrow().clone();
         self.per_thread.set(true);
         let compiled = (|| -> Eval<_> {
@@ -174,7 +177,10 @@ impl Compiler<'_> {
         match stmt {
             Stmt::If { cond, .. } if self.is_thread_guard(*cond) => return false,
             Stmt::Let { value, .. } if self.is_thread_let(*value) => return false,
-            Stmt::Kernel { .. } | Stmt::Role { .. } | Stmt::Alloc { .. } => return false,
+            Stmt::Kernel { .. }
+            | Stmt::Role { .. }
+            | Stmt::Alloc { .. }
+            | Stmt::WarpReduce { .. } => return false,
             _ => {}
         }
         let vs = self.thread_vars();
@@ -190,6 +196,18 @@ impl Compiler<'_> {
             } => &[then, otherwise],
             _ => &[],
         };
+        // A loop or `if` of the block around a warp reduction runs
+        // statement by statement, each thread's part of each statement
+        // before the next (the warp reduction needs every thread at once).
+        if !reads {
+            let mut warp = false;
+            for block in nested {
+                block.walk(&mut |s, _| warp |= matches!(s, Stmt::WarpReduce { .. }));
+            }
+            if warp {
+                return false;
+            }
+        }
         for block in nested {
             block.walk(&mut |s, _| {
                 reads |= writes_private(s, &private)
@@ -328,8 +346,14 @@ impl Compiler<'_> {
 
 /// Binds the thread variable and the `let`s computed from it.
 fn set_thread(env: &mut Env, t: &ThreadIf, i: i64) -> Eval<()> {
-    env.ints[t.tx] = i;
-    for (var, code) in &t.lets {
+    bind_thread(env, t.tx, &t.lets, i)
+}
+
+/// Binds thread variable `tx` to `i` and evaluates the `let`s computed
+/// from it.
+pub(crate) fn bind_thread(env: &mut Env, tx: usize, lets: &[(usize, Code)], i: i64) -> Eval<()> {
+    env.ints[tx] = i;
+    for (var, code) in lets {
         match code.eval(env)? {
             Scalar::Int(v) => env.ints[*var] = v,
             Scalar::Float(x) => env.floats[*var] = x,
@@ -404,7 +428,7 @@ pub(crate) fn alloc_copies(env: &mut Env, buffer: usize, copies: u32) -> Eval<()
 
 /// Swaps thread `i`'s copies of the per-thread buffers with their slots
 /// (swapping twice restores both).
-fn swap_copies(env: &mut Env, i: i64) {
+pub(crate) fn swap_copies(env: &mut Env, i: i64) {
     let Ok(i) = usize::try_from(i) else {
         return;
     };

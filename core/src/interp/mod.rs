@@ -139,6 +139,7 @@ mod scalar;
 mod symbols;
 mod tensor;
 mod tile_ops;
+mod warp;
 
 #[cfg(test)]
 mod tests;

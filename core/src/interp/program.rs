@@ -95,6 +95,8 @@ pub(crate) enum Op {
     },
     /// An `if` on the thread index ([`super::guard`]).
     ThreadIf(Box<super::guard::ThreadIf>),
+    /// A warp reduction ([`super::warp`]).
+    WarpReduce(Box<super::warp::WarpReduceOp>),
     /// A block-level `let` computed from the thread index: evaluated per
     /// thread by the thread-guarded regions that read it.
     ThreadLet,
@@ -137,6 +139,10 @@ pub(crate) enum Op {
     },
     Barrier,
     Assume {
+        cond: IntFn,
+    },
+    /// `T.device_assert`: fails the run where the condition is false.
+    DeviceAssert {
         cond: IntFn,
     },
     AllocBarrier {
@@ -369,6 +375,12 @@ impl Compiler<'_> {
                     value: self.code(*value)?,
                 }
             }
+            Stmt::WarpReduce {
+                kind,
+                buffer,
+                indices,
+                value,
+            } => self.warp_reduce(*kind, *buffer, indices, *value)?,
             Stmt::Copy { src, dst } => Op::Copy {
                 src: self.region(src)?,
                 dst: self.region(dst)?,
@@ -424,6 +436,9 @@ impl Compiler<'_> {
             Stmt::Atomic { op, dst, value } => self.atomic(*op, dst, value)?,
             Stmt::Barrier => Op::Barrier,
             Stmt::Assume { cond } => Op::Assume {
+                cond: self.condition(*cond)?,
+            },
+            Stmt::DeviceAssert { cond } => Op::DeviceAssert {
                 cond: self.condition(*cond)?,
             },
             Stmt::AllocBarrier { buffer, counts } => {
@@ -493,6 +508,7 @@ fn region_stmt(stmt: &Stmt, span: Span, roles: &mut Vec<Vec<u32>>) -> Eval<()> {
             .try_for_each(|(s, sp)| region_stmt(s, sp, roles)),
         Stmt::Let { .. }
         | Stmt::Assume { .. }
+        | Stmt::DeviceAssert { .. }
         | Stmt::BarrierArrive { .. }
         | Stmt::BarrierWait { .. } => Ok(()),
         other => Err(Box::new(InterpError::Unsupported {

@@ -392,6 +392,12 @@ fn statement_accesses(stmt: &super::Stmt, f: &super::Function) -> Result<Accesse
                 buffer,
                 indices,
                 value,
+            }
+            | Stmt::WarpReduce {
+                buffer,
+                indices,
+                value,
+                ..
             } => {
                 for &i in indices {
                     expr_loads(f, i, reads);
@@ -399,7 +405,7 @@ fn statement_accesses(stmt: &super::Stmt, f: &super::Function) -> Result<Accesse
                 expr_loads(f, *value, reads);
                 writes.insert(*buffer);
             }
-            Stmt::Assume { cond } => expr_loads(f, *cond, reads),
+            Stmt::Assume { cond } | Stmt::DeviceAssert { cond } => expr_loads(f, *cond, reads),
             Stmt::Let { value, .. } if !top => expr_loads(f, *value, reads),
             Stmt::Let { .. } => return Err("a `let` binding"),
             Stmt::For {

@@ -870,7 +870,34 @@ pub enum Stmt {
         dst: Region,
         value: AtomicValue,
     },
+    /// A warp reduction (`T.warp_reduce_sum`, ...): every thread of the
+    /// block evaluates `value`; the threads of each group of
+    /// [`WARP_REDUCE_LANES`] consecutive thread indices combine their
+    /// values with `kind` (sum, max, min, bitand or bitor) in a butterfly
+    /// (each lane `l` combines its value with lane `l ^ 16`'s, then `l ^
+    /// 8`'s, ... `l ^ 1`'s, its own value on the left), and each thread
+    /// stores its result into `buffer[indices]`, a per-thread buffer.
+    /// Reached by every thread of the block together: not under a
+    /// condition or loop bound that reads the thread index. Floats round
+    /// to their type after every step; `max`/`min` of floats ignore a
+    /// NaN operand (`fmaxf`), except in f64 (`a < b ? b : a`). Appended
+    /// in Tile IR 0.11.
+    WarpReduce {
+        kind: ReduceKind,
+        buffer: Handle<Buffer>,
+        indices: Vec<Handle<Expr>>,
+        value: Handle<Expr>,
+    },
+    /// A run-time assertion (`T.device_assert`): every thread that runs
+    /// it evaluates `cond`; where it is false the kernel stops with an
+    /// error (the launch fails). Appended in Tile IR 0.11.
+    DeviceAssert { cond: Handle<Expr> },
 }
+
+/// The threads that one [`Stmt::WarpReduce`] combines: TileLang's warp
+/// reductions are 32-lane butterflies on every target (on 64-lane AMD
+/// wavefronts too).
+pub const WARP_REDUCE_LANES: u32 = 32;
 
 impl Stmt {
     /// Whether the statement is a role or holds one at any depth.

@@ -113,6 +113,10 @@ impl Scan<'_> {
                         self.stores.insert(*buffer);
                     }
                 }
+                // Each warp stores its own result.
+                Stmt::WarpReduce { buffer, .. } => {
+                    self.stores.insert(*buffer);
+                }
                 Stmt::Let { var, value } => {
                     if self.reads(*value) {
                         self.tdep.insert(*var);
@@ -144,6 +148,7 @@ impl Scan<'_> {
                 Stmt::Alloc { .. }
                 | Stmt::Barrier
                 | Stmt::Assume { .. }
+                | Stmt::DeviceAssert { .. }
                 | Stmt::AllocBarrier { .. }
                 | Stmt::BarrierArrive { .. }
                 | Stmt::BarrierWait { .. } => {}
@@ -170,7 +175,9 @@ fn mentioned(f: &Function, stmt: &Stmt, out: &mut HashSet<Handle<Buffer>>) {
     let mut visit = |s: &Stmt| {
         let mut exprs = stmt_exprs(s);
         match s {
-            Stmt::Store { buffer, .. } | Stmt::Alloc { buffer, .. } => {
+            Stmt::Store { buffer, .. }
+            | Stmt::Alloc { buffer, .. }
+            | Stmt::WarpReduce { buffer, .. } => {
                 out.insert(*buffer);
             }
             Stmt::Copy { src, dst } => {
@@ -231,9 +238,11 @@ pub fn stmt_exprs(stmt: &Stmt) -> Vec<Handle<Expr>> {
         Stmt::Alloc { init, .. } => out.extend(init),
         Stmt::For { start, extent, .. } => out.extend([*start, *extent]),
         Stmt::Parallel { extents, .. } => out.extend(extents),
-        Stmt::If { cond, .. } | Stmt::Assume { cond } => out.push(*cond),
+        Stmt::If { cond, .. } | Stmt::Assume { cond } | Stmt::DeviceAssert { cond } => {
+            out.push(*cond)
+        }
         Stmt::Let { value, .. } => out.push(*value),
-        Stmt::Store { indices, value, .. } => {
+        Stmt::Store { indices, value, .. } | Stmt::WarpReduce { indices, value, .. } => {
             out.extend(indices);
             out.push(*value);
         }

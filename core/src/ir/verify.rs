@@ -90,7 +90,8 @@
 
 use crate::ir::{
     AtomicValue, BinaryOp, Block, Buffer, BufferLayout, DType, Expr, Function, Handle, Literal,
-    LoopKind, Module, PipelineSchedule, Region, Scope, Span, Stmt, TypeError, Var, VarKind,
+    LoopKind, Module, PipelineSchedule, ReduceKind, Region, Scope, Span, Stmt, TypeError, Var,
+    VarKind,
 };
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -139,6 +140,8 @@ pub enum VerifyError {
     BadRole { reason: String, span: Span },
     #[error("malformed barrier use: {reason}")]
     BadBarrier { reason: String, span: Span },
+    #[error("malformed warp reduction: {reason}")]
+    BadWarpReduce { reason: String, span: Span },
     #[error("malformed pipeline schedule: {reason}")]
     BadSchedule { reason: String, span: Span },
     #[error("the function has {buffers} buffers but {spans} buffer spans")]
@@ -420,6 +423,7 @@ impl VerifyError {
             | E::BadSchedule { span, .. }
             | E::BadRole { span, .. }
             | E::BadBarrier { span, .. }
+            | E::BadWarpReduce { span, .. }
             | E::RedeclaredBuffer { span, .. }
             | E::NestedKernel { span }
             | E::OutsideKernel { span, .. }
@@ -532,10 +536,12 @@ fn stmt_name(s: &Stmt) -> &'static str {
         Stmt::Atomic { op, .. } => op.name(),
         Stmt::Barrier => "barrier",
         Stmt::Assume { .. } => "assume",
+        Stmt::DeviceAssert { .. } => "device_assert",
         Stmt::AllocBarrier { .. } => "alloc_barrier",
         Stmt::Role { .. } => "role",
         Stmt::BarrierArrive { .. } => "arrive",
         Stmt::BarrierWait { .. } => "wait",
+        Stmt::WarpReduce { .. } => "warp_reduce",
     }
 }
 
@@ -1517,6 +1523,63 @@ impl<'a> Checker<'a> {
                 }
                 self.use_expr(*value, span);
             }
+            Stmt::WarpReduce {
+                kind,
+                buffer,
+                indices,
+                value,
+            } => {
+                self.data_buffer(*buffer, span);
+                if let Some(b) = self.use_buffer(*buffer, span) {
+                    if b.shape.len() != indices.len() {
+                        self.error(VerifyError::IndexCount {
+                            buffer: *buffer,
+                            name: b.name.clone(),
+                            rank: b.shape.len(),
+                            found: indices.len(),
+                            span,
+                        });
+                    }
+                    let (name, dtype, scope) = (b.name.clone(), b.dtype, b.scope);
+                    let reason = if !matches!(scope, Scope::Var | Scope::Local) {
+                        Some(format!(
+                            "the result buffer `%{name}` is {}, not a per-thread `var` or `local` buffer",
+                            scope.name()
+                        ))
+                    } else if !matches!(
+                        kind,
+                        ReduceKind::Sum
+                            | ReduceKind::Max
+                            | ReduceKind::Min
+                            | ReduceKind::BitAnd
+                            | ReduceKind::BitOr
+                    ) {
+                        Some(format!("`{}` is not a warp reduction", kind.name()))
+                    } else if kind.is_bitwise() && !dtype.is_int() {
+                        Some(format!(
+                            "bitwise `{}` of the {dtype} buffer `%{name}`",
+                            kind.name()
+                        ))
+                    } else if !(dtype.is_int()
+                        || matches!(dtype, DType::F16 | DType::BF16 | DType::F32 | DType::F64))
+                    {
+                        Some(format!("a warp reduction of {dtype} values"))
+                    } else if self.var_parallel.iter().any(|&p| p) {
+                        Some("inside a parallel nest".to_string())
+                    } else {
+                        None
+                    };
+                    if let Some(reason) = reason {
+                        self.error(VerifyError::BadWarpReduce { reason, span });
+                    }
+                    self.typed_expr(*value, dtype, "reduced value", span);
+                }
+                for &i in indices {
+                    self.use_expr(i, span);
+                    self.int_expr(i, "index", span);
+                }
+                self.use_expr(*value, span);
+            }
             Stmt::Copy { src, dst } => {
                 let s = self.region(src, span);
                 let d = self.region(dst, span);
@@ -1577,6 +1640,10 @@ impl<'a> Checker<'a> {
             Stmt::Assume { cond } => {
                 self.use_expr(*cond, span);
                 self.bool_expr(*cond, "assume condition", span);
+            }
+            Stmt::DeviceAssert { cond } => {
+                self.use_expr(*cond, span);
+                self.bool_expr(*cond, "assertion", span);
             }
             Stmt::AllocBarrier { buffer, counts } => self.alloc_barrier(*buffer, counts, span),
             Stmt::Role { groups, body } => {

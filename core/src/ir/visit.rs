@@ -176,7 +176,7 @@ fn stmt_exprs_mut(stmt: &mut Stmt, visit: &mut dyn FnMut(&mut Handle<Expr>)) {
             for_each_expr_mut(otherwise, visit);
         }
         Stmt::Let { value, .. } => visit(value),
-        Stmt::Store { indices, value, .. } => {
+        Stmt::Store { indices, value, .. } | Stmt::WarpReduce { indices, value, .. } => {
             indices.iter_mut().for_each(&mut *visit);
             visit(value);
         }
@@ -207,7 +207,7 @@ fn stmt_exprs_mut(stmt: &mut Stmt, visit: &mut dyn FnMut(&mut Handle<Expr>)) {
                 AtomicValue::Region(r) => region_exprs_mut(r, visit),
             }
         }
-        Stmt::Assume { cond } => visit(cond),
+        Stmt::Assume { cond } | Stmt::DeviceAssert { cond } => visit(cond),
         Stmt::Reduce { .. } | Stmt::Cumsum { .. } | Stmt::Barrier | Stmt::AllocBarrier { .. } => {}
         Stmt::Role { body, .. } => for_each_expr_mut(body, visit),
         Stmt::BarrierArrive { index, .. } => visit(index),

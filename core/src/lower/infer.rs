@@ -641,11 +641,19 @@ impl<'a> Lower<'a> {
                 self.infer_block(then, ctx, scan);
                 self.infer_block(otherwise, ctx, scan);
             }
-            ir::Stmt::Let { value, .. } => self.infer_expr(*value, ctx, scan),
+            ir::Stmt::Let { value, .. } | ir::Stmt::DeviceAssert { cond: value } => {
+                self.infer_expr(*value, ctx, scan)
+            }
             ir::Stmt::Store {
                 buffer,
                 indices,
                 value,
+            }
+            | ir::Stmt::WarpReduce {
+                buffer,
+                indices,
+                value,
+                ..
             } => {
                 for &i in indices {
                     self.infer_expr(i, ctx, scan);

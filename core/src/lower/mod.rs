@@ -161,6 +161,7 @@ mod rotate;
 mod spread;
 mod swizzle;
 mod tma;
+mod warp;
 mod ws;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -1959,11 +1960,19 @@ impl<'a> Lower<'a> {
                 self.block_accesses(then, acc);
                 self.block_accesses(otherwise, acc);
             }
-            ir::Stmt::Let { value, .. } => self.expr_reads(*value, acc),
+            ir::Stmt::Let { value, .. } | ir::Stmt::DeviceAssert { cond: value } => {
+                self.expr_reads(*value, acc)
+            }
             ir::Stmt::Store {
                 buffer,
                 indices,
                 value,
+            }
+            | ir::Stmt::WarpReduce {
+                buffer,
+                indices,
+                value,
+                ..
             } => {
                 for &i in indices {
                     self.expr_reads(i, acc);
@@ -2233,6 +2242,16 @@ impl<'a> Lower<'a> {
             ir::Stmt::Barrier => {
                 self.barrier(out);
                 Ok(())
+            }
+            ir::Stmt::WarpReduce {
+                kind,
+                buffer,
+                indices,
+                value,
+            } => self.warp_reduce(*kind, *buffer, indices, *value, out),
+            ir::Stmt::DeviceAssert { cond } => {
+                self.uniform_reads(&[*cond], out);
+                self.device_assert(*cond, out)
             }
             ir::Stmt::Assume { .. } => Ok(()),
             ir::Stmt::Role { groups, body } => self.role_stmt(groups, body, out),
@@ -3122,11 +3141,16 @@ impl<'a> Lower<'a> {
                 Err(self.unsupported(format!("a multi-element `{}` inside `parallel`", op.name())))
             }
             ir::Stmt::Assume { .. } => Ok(()),
+            ir::Stmt::DeviceAssert { cond } => self.device_assert(*cond, out),
             ir::Stmt::Barrier
             | ir::Stmt::BarrierArrive { .. }
             | ir::Stmt::BarrierWait { .. }
             | ir::Stmt::AllocBarrier { .. } => Err(self.unsupported("a barrier inside `parallel`")),
             ir::Stmt::Role { .. } => Err(self.unsupported("`T.ws` inside `parallel`")),
+            ir::Stmt::WarpReduce { .. } => Err(self.unsupported(
+                "a warp reduction inside `parallel` (each lane of TileLang's warp reduction is \
+                 one thread)",
+            )),
             ir::Stmt::Alloc { buffer, init } => self.iteration_alloc(*buffer, *init, out),
             ir::Stmt::Kernel { .. } => Err(self.unsupported("a kernel inside `parallel`")),
             ir::Stmt::Copy { .. }

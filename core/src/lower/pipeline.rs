@@ -1181,7 +1181,9 @@ fn consumers_only_read(block: &ir::Block, staged: &HashSet<Handle<ir::Buffer>>) 
     block.stmts.iter().all(|stmt| match stmt {
         ir::Stmt::Kernel { .. } => false,
         ir::Stmt::Alloc { buffer, .. } => !staged.contains(buffer),
-        ir::Stmt::Store { buffer, .. } => !staged.contains(buffer),
+        ir::Stmt::Store { buffer, .. } | ir::Stmt::WarpReduce { buffer, .. } => {
+            !staged.contains(buffer)
+        }
         ir::Stmt::Copy { dst, .. } | ir::Stmt::Fill { dst, .. } => !staged.contains(&dst.buffer),
         ir::Stmt::Gemm { c, .. } => !staged.contains(&c.buffer),
         ir::Stmt::Reduce { src, dst, .. } | ir::Stmt::Cumsum { src, dst, .. } => {
@@ -1200,6 +1202,7 @@ fn consumers_only_read(block: &ir::Block, staged: &HashSet<Handle<ir::Buffer>>) 
         ir::Stmt::Let { .. }
         | ir::Stmt::Barrier
         | ir::Stmt::Assume { .. }
+        | ir::Stmt::DeviceAssert { .. }
         | ir::Stmt::AllocBarrier { .. }
         | ir::Stmt::BarrierArrive { .. }
         | ir::Stmt::BarrierWait { .. } => true,
@@ -1264,6 +1267,12 @@ fn buffers_outside(
                 buffer,
                 indices,
                 value,
+            }
+            | ir::Stmt::WarpReduce {
+                buffer,
+                indices,
+                value,
+                ..
             } => {
                 out.insert(*buffer);
                 exprs.extend(indices.iter().copied());
@@ -1300,7 +1309,7 @@ fn buffers_outside(
                     ir::AtomicValue::Region(r) => region(r, out, &mut exprs),
                 }
             }
-            ir::Stmt::Assume { cond } => exprs.push(*cond),
+            ir::Stmt::Assume { cond } | ir::Stmt::DeviceAssert { cond } => exprs.push(*cond),
             ir::Stmt::Role { body, .. } => buffers_outside(body, skip, out, f),
             ir::Stmt::BarrierArrive { index, .. } => exprs.push(*index),
             ir::Stmt::BarrierWait { index, parity, .. } => exprs.extend([*index, *parity]),

@@ -407,11 +407,19 @@ impl Lower<'_> {
                 self.spread_scan_block(then, nest, scan);
                 self.spread_scan_block(otherwise, nest, scan);
             }
-            ir::Stmt::Let { value, .. } => self.spread_scan_expr(*value, nest, scan),
+            ir::Stmt::Let { value, .. } | ir::Stmt::DeviceAssert { cond: value } => {
+                self.spread_scan_expr(*value, nest, scan)
+            }
             ir::Stmt::Store {
                 buffer,
                 indices,
                 value,
+            }
+            | ir::Stmt::WarpReduce {
+                buffer,
+                indices,
+                value,
+                ..
             } => {
                 for &i in indices {
                     self.spread_scan_expr(i, nest, scan);

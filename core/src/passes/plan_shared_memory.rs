@@ -458,6 +458,12 @@ impl Walk<'_> {
                 buffer,
                 indices,
                 value,
+            }
+            | Stmt::WarpReduce {
+                buffer,
+                indices,
+                value,
+                ..
             } => {
                 self.use_buffer(*buffer);
                 for &i in indices {
@@ -496,7 +502,7 @@ impl Walk<'_> {
                     AtomicValue::Region(r) => self.region(r),
                 }
             }
-            Stmt::Assume { cond } => self.expr(*cond),
+            Stmt::Assume { cond } | Stmt::DeviceAssert { cond } => self.expr(*cond),
             Stmt::Barrier => {}
         }
     }

@@ -989,6 +989,21 @@ impl<'f> Simplifier<'f> {
                     value,
                 }
             }
+            Stmt::WarpReduce {
+                kind,
+                buffer,
+                indices,
+                value,
+            } => {
+                let indices = self.indices(buffer, indices)?;
+                let value = self.simp(value)?;
+                Stmt::WarpReduce {
+                    kind,
+                    buffer,
+                    indices,
+                    value,
+                }
+            }
             Stmt::Copy { src, dst } => Stmt::Copy {
                 src: self.region(src)?,
                 dst: self.region(dst)?,
@@ -1036,6 +1051,9 @@ impl<'f> Simplifier<'f> {
                         crate::ir::AtomicValue::Region(self.region(r)?)
                     }
                 },
+            },
+            Stmt::DeviceAssert { cond } => Stmt::DeviceAssert {
+                cond: self.simp(cond)?,
             },
             Stmt::Assume { cond } => {
                 let cond = self.simp(cond)?;

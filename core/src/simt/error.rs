@@ -268,6 +268,8 @@ pub enum ExecErrorKind {
     MatrixStore { store: String, reason: String },
     #[error("integer division by zero")]
     DivisionByZero,
+    #[error("trap: a `T.device_assert` condition is false")]
+    Trap,
     #[error("loop step is zero")]
     ZeroStep,
     #[error("step limit of {0} exceeded (a runaway loop?)")]

@@ -1518,6 +1518,11 @@ impl<'a, 't> Machine<'a, 't> {
                 }
             }
             StmtKind::AsyncMmaFence => {}
+            StmtKind::Trap => {
+                if let Some(t) = Self::active(mask).next() {
+                    return Err(self.fail(s, Some(t), Fault::Trap));
+                }
+            }
             StmtKind::AsyncMmaCommit => {
                 for t in Self::active(mask) {
                     self.mma_commit(t);

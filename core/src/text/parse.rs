@@ -814,6 +814,38 @@ impl Parser {
                     clear,
                 }
             }
+            "warp_reduce" => {
+                self.bump();
+                let kind_tok = self.bump();
+                let kind = match &kind_tok.tok {
+                    Tok::Ident(k) => ReduceKind::from_name(k),
+                    _ => None,
+                }
+                .ok_or_else(|| {
+                    self.err_at(
+                        &kind_tok,
+                        format!(
+                            "expected a warp reduction (sum, max, min, bitand, bitor), found {}",
+                            describe(&kind_tok.tok)
+                        ),
+                    )
+                })?;
+                let (store, _) = self.store(0)?;
+                let Stmt::Store {
+                    buffer,
+                    indices,
+                    value,
+                } = store
+                else {
+                    return Err(self.err_here("expected `%buffer[indices] = value`"));
+                };
+                Stmt::WarpReduce {
+                    kind,
+                    buffer,
+                    indices,
+                    value,
+                }
+            }
             "cumsum" => {
                 self.bump();
                 let (src, dst, dim) = self.src_dst_dim()?;
@@ -855,6 +887,11 @@ impl Parser {
                 self.bump();
                 let cond = self.expr()?;
                 Stmt::Assume { cond }
+            }
+            "device_assert" => {
+                self.bump();
+                let cond = self.expr()?;
+                Stmt::DeviceAssert { cond }
             }
             "alloc_barrier" => {
                 self.bump();

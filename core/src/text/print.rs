@@ -366,6 +366,19 @@ impl Printer<'_> {
                 self.out.push_str("] = ");
                 self.expr(*value, 0);
             }
+            Stmt::WarpReduce {
+                kind,
+                buffer,
+                indices,
+                value,
+            } => {
+                let _ = write!(self.out, "warp_reduce {} ", kind.name());
+                self.buffer_name(*buffer);
+                self.out.push('[');
+                self.expr_list(indices);
+                self.out.push_str("] = ");
+                self.expr(*value, 0);
+            }
             Stmt::Copy { src, dst } => {
                 self.out.push_str("copy ");
                 self.region(src);
@@ -444,6 +457,10 @@ impl Printer<'_> {
             Stmt::Barrier => self.out.push_str("barrier"),
             Stmt::Assume { cond } => {
                 self.out.push_str("assume ");
+                self.expr(*cond, 0);
+            }
+            Stmt::DeviceAssert { cond } => {
+                self.out.push_str("device_assert ");
                 self.expr(*cond, 0);
             }
             Stmt::AllocBarrier { buffer, counts } => {

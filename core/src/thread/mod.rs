@@ -856,6 +856,9 @@ pub enum StmtKind {
     /// Orders earlier register writes before the following `async_mma`s
     /// (`wgmma.fence`).
     AsyncMmaFence,
+    /// Stops the kernel with an error: the launch fails (PTX `trap`,
+    /// `llvm.trap`). A `T.device_assert` whose condition is false.
+    Trap,
     /// Closes the thread's open group of `async_mma`s.
     AsyncMmaCommit,
     /// Waits until at most `pending` committed `async_mma` groups of the

@@ -799,6 +799,7 @@ impl Parser {
                         }
                     }
                     "async_mma_fence" => StmtKind::AsyncMmaFence,
+                    "trap" => StmtKind::Trap,
                     "async_mma_commit" => StmtKind::AsyncMmaCommit,
                     "async_mma_wait" => StmtKind::AsyncMmaWait {
                         pending: self.int_u32("a group count")?,

@@ -330,6 +330,7 @@ impl Printer<'_> {
                 let _ = write!(self.out, ", {threads}");
             }
             StmtKind::AsyncMmaFence => self.out.push_str("async_mma_fence"),
+            StmtKind::Trap => self.out.push_str("trap"),
             StmtKind::AsyncMmaCommit => self.out.push_str("async_mma_commit"),
             StmtKind::AsyncMmaWait { pending } => {
                 let _ = write!(self.out, "async_mma_wait {pending}");

@@ -1328,6 +1328,7 @@ impl Verifier<'_> {
             StmtKind::CommitGroup | StmtKind::WaitGroup { .. } => {
                 self.per_thread_copy()?;
             }
+            StmtKind::Trap => {}
             StmtKind::Barrier => {
                 if !self
                     .target

@@ -126,6 +126,7 @@ macro_rules! own_exprs {
                 | StmtKind::Barrier
                 | StmtKind::SetMaxRegisters { .. }
                 | StmtKind::AsyncMmaFence
+                | StmtKind::Trap
                 | StmtKind::AsyncMmaCommit
                 | StmtKind::AsyncMmaWait { .. } => {}
             }

@@ -1345,6 +1345,12 @@ impl<'f> Generator<'f> {
                 buffer,
                 indices,
                 value,
+            }
+            | Stmt::WarpReduce {
+                buffer,
+                indices,
+                value,
+                ..
             } => {
                 let mut exprs = indices.clone();
                 exprs.push(*value);
@@ -1391,6 +1397,7 @@ impl<'f> Generator<'f> {
                 }
                 self.region(dst, "atomic_add", "dst", span);
             }
+            Stmt::DeviceAssert { cond } => self.stmt_loads(&[*cond], span),
             Stmt::Assume { cond } => {
                 self.stmt_loads(&[*cond], span);
                 let c = self.formula(*cond);

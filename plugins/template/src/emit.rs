@@ -209,12 +209,20 @@ fn own_dtypes(f: &Function, stmt: &Stmt) -> Vec<DType> {
         }
         Stmt::For { start, extent, .. } => exprs.extend([*start, *extent]),
         Stmt::Parallel { extents, .. } => exprs.extend(extents),
-        Stmt::If { cond, .. } | Stmt::Assume { cond } => exprs.push(*cond),
+        Stmt::If { cond, .. } | Stmt::Assume { cond } | Stmt::DeviceAssert { cond } => {
+            exprs.push(*cond)
+        }
         Stmt::Let { value, .. } => exprs.push(*value),
         Stmt::Store {
             buffer,
             indices,
             value,
+        }
+        | Stmt::WarpReduce {
+            buffer,
+            indices,
+            value,
+            ..
         } => {
             buffers.push(*buffer);
             exprs.extend(indices);

@@ -33,6 +33,7 @@ mod torch_tensor;
 mod user_modules;
 mod value;
 mod views;
+mod warp;
 
 use crate::front::Diagnostic;
 use crate::ir::{Module, Span};

@@ -50,6 +50,14 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("ieee_fdiv", "T.ieee_fdiv"),
     ("ieee_frcp", "T.ieee_frcp"),
     ("ieee_fsqrt", "T.ieee_fsqrt"),
+    ("warp_reduce_sum", "T.warp_reduce_sum"),
+    ("warp_reduce_max", "T.warp_reduce_max"),
+    ("warp_reduce_min", "T.warp_reduce_min"),
+    ("warp_reduce_bitand", "T.warp_reduce_bitand"),
+    ("warp_reduce_bitor", "T.warp_reduce_bitor"),
+    ("shuffle_elect", "T.shuffle_elect"),
+    ("sync_warp", "T.sync_warp"),
+    ("device_assert", "T.device_assert"),
 ];
 
 /// TIR-level and per-thread names of TileLang that tilec refuses: what
@@ -72,10 +80,6 @@ const REFUSED: &[(&str, &str)] = &[
         "`T.ptr` is a pointer parameter (an address, not a tensor); tilec's kernels take tensors: declare `A: T.Tensor((M, N), dtype)`",
     ),
     (
-        "shuffle_elect",
-        "`T.shuffle_elect(n)` elects one active lane of every group of `n` threads, which depends on which threads are converged; when the whole group reaches it, write `T.get_thread_binding() % n == 0` (`== 0` for the whole block)",
-    ),
-    (
         "any_sync",
         "`T.any_sync` is a warp vote, which tilec's IR does not have; combine the per-thread predicates through a shared buffer (`T.reduce_max` over a fragment, or `T.atomic_add` into shared memory)",
     ),
@@ -86,18 +90,6 @@ const REFUSED: &[(&str, &str)] = &[
     (
         "ballot_sync",
         "`T.ballot_sync` is a warp vote, which tilec's IR does not have; combine the per-thread predicates through a shared buffer",
-    ),
-    (
-        "warp_reduce_sum",
-        "`T.warp_reduce_sum` reduces across the lanes of a warp, which tilec's IR does not have; reduce a fragment with `T.reduce_sum`",
-    ),
-    (
-        "warp_reduce_max",
-        "`T.warp_reduce_max` reduces across the lanes of a warp, which tilec's IR does not have; reduce a fragment with `T.reduce_max`",
-    ),
-    (
-        "warp_reduce_min",
-        "`T.warp_reduce_min` reduces across the lanes of a warp, which tilec's IR does not have; reduce a fragment with `T.reduce_min`",
     ),
     (
         "shfl_sync",
@@ -116,10 +108,6 @@ const REFUSED: &[(&str, &str)] = &[
         "`T.ldg128` loads 128 raw bits, a reinterpretation tilec's IR does not have; load the elements themselves (`x[i]`)",
     ),
     (
-        "sync_warp",
-        "`T.sync_warp` is a barrier of one warp, which tilec's IR does not have; when the whole block reaches it, write `T.sync_threads()`",
-    ),
-    (
         "dp4a",
         "`T.dp4a` is a four-way int8 dot product into an int32, which tilec's IR does not have; write the four products and sums (`T.cast(a[i], \"int32\") * T.cast(b[i], \"int32\") + ...`)",
     ),
@@ -130,10 +118,6 @@ const REFUSED: &[(&str, &str)] = &[
     (
         "tvm_access_ptr",
         "`T.tvm_access_ptr` takes the address of a buffer region; tilec's IR has no pointers",
-    ),
-    (
-        "device_assert",
-        "`T.device_assert` checks a condition on the device at run time and traps; tilec has no device-side check: test the condition and write a flag to an output tensor",
     ),
     (
         "Broadcast",
@@ -368,6 +352,10 @@ pub(crate) fn call<'a>(
             bound_in_kernel(ev, name, &bind)
         }
         "func_attr" => func_attr(ev, args, span),
+        "shuffle_elect" => super::warp::shuffle_elect(ev, &args, &kwargs, span),
+        "sync_warp" => super::warp::sync_warp(ev, &args, &kwargs, span),
+        "device_assert" => super::warp::device_assert(ev, &args, &kwargs, span),
+        n if n.starts_with("warp_reduce_") => super::warp::warp_reduce(ev, n, &args, &kwargs, span),
         "StridedTensor" => strided_tensor(ev, args, kwargs, span),
         "fast_rcp" => {
             let [x] = args.as_slice() else {

@@ -688,7 +688,9 @@ impl Kernel<'_> {
             | Stmt::Reduce { .. }
             | Stmt::Cumsum { .. }
             | Stmt::AtomicAdd { .. }
-            | Stmt::Atomic { .. } => Some(Side::Aiv),
+            | Stmt::Atomic { .. }
+            | Stmt::WarpReduce { .. }
+            | Stmt::DeviceAssert { .. } => Some(Side::Aiv),
         }
     }
 
@@ -924,6 +926,17 @@ impl Kernel<'_> {
                 format!(
                     "`T.{}` is not supported by the Ascend backend yet (AscendC's SetAtomicMax/SetAtomicMin on MTE3 copies are not used)",
                     op.name()
+                ),
+            )),
+            Stmt::DeviceAssert { .. } => Err(Refusal::unsupported(
+                span,
+                "`T.device_assert` is not supported by the Ascend backend yet (no trap is emitted)",
+            )),
+            Stmt::WarpReduce { kind, .. } => Err(Refusal::unsupported(
+                span,
+                format!(
+                    "`T.warp_reduce_{}` combines the lanes of a 32-thread warp, which the Ascend cores do not have",
+                    kind.name()
                 ),
             )),
         }

@@ -162,6 +162,12 @@ fn collect(f: &Function, block: &Block, uses: &mut BTreeMap<usize, Uses>) {
                 buffer,
                 indices,
                 value,
+            }
+            | Stmt::WarpReduce {
+                buffer,
+                indices,
+                value,
+                ..
             } => {
                 element(uses, *buffer);
                 for &i in indices {
@@ -207,6 +213,7 @@ fn collect(f: &Function, block: &Block, uses: &mut BTreeMap<usize, Uses>) {
                 }
             }
             Stmt::Role { body, .. } => collect(f, body, uses),
+            Stmt::DeviceAssert { cond } => loads(uses, *cond),
             Stmt::Assume { .. }
             | Stmt::Barrier
             | Stmt::AllocBarrier { .. }

@@ -628,6 +628,10 @@ impl<'a> Emitter<'a> {
                 self.emit("wgmma.fence.sync.aligned");
                 Ok(())
             }
+            StmtKind::Trap => {
+                self.emit("trap");
+                Ok(())
+            }
             StmtKind::AsyncMmaCommit => {
                 self.emit("wgmma.commit_group.sync.aligned");
                 Ok(())

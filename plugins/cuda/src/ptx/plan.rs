@@ -368,6 +368,7 @@ impl Plan {
                 }
             }
             StmtKind::AsyncMmaFence | StmtKind::AsyncMmaCommit | StmtKind::AsyncMmaWait { .. } => {}
+            StmtKind::Trap => {}
             StmtKind::CommitGroup | StmtKind::WaitGroup { .. } | StmtKind::Barrier => {}
             StmtKind::NamedBarrier { id, .. } => self.expr(id, env),
             StmtKind::SetMaxRegisters { .. } => self.reallocates = true,

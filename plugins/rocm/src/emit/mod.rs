@@ -610,6 +610,11 @@ impl<'a> KernelEmitter<'a> {
                 );
                 Ok(())
             }
+            StmtKind::Trap => {
+                self.declare("llvm.trap", "declare void @llvm.trap()".into());
+                self.stmt("call void @llvm.trap()");
+                Ok(())
+            }
             StmtKind::Barrier => {
                 self.declare(
                     "llvm.amdgcn.s.barrier",
