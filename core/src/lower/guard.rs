@@ -366,14 +366,18 @@ impl Lower<'_> {
         let c = self.expr(cond, out)?;
         let outer = self.current_range();
         let own = self.thread_range(cond);
-        let t = self.block_threads;
-        let complement = own.and_then(|(lo, hi)| {
+        // The `else` branch runs on the enclosing threads that fail the
+        // condition: a range when the condition's threads sit at one end
+        // of them (`if tx < 128: ... elif tx < 256: ... else: ...`).
+        let (t0, t) = outer.unwrap_or((0, self.block_threads));
+        let complement = own.and_then(|own| {
+            let (lo, hi) = meet(Some((t0, t)), Some(own))?;
             if lo == hi {
-                Some((0, t))
-            } else if lo == 0 {
+                Some((t0, t))
+            } else if lo == t0 {
                 Some((hi, t))
             } else if hi == t {
-                Some((0, lo))
+                Some((t0, lo))
             } else {
                 None
             }
@@ -506,9 +510,13 @@ impl Lower<'_> {
         let warp = self.target.simt_width().map_or(32, i64::from);
         let whole_warps = lo % warp == 0 && (hi - lo) % warp == 0;
         match stmt {
-            ir::Stmt::Gemm { .. } => Err(self.unsupported(
-                "`T.gemm` under an `if` on the thread index (move it out of the `if`)",
-            )),
+            ir::Stmt::Gemm { .. } if !whole_warps => Err(self.unsupported(format!(
+                "`T.gemm` under an `if` that keeps threads {lo} to {} (TileLang splits a gemm \
+                 among whole warps of {warp} threads: make the condition a range of whole warps, \
+                 such as `tx < {}`, or move the gemm out of the `if`)",
+                hi - 1,
+                ((hi - lo + warp - 1) / warp * warp).max(warp)
+            ))),
             ir::Stmt::Reduce { .. } | ir::Stmt::Cumsum { .. } if hi - lo > 1 && !whole_warps => {
                 Err(self.unsupported(format!(
                     "{what} under an `if` that keeps threads {lo} to {} (a reduction over part \
