@@ -2612,8 +2612,10 @@ fn front_file_matches_on_every_target(name: &str, call: &str, arrays: &[&str], c
 /// guarded threads alone, split among their warps, with the other
 /// threads busy elsewhere; on every target, with the gemm's threads first
 /// or last in the block, it agrees with the reference and issues matrix
-/// atoms where the target has usable ones. A gemm under a range that is
-/// not whole warps is refused, naming a range to write instead.
+/// atoms where the target has usable ones. Branches of whole warp groups
+/// are lowered as roles (`lower/split.rs`), their fragments in the
+/// registers of their threads. A gemm under a range that is not whole
+/// warps is refused, naming a range to write instead.
 #[test]
 fn a_gemm_under_a_thread_range_runs_on_those_threads() {
     for call in [
@@ -2635,7 +2637,18 @@ fn a_gemm_under_a_thread_range_runs_on_those_threads() {
                     continue;
                 }
                 Err(e) => panic!("{call} on {t}: {e}"),
-                Ok(_) => {}
+                Ok(lowered) => {
+                    // Whole warp groups are roles: the accumulator lives
+                    // in the registers of the gemm's threads. The
+                    // 128-of-192-thread branch keeps it in shared memory.
+                    let text = thread::print_module(&lowered);
+                    let groups = !call.contains("lo=64");
+                    assert_eq!(
+                        text.contains("local %C_f"),
+                        groups,
+                        "{call} on {t}:\n{text}"
+                    );
+                }
             }
             let stats = check_example(&module, call, t, Class::Accumulation { len: 64 })
                 .unwrap_or_else(|e| panic!("{e}"))
@@ -2659,5 +2672,58 @@ fn a_gemm_under_a_thread_range_runs_on_those_threads() {
             );
         }
         other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+/// A block split by hand into a loader and a multiplier (`if tx >= 128:`
+/// / `else:`) that hand stages over through phased barriers is lowered as
+/// the `T.ws` kernel it means (`lower/split.rs`): on the NVIDIA targets
+/// it computes what the reference computes for the kernel written with
+/// roles (the reference interpreter runs an `if`'s branches one after
+/// the other, which such a kernel's barriers forbid), issuing atoms from
+/// the multiplier's threads, its accumulator in their registers and a
+/// numbered barrier per branch. Targets without phased barriers refuse it.
+#[test]
+fn a_block_split_by_hand_is_lowered_as_roles() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/front/split_gemm.py");
+    let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    for (call, twin) in [
+        ("split_gemm()", "split_gemm_ws()"),
+        (
+            "split_gemm(num_stages=3, block_K=32, K=96)",
+            "split_gemm_ws(num_stages=3, block_K=32, K=96)",
+        ),
+    ] {
+        let (module, warnings) = compile_source(&source, call);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let (reference, _) = compile_source(&source, twin);
+        let len = if call.contains("K=96") { 96 } else { 80 };
+        for t in TARGETS {
+            let target = target::builtin(t).expect("built-in target");
+            let lowered = match lower::to_thread(&module, &target) {
+                Ok(lowered) => lowered,
+                Err(e) => {
+                    assert!(
+                        matches!(t, "gfx942" | "apple")
+                            && e.to_string().contains("no phased barriers"),
+                        "{call} on {t}: {e}"
+                    );
+                    continue;
+                }
+            };
+            thread::verify_module(&lowered, &target).unwrap_or_else(|e| panic!("{t}: {e}"));
+            let text = thread::print_module(&lowered);
+            assert!(text.contains("local %C_local"), "{call} on {t}:\n{text}");
+            let what = format!("{call} on {t}");
+            let stats = run_and_compare(
+                &reference.functions[0],
+                &lowered,
+                &target,
+                Class::Accumulation { len },
+                &what,
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+            assert!(stats.mma > 0, "{what}: no matrix atoms");
+        }
     }
 }

@@ -158,6 +158,7 @@ mod reduce;
 mod resident;
 mod roles;
 mod rotate;
+mod split;
 mod spread;
 mod swizzle;
 mod tma;
@@ -374,8 +375,21 @@ fn lower_function(
                 };
                 n += 1;
                 let finish = out.is_some();
-                let (kernel, choices) =
-                    lower_kernel(func, target, proved, stmt, span, name, finish)?;
+                // A block split by hand into whole warp groups is lowered
+                // as roles (`split.rs`), else as thread-guarded regions.
+                let split = target
+                    .named_barriers()
+                    .and_then(|_| split::guards_as_roles(func, stmt));
+                let as_roles = split.as_ref().and_then(|split| {
+                    match lower_kernel(func, target, proved, split, span, name.clone(), finish) {
+                        Err(LowerError::Unsupported { .. }) => None,
+                        lowered => Some(lowered),
+                    }
+                });
+                let (kernel, choices) = match as_roles {
+                    Some(lowered) => lowered?,
+                    None => lower_kernel(func, target, proved, stmt, span, name, finish)?,
+                };
                 if let Some(out) = out.as_deref_mut() {
                     out.kernels.push(kernel);
                 }
