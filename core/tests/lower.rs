@@ -2683,6 +2683,8 @@ fn a_gemm_under_a_thread_range_runs_on_those_threads() {
 /// the other, which such a kernel's barriers forbid), issuing atoms from
 /// the multiplier's threads, its accumulator in their registers and a
 /// numbered barrier per branch. Targets without phased barriers refuse it.
+/// Both branches may read a `var` that the whole block set before them
+/// (its loop count), as every thread holds the same value.
 #[test]
 fn a_block_split_by_hand_is_lowered_as_roles() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/front/split_gemm.py");
@@ -2725,5 +2727,38 @@ fn a_block_split_by_hand_is_lowered_as_roles() {
             .unwrap_or_else(|e| panic!("{e}"));
             assert!(stats.mma > 0, "{what}: no matrix atoms");
         }
+    }
+    // The step count in a `var` set by the whole block, read by both
+    // branches: still roles (each branch's `if` keeps one warp group), and
+    // the same results as the kernel with roles. (The accumulator then
+    // stays in shared memory: a loop count read from memory is a known
+    // gap of the register layouts.)
+    let counted = source
+        .replace(
+            "            consumed = T.alloc_barrier([128] * num_stages)\n",
+            "            consumed = T.alloc_barrier([128] * num_stages)\n            steps = T.alloc_var(\"int32\")\n            steps = T.ceildiv(K, block_K)\n",
+        )
+        .replace("T.serial(T.ceildiv(K, block_K))", "T.serial(steps)");
+    assert_eq!(counted.matches("T.serial(steps)").count(), 4);
+    let (module, _) = compile_source(&counted, "split_gemm()");
+    let (reference, _) = compile_source(&counted, "split_gemm_ws()");
+    for t in ["sm_80", "sm_90a"] {
+        let target = target::builtin(t).expect("built-in target");
+        let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{t}: {e}"));
+        let text = thread::print_module(&lowered);
+        assert!(
+            text.contains("if thread_idx >= 128 && thread_idx < 256 {")
+                && text.contains("if thread_idx < 128 {"),
+            "{t}:\n{text}"
+        );
+        let what = format!("split_gemm() counting in a var on {t}");
+        run_and_compare(
+            &reference.functions[0],
+            &lowered,
+            &target,
+            Class::Accumulation { len: 80 },
+            &what,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
     }
 }

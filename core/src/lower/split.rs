@@ -74,7 +74,7 @@ pub(super) fn guards_as_roles(func: &ir::Function, stmt: &ir::Stmt) -> Option<ir
         threads: *threads,
         block_vars: block_vars.clone(),
         thread_var: *thread_var,
-        order: order.clone(),
+        order: *order,
         body,
     })
 }
