@@ -2729,10 +2729,9 @@ fn a_block_split_by_hand_is_lowered_as_roles() {
         }
     }
     // The step count in a `var` set by the whole block, read by both
-    // branches: still roles (each branch's `if` keeps one warp group), and
-    // the same results as the kernel with roles. (The accumulator then
-    // stays in shared memory: a loop count read from memory is a known
-    // gap of the register layouts.)
+    // branches: still roles (each branch's `if` keeps one warp group, the
+    // accumulator in registers: the stage index `k % 2` is in bounds
+    // whatever the count), and the same results as the kernel with roles.
     let counted = source
         .replace(
             "            consumed = T.alloc_barrier([128] * num_stages)\n",
@@ -2748,7 +2747,8 @@ fn a_block_split_by_hand_is_lowered_as_roles() {
         let text = thread::print_module(&lowered);
         assert!(
             text.contains("if thread_idx >= 128 && thread_idx < 256 {")
-                && text.contains("if thread_idx < 128 {"),
+                && text.contains("if thread_idx < 128 {")
+                && text.contains("local %C_local"),
             "{t}:\n{text}"
         );
         let what = format!("split_gemm() counting in a var on {t}");

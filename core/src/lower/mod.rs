@@ -1425,6 +1425,17 @@ impl<'a> Lower<'a> {
                 let (lo, hi) = self.range(*arg)?;
                 (dtype.wrap_i64(lo) == lo && dtype.wrap_i64(hi) == hi).then_some((lo, hi))
             }
+            // A floor modulo by a positive constant lies in `0 .. c - 1`
+            // whatever the dividend (`k % 2` of a loop counting to a value
+            // read from memory).
+            ir::Expr::Binary {
+                op: BinaryOp::FloorMod,
+                lhs,
+                rhs,
+            } if self.range(*lhs).is_none() && f.as_const_int(*rhs).is_some_and(|c| c > 0) => {
+                let c = f.as_const_int(*rhs)?;
+                Some((0, c - 1))
+            }
             ir::Expr::Binary { op, lhs, rhs } => {
                 let (a, b) = (self.range(*lhs)?, self.range(*rhs)?);
                 let dtype = f.ty(e);
