@@ -2718,3 +2718,159 @@ fn front_file_matches_on_every_target(name: &str, call: &str, arrays: &[&str], c
     }
     assert!(failures.is_empty(), "failures:\n{}", failures.join("\n"));
 }
+
+/// A gemm under an `if` on the thread index (a block split by hand, as
+/// TileLang's hand-written warp-specialized kernels do) runs on the
+/// guarded threads alone, split among their warps, with the other
+/// threads busy elsewhere; on every target, with the gemm's threads first
+/// or last in the block, it agrees with the reference and issues matrix
+/// atoms where the target has usable ones. Branches of whole warp groups
+/// are lowered as roles (`lower/split.rs`), their fragments in the
+/// registers of their threads. A gemm under a range that is not whole
+/// warps is refused, naming a range to write instead.
+#[test]
+fn a_gemm_under_a_thread_range_runs_on_those_threads() {
+    for call in [
+        "guard_gemm()",
+        "guard_gemm(lo=128, hi=256)",
+        "guard_gemm(M=32, N=64, threads=192, lo=64, hi=192)",
+    ] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/front/guard_gemm.py");
+        let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+        let (module, warnings) = compile_source(&source, call);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        for t in TARGETS {
+            let target = target::builtin(t).expect("built-in target");
+            match lower::to_thread(&module, &target) {
+                Err(e) if target.named_barriers().is_none() => {
+                    // The guarded threads wait for their copies at a
+                    // barrier of their own, which such a target lacks.
+                    assert!(e.to_string().contains("no numbered barriers"), "{t}: {e}");
+                    continue;
+                }
+                Err(e) => panic!("{call} on {t}: {e}"),
+                Ok(lowered) => {
+                    // Whole warp groups are roles: the accumulator lives
+                    // in the registers of the gemm's threads. The
+                    // 128-of-192-thread branch keeps it in shared memory.
+                    let text = thread::print_module(&lowered);
+                    let groups = !call.contains("lo=64");
+                    assert_eq!(
+                        text.contains("local %C_f"),
+                        groups,
+                        "{call} on {t}:\n{text}"
+                    );
+                }
+            }
+            let stats = check_example(&module, call, t, Class::Accumulation { len: 64 })
+                .unwrap_or_else(|e| panic!("{e}"))
+                .unwrap_or_else(|| panic!("{call} unsupported on {t}"));
+            if t != "apple" {
+                assert!(stats.mma > 0, "{call} on {t}: no matrix atoms");
+            }
+        }
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/front/guard_gemm.py");
+    let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let call = "guard_gemm(lo=16, hi=144)";
+    let (module, _) = compile_source(&source, call);
+    let target = target::builtin("sm_80").expect("built-in target");
+    match lower::to_thread(&module, &target) {
+        Err(e @ LowerError::Unsupported { .. }) => {
+            let text = e.to_string();
+            assert!(
+                text.contains("threads 16 to 143") && text.contains("whole warps"),
+                "{text}"
+            );
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+/// A block split by hand into a loader and a multiplier (`if tx >= 128:`
+/// / `else:`) that hand stages over through phased barriers is lowered as
+/// the `T.ws` kernel it means (`lower/split.rs`): on the NVIDIA targets
+/// it computes what the reference computes for the kernel written with
+/// roles (the reference interpreter runs an `if`'s branches one after
+/// the other, which such a kernel's barriers forbid), issuing atoms from
+/// the multiplier's threads, its accumulator in their registers and a
+/// numbered barrier per branch. Targets without phased barriers refuse it.
+/// Both branches may read a `var` that the whole block set before them
+/// (its loop count), as every thread holds the same value.
+#[test]
+fn a_block_split_by_hand_is_lowered_as_roles() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/front/split_gemm.py");
+    let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    for (call, twin) in [
+        ("split_gemm()", "split_gemm_ws()"),
+        (
+            "split_gemm(num_stages=3, block_K=32, K=96)",
+            "split_gemm_ws(num_stages=3, block_K=32, K=96)",
+        ),
+    ] {
+        let (module, warnings) = compile_source(&source, call);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let (reference, _) = compile_source(&source, twin);
+        let len = if call.contains("K=96") { 96 } else { 80 };
+        for t in TARGETS {
+            let target = target::builtin(t).expect("built-in target");
+            let lowered = match lower::to_thread(&module, &target) {
+                Ok(lowered) => lowered,
+                Err(e) => {
+                    assert!(
+                        matches!(t, "gfx942" | "apple")
+                            && e.to_string().contains("no phased barriers"),
+                        "{call} on {t}: {e}"
+                    );
+                    continue;
+                }
+            };
+            thread::verify_module(&lowered, &target).unwrap_or_else(|e| panic!("{t}: {e}"));
+            let text = thread::print_module(&lowered);
+            assert!(text.contains("local %C_local"), "{call} on {t}:\n{text}");
+            let what = format!("{call} on {t}");
+            let stats = run_and_compare(
+                &reference.functions[0],
+                &lowered,
+                &target,
+                Class::Accumulation { len },
+                &what,
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+            assert!(stats.mma > 0, "{what}: no matrix atoms");
+        }
+    }
+    // The step count in a `var` set by the whole block, read by both
+    // branches: still roles (each branch's `if` keeps one warp group, the
+    // accumulator in registers: the stage index `k % 2` is in bounds
+    // whatever the count), and the same results as the kernel with roles.
+    let counted = source
+        .replace(
+            "            consumed = T.alloc_barrier([128] * num_stages)\n",
+            "            consumed = T.alloc_barrier([128] * num_stages)\n            steps = T.alloc_var(\"int32\")\n            steps = T.ceildiv(K, block_K)\n",
+        )
+        .replace("T.serial(T.ceildiv(K, block_K))", "T.serial(steps)");
+    assert_eq!(counted.matches("T.serial(steps)").count(), 4);
+    let (module, _) = compile_source(&counted, "split_gemm()");
+    let (reference, _) = compile_source(&counted, "split_gemm_ws()");
+    for t in ["sm_80", "sm_90a"] {
+        let target = target::builtin(t).expect("built-in target");
+        let lowered = lower::to_thread(&module, &target).unwrap_or_else(|e| panic!("{t}: {e}"));
+        let text = thread::print_module(&lowered);
+        assert!(
+            text.contains("if thread_idx >= 128 && thread_idx < 256 {")
+                && text.contains("if thread_idx < 128 {")
+                && text.contains("local %C_local"),
+            "{t}:\n{text}"
+        );
+        let what = format!("split_gemm() counting in a var on {t}");
+        run_and_compare(
+            &reference.functions[0],
+            &lowered,
+            &target,
+            Class::Accumulation { len: 80 },
+            &what,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+}

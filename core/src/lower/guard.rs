@@ -34,12 +34,17 @@
 //!
 //! Buffers that tile operations touch inside a guarded region stay in
 //! shared memory (the register layouts are planned for the block's
-//! threads), loops pipelined inside one run serially, the kernel gets no
-//! producer warp, and gemms under a guard are not supported yet.
+//! threads), loops pipelined inside one run serially and the kernel gets
+//! no producer warp. A gemm under a guard of whole warps is split among
+//! them, numbered from the range's first warp, as for a block of that many
+//! threads; under part of a warp it is refused. Chains of guards on whole
+//! warp groups are lowered as roles instead where they can be
+//! (`split.rs`).
 
 use super::{Lower, LowerError, Pending, Result, StmtKind, lit_i32, roles::RoleCx, unsupported};
 use crate::ir::{self, BinaryOp, Handle, LoopKind, Scope};
 use crate::thread::Stmt;
+use std::collections::HashMap;
 
 /// The guarded region being lowered.
 #[derive(Clone, Copy, Debug)]
@@ -240,97 +245,14 @@ impl Lower<'_> {
 
     /// The threads of the block that pass `cond`, when they are a range.
     fn thread_range(&self, cond: Handle<ir::Expr>) -> Option<(i64, i64)> {
-        let f = self.f;
-        match &f.exprs[cond] {
-            ir::Expr::Binary {
-                op: BinaryOp::And,
-                lhs,
-                rhs,
-            } => meet(self.thread_range(*lhs), self.thread_range(*rhs)),
-            ir::Expr::Binary { op, lhs, rhs } => {
-                if let Some(c) = f.as_const_int(*rhs) {
-                    self.solve(*lhs, *op, c)
-                } else if let Some(c) = f.as_const_int(*lhs) {
-                    let flipped = match op {
-                        BinaryOp::Lt => BinaryOp::Gt,
-                        BinaryOp::Le => BinaryOp::Ge,
-                        BinaryOp::Gt => BinaryOp::Lt,
-                        BinaryOp::Ge => BinaryOp::Le,
-                        BinaryOp::Eq => BinaryOp::Eq,
-                        _ => return None,
-                    };
-                    self.solve(*rhs, flipped, c)
-                } else {
-                    None
-                }
-            }
-            ir::Expr::Var(v) => self.tdep_lets.get(v).and_then(|&e| self.thread_range(e)),
-            _ => None,
+        let thread_var = self.thread_var?;
+        Ranges {
+            f: self.f,
+            thread_var,
+            lets: &self.tdep_lets,
+            threads: self.block_threads,
         }
-    }
-
-    /// The threads `t` of the block with `x(t) op c`, when a range.
-    fn solve(&self, x: Handle<ir::Expr>, op: BinaryOp, c: i64) -> Option<(i64, i64)> {
-        let f = self.f;
-        let t = self.block_threads;
-        let c1 = c.checked_add(1)?;
-        match &f.exprs[x] {
-            ir::Expr::Var(v) if Some(*v) == self.thread_var => {
-                let (lo, hi) = match op {
-                    BinaryOp::Lt => (0, c),
-                    BinaryOp::Le => (0, c1),
-                    BinaryOp::Gt => (c1, t),
-                    BinaryOp::Ge => (c, t),
-                    BinaryOp::Eq => (c, c1),
-                    _ => return None,
-                };
-                let lo = lo.clamp(0, t);
-                Some((lo, hi.clamp(lo, t)))
-            }
-            ir::Expr::Var(v) => self.tdep_lets.get(v).and_then(|&e| self.solve(e, op, c)),
-            ir::Expr::Cast { dtype, arg } if dtype.is_int() => self.solve(*arg, op, c),
-            ir::Expr::Binary {
-                op: BinaryOp::Add,
-                lhs,
-                rhs,
-            } => {
-                if let Some(k) = f.as_const_int(*rhs) {
-                    self.solve(*lhs, op, c.checked_sub(k)?)
-                } else {
-                    let k = f.as_const_int(*lhs)?;
-                    self.solve(*rhs, op, c.checked_sub(k)?)
-                }
-            }
-            ir::Expr::Binary {
-                op: BinaryOp::Sub,
-                lhs,
-                rhs,
-            } => {
-                let k = f.as_const_int(*rhs)?;
-                self.solve(*lhs, op, c.checked_add(k)?)
-            }
-            ir::Expr::Binary {
-                op: BinaryOp::FloorDiv,
-                lhs,
-                rhs,
-            } => {
-                let d = f.as_const_int(*rhs).filter(|&d| d > 0)?;
-                let cd = c.checked_mul(d)?;
-                let c1d = c1.checked_mul(d)?;
-                match op {
-                    BinaryOp::Lt => self.solve(*lhs, BinaryOp::Lt, cd),
-                    BinaryOp::Le => self.solve(*lhs, BinaryOp::Lt, c1d),
-                    BinaryOp::Ge => self.solve(*lhs, BinaryOp::Ge, cd),
-                    BinaryOp::Gt => self.solve(*lhs, BinaryOp::Ge, c1d),
-                    BinaryOp::Eq => meet(
-                        self.solve(*lhs, BinaryOp::Ge, cd),
-                        self.solve(*lhs, BinaryOp::Lt, c1d),
-                    ),
-                    _ => None,
-                }
-            }
-            _ => None,
-        }
+        .of(cond)
     }
 
     /// The threads running the code being lowered, when a range.
@@ -366,14 +288,18 @@ impl Lower<'_> {
         let c = self.expr(cond, out)?;
         let outer = self.current_range();
         let own = self.thread_range(cond);
-        let t = self.block_threads;
-        let complement = own.and_then(|(lo, hi)| {
+        // The `else` branch runs on the enclosing threads that fail the
+        // condition: a range when the condition's threads sit at one end
+        // of them (`if tx < 128: ... elif tx < 256: ... else: ...`).
+        let (t0, t) = outer.unwrap_or((0, self.block_threads));
+        let complement = own.and_then(|own| {
+            let (lo, hi) = meet(Some((t0, t)), Some(own))?;
             if lo == hi {
-                Some((0, t))
-            } else if lo == 0 {
+                Some((t0, t))
+            } else if lo == t0 {
                 Some((hi, t))
             } else if hi == t {
-                Some((0, lo))
+                Some((t0, lo))
             } else {
                 None
             }
@@ -506,9 +432,13 @@ impl Lower<'_> {
         let warp = self.target.simt_width().map_or(32, i64::from);
         let whole_warps = lo % warp == 0 && (hi - lo) % warp == 0;
         match stmt {
-            ir::Stmt::Gemm { .. } => Err(self.unsupported(
-                "`T.gemm` under an `if` on the thread index (move it out of the `if`)",
-            )),
+            ir::Stmt::Gemm { .. } if !whole_warps => Err(self.unsupported(format!(
+                "`T.gemm` under an `if` that keeps threads {lo} to {} (TileLang splits a gemm \
+                 among whole warps of {warp} threads: make the condition a range of whole warps, \
+                 such as `tx < {}`, or move the gemm out of the `if`)",
+                hi - 1,
+                ((hi - lo + warp - 1) / warp * warp).max(warp)
+            ))),
             ir::Stmt::Reduce { .. } | ir::Stmt::Cumsum { .. } if hi - lo > 1 && !whole_warps => {
                 Err(self.unsupported(format!(
                     "{what} under an `if` that keeps threads {lo} to {} (a reduction over part \
@@ -560,4 +490,112 @@ fn per_thread_store(b: &ir::Buffer, span: ir::Span) -> LowerError {
         ),
         span,
     )
+}
+
+/// The threads of a block that pass a condition on the thread index, when
+/// they are a range `lo .. hi` (module documentation).
+pub(super) struct Ranges<'f> {
+    pub(super) f: &'f ir::Function,
+    pub(super) thread_var: Handle<ir::Var>,
+    /// The `let`s computed from the thread index, by variable.
+    pub(super) lets: &'f HashMap<Handle<ir::Var>, Handle<ir::Expr>>,
+    /// The block's threads.
+    pub(super) threads: i64,
+}
+
+impl Ranges<'_> {
+    /// The threads of the block that pass `cond`, when they are a range.
+    pub(super) fn of(&self, cond: Handle<ir::Expr>) -> Option<(i64, i64)> {
+        let f = self.f;
+        match &f.exprs[cond] {
+            ir::Expr::Binary {
+                op: BinaryOp::And,
+                lhs,
+                rhs,
+            } => meet(self.of(*lhs), self.of(*rhs)),
+            ir::Expr::Binary { op, lhs, rhs } => {
+                if let Some(c) = f.as_const_int(*rhs) {
+                    self.solve(*lhs, *op, c)
+                } else if let Some(c) = f.as_const_int(*lhs) {
+                    let flipped = match op {
+                        BinaryOp::Lt => BinaryOp::Gt,
+                        BinaryOp::Le => BinaryOp::Ge,
+                        BinaryOp::Gt => BinaryOp::Lt,
+                        BinaryOp::Ge => BinaryOp::Le,
+                        BinaryOp::Eq => BinaryOp::Eq,
+                        _ => return None,
+                    };
+                    self.solve(*rhs, flipped, c)
+                } else {
+                    None
+                }
+            }
+            ir::Expr::Var(v) => self.lets.get(v).and_then(|&e| self.of(e)),
+            _ => None,
+        }
+    }
+
+    /// The threads `t` of the block with `x(t) op c`, when a range.
+    fn solve(&self, x: Handle<ir::Expr>, op: BinaryOp, c: i64) -> Option<(i64, i64)> {
+        let f = self.f;
+        let t = self.threads;
+        let c1 = c.checked_add(1)?;
+        match &f.exprs[x] {
+            ir::Expr::Var(v) if *v == self.thread_var => {
+                let (lo, hi) = match op {
+                    BinaryOp::Lt => (0, c),
+                    BinaryOp::Le => (0, c1),
+                    BinaryOp::Gt => (c1, t),
+                    BinaryOp::Ge => (c, t),
+                    BinaryOp::Eq => (c, c1),
+                    _ => return None,
+                };
+                let lo = lo.clamp(0, t);
+                Some((lo, hi.clamp(lo, t)))
+            }
+            ir::Expr::Var(v) => self.lets.get(v).and_then(|&e| self.solve(e, op, c)),
+            ir::Expr::Cast { dtype, arg } if dtype.is_int() => self.solve(*arg, op, c),
+            ir::Expr::Binary {
+                op: BinaryOp::Add,
+                lhs,
+                rhs,
+            } => {
+                if let Some(k) = f.as_const_int(*rhs) {
+                    self.solve(*lhs, op, c.checked_sub(k)?)
+                } else {
+                    let k = f.as_const_int(*lhs)?;
+                    self.solve(*rhs, op, c.checked_sub(k)?)
+                }
+            }
+            ir::Expr::Binary {
+                op: BinaryOp::Sub,
+                lhs,
+                rhs,
+            } => {
+                let k = f.as_const_int(*rhs)?;
+                self.solve(*lhs, op, c.checked_add(k)?)
+            }
+            ir::Expr::Binary {
+                op: BinaryOp::FloorDiv,
+                lhs,
+                rhs,
+            } => {
+                let d = f.as_const_int(*rhs).filter(|&d| d > 0)?;
+                let cd = c.checked_mul(d)?;
+                let c1d = c1.checked_mul(d)?;
+                match op {
+                    BinaryOp::Lt => self.solve(*lhs, BinaryOp::Lt, cd),
+                    BinaryOp::Le => self.solve(*lhs, BinaryOp::Lt, c1d),
+                    BinaryOp::Ge => self.solve(*lhs, BinaryOp::Ge, cd),
+                    BinaryOp::Gt => self.solve(*lhs, BinaryOp::Ge, c1d),
+                    BinaryOp::Eq => meet(
+                        self.solve(*lhs, BinaryOp::Ge, cd),
+                        self.solve(*lhs, BinaryOp::Lt, c1d),
+                    ),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
 }

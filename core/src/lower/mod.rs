@@ -158,6 +158,7 @@ mod reduce;
 mod resident;
 mod roles;
 mod rotate;
+mod split;
 mod spread;
 mod swizzle;
 mod tma;
@@ -375,8 +376,21 @@ fn lower_function(
                 };
                 n += 1;
                 let finish = out.is_some();
-                let (kernel, choices) =
-                    lower_kernel(func, target, proved, stmt, span, name, finish)?;
+                // A block split by hand into whole warp groups is lowered
+                // as roles (`split.rs`), else as thread-guarded regions.
+                let split = target
+                    .named_barriers()
+                    .and_then(|_| split::guards_as_roles(func, stmt));
+                let as_roles = split.as_ref().and_then(|split| {
+                    match lower_kernel(func, target, proved, split, span, name.clone(), finish) {
+                        Err(LowerError::Unsupported { .. }) => None,
+                        lowered => Some(lowered),
+                    }
+                });
+                let (kernel, choices) = match as_roles {
+                    Some(lowered) => lowered?,
+                    None => lower_kernel(func, target, proved, stmt, span, name, finish)?,
+                };
                 if let Some(out) = out.as_deref_mut() {
                     out.kernels.push(kernel);
                 }
@@ -1428,6 +1442,17 @@ impl<'a> Lower<'a> {
             ir::Expr::Cast { dtype, arg } if dtype.is_int() && f.ty(*arg).is_int() => {
                 let (lo, hi) = self.range(*arg)?;
                 (dtype.wrap_i64(lo) == lo && dtype.wrap_i64(hi) == hi).then_some((lo, hi))
+            }
+            // A floor modulo by a positive constant lies in `0 .. c - 1`
+            // whatever the dividend (`k % 2` of a loop counting to a value
+            // read from memory).
+            ir::Expr::Binary {
+                op: BinaryOp::FloorMod,
+                lhs,
+                rhs,
+            } if self.range(*lhs).is_none() && f.as_const_int(*rhs).is_some_and(|c| c > 0) => {
+                let c = f.as_const_int(*rhs)?;
+                Some((0, c - 1))
             }
             ir::Expr::Binary { op, lhs, rhs } => {
                 let (a, b) = (self.range(*lhs)?, self.range(*rhs)?);

@@ -44,7 +44,7 @@ use super::{Lower, Pending, Result, StmtKind, lit_i32};
 use crate::ir::{self, BinaryOp, DType, Handle, Scope};
 use crate::target::Barrier;
 use crate::thread::{Expr, ExprKind, SharedBuffer, SharedId, Special};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The role being lowered.
 #[derive(Clone, Copy, Debug)]
@@ -188,7 +188,7 @@ impl Lower<'_> {
             }
             Some(_) => {}
         }
-        self.check_role_buffers(body, &sets)?;
+        self.check_role_buffers(body, &sets, (first, last))?;
         Ok(Some(Roles {
             size,
             block: threads,
@@ -201,10 +201,31 @@ impl Lower<'_> {
 
     /// Register-resident buffers (fragments, `local`, `var`) are touched
     /// by one role only, and never outside roles.
-    fn check_role_buffers(&self, body: &ir::Block, sets: &[Vec<u32>]) -> Result<()> {
+    ///
+    /// Except `var` buffers that only code before the roles writes
+    /// (`block_count = BlockCount[bz, by, bx]`, then `T.serial(block_count)`
+    /// in every role): every thread holds the same value of those, which
+    /// any role may read.
+    fn check_role_buffers(
+        &self,
+        body: &ir::Block,
+        sets: &[Vec<u32>],
+        (first, last): (usize, usize),
+    ) -> Result<()> {
         let mut owner: HashMap<Handle<ir::Buffer>, Option<usize>> = HashMap::new();
+        let mut written = Pending::default();
+        for stmt in &body.stmts[first..=last] {
+            self.stmt_accesses(stmt, &mut written);
+        }
+        let free: HashSet<usize> = self
+            .f
+            .buffers
+            .iter()
+            .filter(|(h, b)| b.scope == Scope::Var && !written.writes.contains(&h.index()))
+            .map(|(h, _)| h.index())
+            .collect();
         let mut problem: Option<(String, ir::Span)> = None;
-        self.role_uses(body, None, sets, &mut owner, &mut problem);
+        self.role_uses(body, None, sets, &free, &mut owner, &mut problem);
         match problem {
             Some((what, span)) => Err(super::unsupported(what, span)),
             None => Ok(()),
@@ -216,6 +237,7 @@ impl Lower<'_> {
         block: &ir::Block,
         role: Option<usize>,
         sets: &[Vec<u32>],
+        free: &HashSet<usize>,
         owner: &mut HashMap<Handle<ir::Buffer>, Option<usize>>,
         problem: &mut Option<(String, ir::Span)>,
     ) {
@@ -225,20 +247,20 @@ impl Lower<'_> {
             }
             if let ir::Stmt::Role { groups, body } = stmt {
                 let r = sets.iter().position(|s| s == groups);
-                self.role_uses(body, r, sets, owner, problem);
+                self.role_uses(body, r, sets, free, owner, problem);
                 continue;
             }
             let mut acc = Pending::default();
             match stmt {
                 ir::Stmt::Kernel { .. } | ir::Stmt::Alloc { .. } => {}
                 ir::Stmt::For { body, .. } | ir::Stmt::Parallel { body, .. } => {
-                    self.role_uses(body, role, sets, owner, problem);
+                    self.role_uses(body, role, sets, free, owner, problem);
                 }
                 ir::Stmt::If {
                     then, otherwise, ..
                 } => {
-                    self.role_uses(then, role, sets, owner, problem);
-                    self.role_uses(otherwise, role, sets, owner, problem);
+                    self.role_uses(then, role, sets, free, owner, problem);
+                    self.role_uses(otherwise, role, sets, free, owner, problem);
                 }
                 other => self.stmt_accesses(other, &mut acc),
             }
@@ -254,6 +276,9 @@ impl Lower<'_> {
                     Some(r) => format!("the `T.ws{:?}` role", sets[r]),
                     None => "code outside `T.ws`".to_string(),
                 };
+                if free.contains(b) {
+                    continue;
+                }
                 match owner.get(&h) {
                     None => {
                         owner.insert(h, role);

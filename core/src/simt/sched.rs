@@ -542,6 +542,13 @@ fn run_group<'k>(
                         let takes_then = then_mask.iter().any(|&on| on);
                         let else_body: &[Stmt] = else_body.as_deref().unwrap_or(&[]);
                         let takes_else = !else_body.is_empty() && else_mask.iter().any(|&on| on);
+                        // Threads that skip a branch run on past the `if`
+                        // meanwhile when they are whole issue groups apart
+                        // from those that take it (a role's `if` without
+                        // `else`: the other roles do not wait for it).
+                        let skips_apart = !takes_else
+                            && else_mask.iter().any(|&on| on)
+                            && separates(&then_mask, &else_mask, apart_at);
                         match (takes_then, takes_else) {
                             (true, true) => {
                                 let apart = separates(&then_mask, &else_mask, apart_at);
@@ -551,6 +558,15 @@ fn run_group<'k>(
                                     else_mask,
                                     else_body,
                                     apart,
+                                });
+                            }
+                            (true, false) if skips_apart => {
+                                return Ok(Stop::Forked {
+                                    then_mask,
+                                    then_body,
+                                    else_mask,
+                                    else_body: &[],
+                                    apart: true,
                                 });
                             }
                             (true, false) => g.frames.push(Frame::Seq {
