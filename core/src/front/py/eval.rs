@@ -23,8 +23,8 @@
 use super::codes;
 use super::stage::{self, EagerState, KernelCx, Stager};
 use super::value::{
-    Access, AutotuneValue, Closure, EResult, FunctionBody, IndexItem, JitValue, KernelValue,
-    LoopSpecKind, PyBinOp, Scope, Value, py_binop, py_cmp, py_eq,
+    AutotuneValue, Closure, EResult, FunctionBody, IndexItem, JitValue, KernelValue, LoopSpecKind,
+    PyBinOp, Scope, Value, py_binop, py_cmp, py_eq,
 };
 use crate::front::Diagnostic;
 use crate::ir::{self, BinaryOp, DType, Handle, Span, Stmt, UnaryOp, VarKind};
@@ -1570,7 +1570,25 @@ impl<'a> Evaluator<'a> {
                         Ok(())
                     }
                     Value::Buffer(b) => {
-                        let items = self.eval_subscript_items(b, &sub.slice, scope)?;
+                        let parts = self.eval_subscript_lanes(&sub.slice, scope)?;
+                        self.check_subscript_rank(b, parts.len(), &sub.slice)?;
+                        if super::vector::is_vector_store(&parts, &value) {
+                            return super::vector::store(
+                                self,
+                                b,
+                                parts,
+                                value,
+                                span_of(target),
+                                span,
+                            );
+                        }
+                        let items = parts
+                            .into_iter()
+                            .filter_map(|p| match p {
+                                super::vector::Part::Item(i) => Some(i),
+                                super::vector::Part::Lanes(..) => None,
+                            })
+                            .collect();
                         self.store(b, items, value, span_of(target), span)
                     }
                     Value::View(v) => {
@@ -1683,6 +1701,32 @@ impl<'a> Evaluator<'a> {
                         scope.set(name, Value::Expr(ve));
                         return Ok(());
                     }
+                }
+                // A vector is computed where it is bound, as TileLang's
+                // vector `let` is: lanes that read memory become `let`s.
+                Value::Vector(l) => {
+                    let s = self.stager("assignment", span)?;
+                    let mut bound: Vec<(Handle<ir::Expr>, Handle<ir::Expr>)> = Vec::new();
+                    let mut lanes = Vec::with_capacity(l.lanes.len());
+                    for &e in &l.lanes {
+                        let v = if !s.reads_memory(e) {
+                            e
+                        } else if let Some(&(_, v)) = bound.iter().find(|(x, _)| *x == e) {
+                            v
+                        } else {
+                            let var = s.bind_let(name, e, span);
+                            let v = s.var(var);
+                            bound.push((e, v));
+                            v
+                        };
+                        lanes.push(v);
+                    }
+                    let ramp = l.ramp;
+                    scope.set(
+                        name,
+                        Value::Vector(Rc::new(super::vector::Lanes { lanes, ramp })),
+                    );
+                    return Ok(());
                 }
                 Value::Access(a) if a.items.iter().all(|i| matches!(i, IndexItem::Point(_))) => {
                     let s = self.stager("assignment", span)?;
@@ -2312,6 +2356,9 @@ impl<'a> Evaluator<'a> {
         if matches!(a, Value::Poison(_)) || matches!(b, Value::Poison(_)) {
             return Err(stage::cascade());
         }
+        if matches!(a, Value::Vector(_)) || matches!(b, Value::Vector(_)) {
+            return super::vector::binop(self, op, a, b, span);
+        }
         if a.is_staged() || b.is_staged() {
             let st = self.stager("a run-time arithmetic expression", span)?;
             return Ok(Value::Expr(st.binop(op, a, b, span)?));
@@ -2456,12 +2503,9 @@ impl<'a> Evaluator<'a> {
     ) -> EResult<Value<'a>> {
         match base {
             Value::Buffer(b) => {
-                let items = self.eval_subscript_items(*b, slice, scope)?;
-                Ok(Value::Access(Rc::new(Access {
-                    buffer: *b,
-                    items,
-                    span,
-                })))
+                let parts = self.eval_subscript_lanes(slice, scope)?;
+                self.check_subscript_rank(*b, parts.len(), slice)?;
+                super::vector::subscript(self, *b, parts, span)
             }
             Value::View(v) => {
                 let items = self.eval_subscript_parts(slice, scope)?;
@@ -2605,25 +2649,25 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Evaluates the items of `buffer[...]`.
-    pub fn eval_subscript_items(
+    /// Refuses a subscript of more items than the buffer has dimensions.
+    fn check_subscript_rank(
         &mut self,
         buffer: Handle<ir::Buffer>,
+        count: usize,
         slice: &'a ast::Expr,
-        scope: &Rc<Scope<'a>>,
-    ) -> EResult<Vec<IndexItem>> {
-        let items = self.eval_subscript_parts(slice, scope)?;
+    ) -> EResult<()> {
         let st = self.stager("a buffer subscript", span_of(slice))?;
         let b = &st.func.buffers[buffer];
-        if items.len() > b.shape.len() {
+        if count > b.shape.len() {
             return Err(stage::rank_mismatch(
                 &b.name,
                 b.shape.len(),
-                items.len(),
+                count,
                 span_of(slice),
                 "too many indices",
             ));
         }
-        Ok(items)
+        Ok(())
     }
 
     /// Evaluates the items of a subscript, without checking them against a
@@ -2633,6 +2677,30 @@ impl<'a> Evaluator<'a> {
         slice: &'a ast::Expr,
         scope: &Rc<Scope<'a>>,
     ) -> EResult<Vec<IndexItem>> {
+        self.eval_subscript_lanes(slice, scope)?
+            .into_iter()
+            .map(|p| match p {
+                super::vector::Part::Item(i) => Ok(i),
+                super::vector::Part::Lanes(_, span) => Err(Box::new(
+                    Diagnostic::error(
+                        codes::BAD_SUBSCRIPT,
+                        "a vector index (`T.Ramp`) is taken only in a subscript of a buffer that is loaded or stored",
+                        span,
+                    )
+                    .with_label("vector index"),
+                )),
+            })
+            .collect()
+    }
+
+    /// Evaluates the items of a subscript, keeping vector indices
+    /// (`T.Ramp`) as they are (`vector.rs`).
+    pub fn eval_subscript_lanes(
+        &mut self,
+        slice: &'a ast::Expr,
+        scope: &Rc<Scope<'a>>,
+    ) -> EResult<Vec<super::vector::Part>> {
+        use super::vector::Part;
         let parts: Vec<&'a ast::Expr> = match slice {
             ast::Expr::Tuple(t) => t.elts.iter().collect(),
             other => vec![other],
@@ -2663,7 +2731,7 @@ impl<'a> Evaluator<'a> {
                         Some(e) => Some(self.index_expr(e, scope)?),
                         None => None,
                     };
-                    items.push(IndexItem::Slice { start, stop });
+                    items.push(Part::Item(IndexItem::Slice { start, stop }));
                 }
                 ast::Expr::Starred(_) => {
                     let v = self.eval(p, scope)?;
@@ -2676,12 +2744,13 @@ impl<'a> Evaluator<'a> {
                             // `A[idx]` with a tuple built elsewhere.
                             for x in v.as_sequence().unwrap_or_default() {
                                 let e = self.index_expr_of(&x, pspan)?;
-                                items.push(IndexItem::Point(e));
+                                items.push(Part::Item(IndexItem::Point(e)));
                             }
                         }
+                        Value::Vector(l) => items.push(Part::Lanes(l, pspan)),
                         other => {
                             let e = self.index_expr_of(&other, pspan)?;
-                            items.push(IndexItem::Point(e));
+                            items.push(Part::Item(IndexItem::Point(e)));
                         }
                     }
                 }

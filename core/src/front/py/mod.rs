@@ -32,6 +32,7 @@ mod tl_more;
 mod torch_tensor;
 mod user_modules;
 mod value;
+mod vector;
 mod views;
 mod warp;
 

@@ -40,6 +40,8 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("__ldg", "T.__ldg"),
     ("tvm_storage_sync", "T.tvm_storage_sync"),
     ("decl_buffer", "T.decl_buffer"),
+    ("Broadcast", "T.Broadcast"),
+    ("Ramp", "T.Ramp"),
     ("any_of", "T.any_of"),
     ("all_of", "T.all_of"),
     ("StridedTensor", "T.StridedTensor"),
@@ -118,14 +120,6 @@ const REFUSED: &[(&str, &str)] = &[
     (
         "tvm_access_ptr",
         "`T.tvm_access_ptr` takes the address of a buffer region; tilec's IR has no pointers",
-    ),
-    (
-        "Broadcast",
-        "`T.Broadcast` makes a vector value, and tilec's IR has scalar values only; write a `T.Parallel` or `T.vectorized` loop over the lanes",
-    ),
-    (
-        "Ramp",
-        "`T.Ramp` makes a vector of indices, and tilec's IR has scalar values only; write a `T.Parallel` or `T.vectorized` loop over the lanes",
     ),
     (
         "sync_grid",
@@ -357,6 +351,8 @@ pub(crate) fn call<'a>(
         "device_assert" => super::warp::device_assert(ev, &args, &kwargs, span),
         n if n.starts_with("warp_reduce_") => super::warp::warp_reduce(ev, n, &args, &kwargs, span),
         "StridedTensor" => strided_tensor(ev, args, kwargs, span),
+        "Broadcast" => super::vector::broadcast(ev, &args, &kwargs, span),
+        "Ramp" => super::vector::ramp(ev, &args, &kwargs, span),
         "fast_rcp" => {
             let [x] = args.as_slice() else {
                 return Err(err(

@@ -238,6 +238,8 @@ pub(crate) enum Value<'a> {
     /// A subscript of a view, resolved where it is used.
     ViewAccess(Rc<super::views::ViewAccess>),
     Access(Rc<Access>),
+    /// A vector of `T.Broadcast` / `T.Ramp`, as its lanes (`vector.rs`).
+    Vector(Rc<super::vector::Lanes>),
     /// `T.access_ptr(...)`, an argument of `T.ptx_cp_async` (`cp_async.rs`).
     Pointer(Rc<super::cp_async::Pointer>),
     Kernel(Rc<KernelValue>),
@@ -324,6 +326,7 @@ impl<'a> Value<'a> {
             Value::Buffer(_) | Value::View(_) => "buffer",
             Value::ViewAccess(_) => "buffer subscript",
             Value::Access(_) => "buffer subscript",
+            Value::Vector(_) => "vector (`T.Broadcast` / `T.Ramp`)",
             Value::Pointer(_) => "T.access_ptr pointer",
             Value::Kernel(_) => "prim_func",
             Value::Jit(_) => "jit kernel",
