@@ -529,6 +529,15 @@ impl Stager {
                 Ok(self.var(var))
             }
             Value::Poison(_) => Err(cascade()),
+            Value::Vector(l) => Err(Box::new(
+                Diagnostic::error(
+                    codes::TYPE_ERROR,
+                    format!("a vector of {} lanes cannot be used as a scalar value", l.lanes.len()),
+                    span,
+                )
+                .with_label("this is a vector (`T.Broadcast` / `T.Ramp`)")
+                .with_note("tilec takes vectors in lane-wise arithmetic, as `T.Ramp` indices and stored into `A[i:i + lanes]`; compute other uses lane by lane in a `T.vectorized` loop"),
+            )),
             other => Err(Box::new(
                 Diagnostic::error(
                     codes::TYPE_ERROR,
