@@ -556,15 +556,15 @@ pub(crate) fn shuffle<'a>(
             }
             None => low,
         };
-        let range = match limit {
-            Some(n) => format!("0 to {}", n - 1),
-            None => "non-negative".to_string(),
+        let outside = match limit {
+            Some(n) => format!("outside 0 to {}", n - 1),
+            None => "that is negative".to_string(),
         };
         match st.func.as_literal(in_range) {
             Some(crate::ir::Literal::Bool(true)) => {}
             Some(_) => {
                 return refuse(
-                    format!("{what} with a {second} outside {range}"),
+                    format!("{what} with a {second} {outside}"),
                     "lane distance",
                     if op == Shuffle::Xor {
                         "CUDA gives each thread its own value for a lane mask of 32 or more, and \
