@@ -23,6 +23,12 @@
 //! it (the order TileLang's automatic barriers give a kernel without
 //! races between its threads).
 //!
+//! A loop or `if` of the block (bounds and condition not reading the
+//! thread index) around a barrier or a warp reduction runs statement by
+//! statement instead, since those need every thread at once; a barrier
+//! inside per-thread code is refused, as running the threads one after
+//! another would reorder it.
+//!
 //! Per-thread stores into `fragment`, `local` and `var` buffers are
 //! refused: TileLang keeps one copy of those per thread, this interpreter
 //! one per block. Tile operations beside code that reads the thread
