@@ -2636,6 +2636,28 @@ fn warp_reductions_match_the_interpreter_on_every_target() {
     front_file_matches_on_every_target("warp_reduce", "warp_reduce_kernel()", &[], Class::Exact);
 }
 
+/// Warp shuffles (`T.shfl_sync/xor/down/up`, with widths 32 and 16 and a
+/// butterfly in a serial loop) are exchanged through a shared buffer
+/// between two barriers: bit for bit the interpreter's on every target.
+#[test]
+fn warp_shuffles_match_the_interpreter_on_every_target() {
+    front_file_matches_on_every_target(
+        "warp_shuffle",
+        "warp_shuffles()",
+        &["barrier"],
+        Class::Exact,
+    );
+    // In a loop whose count reads the thread index, the interpreter runs
+    // the loop one thread after another, which the exchange's barriers
+    // would reorder: it refuses rather than give another answer.
+    let per_thread = "import tilelang.language as T\n\n@T.prim_func\ndef k(A: T.Tensor((32,), \"float32\")):\n    with T.Kernel(1, threads=32) as bx:\n        tx = T.get_thread_binding(0)\n        for i in T.serial(tx % 2):\n            A[tx] = T.shfl_down(A[tx], 1)\n";
+    let (module, _) = compile_source(per_thread, "k");
+    let func = &module.functions[0];
+    let mut given = inputs_sized(func, 7, &BTreeMap::new()).expect("inputs");
+    let err = interp::run(func, &mut given).expect_err("refused");
+    assert!(err.to_string().contains("barrier"), "{err}");
+}
+
 /// `T.shuffle_elect` (lane 0 of each group of whole warps) and
 /// `T.sync_warp` (a block barrier where the whole block reaches it) match
 /// the interpreter on every target.

@@ -23,6 +23,12 @@
 //! it (the order TileLang's automatic barriers give a kernel without
 //! races between its threads).
 //!
+//! A loop or `if` of the block (bounds and condition not reading the
+//! thread index) around a barrier or a warp reduction runs statement by
+//! statement instead, since those need every thread at once; a barrier
+//! inside per-thread code is refused, as running the threads one after
+//! another would reorder it.
+//!
 //! Per-thread stores into `fragment`, `local` and `var` buffers are
 //! refused: TileLang keeps one copy of those per thread, this interpreter
 //! one per block. Tile operations beside code that reads the thread
@@ -196,13 +202,14 @@ impl Compiler<'_> {
             } => &[then, otherwise],
             _ => &[],
         };
-        // A loop or `if` of the block around a warp reduction runs
-        // statement by statement, each thread's part of each statement
-        // before the next (the warp reduction needs every thread at once).
+        // A loop or `if` of the block around a warp reduction or a barrier
+        // runs statement by statement, each thread's part of each
+        // statement before the next (both need every thread at once).
         if !reads {
             let mut warp = false;
             for block in nested {
-                block.walk(&mut |s, _| warp |= matches!(s, Stmt::WarpReduce { .. }));
+                block
+                    .walk(&mut |s, _| warp |= matches!(s, Stmt::WarpReduce { .. } | Stmt::Barrier));
             }
             if warp {
                 return false;
@@ -241,6 +248,13 @@ impl Compiler<'_> {
                 problem = Some(
                     "tile operations inside code that reads the thread index (TileLang runs \
                      that code once per thread)"
+                        .to_string(),
+                );
+            } else if matches!(s, Stmt::Barrier) {
+                problem = Some(
+                    "a barrier inside a loop or `if` whose bounds or condition read the thread \
+                     index (this interpreter runs that code one thread after another, which a \
+                     barrier between the threads' steps would reorder)"
                         .to_string(),
                 );
             }

@@ -59,6 +59,10 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("warp_reduce_bitor", "T.warp_reduce_bitor"),
     ("shuffle_elect", "T.shuffle_elect"),
     ("sync_warp", "T.sync_warp"),
+    ("shfl_sync", "T.shfl_sync"),
+    ("shfl_xor", "T.shfl_xor"),
+    ("shfl_down", "T.shfl_down"),
+    ("shfl_up", "T.shfl_up"),
     ("device_assert", "T.device_assert"),
 ];
 
@@ -92,10 +96,6 @@ const REFUSED: &[(&str, &str)] = &[
     (
         "ballot_sync",
         "`T.ballot_sync` is a warp vote, which tilec's IR does not have; combine the per-thread predicates through a shared buffer",
-    ),
-    (
-        "shfl_sync",
-        "`T.shfl_sync` exchanges values between lanes of a warp, which tilec's IR does not have; exchange them through a shared buffer and `T.sync_threads()`",
     ),
     (
         "ldg32",
@@ -348,6 +348,9 @@ pub(crate) fn call<'a>(
         "func_attr" => func_attr(ev, args, span),
         "shuffle_elect" => super::warp::shuffle_elect(ev, &args, &kwargs, span),
         "sync_warp" => super::warp::sync_warp(ev, &args, &kwargs, span),
+        "shfl_sync" | "shfl_xor" | "shfl_down" | "shfl_up" => {
+            super::warp::shuffle(ev, name, &args, &kwargs, span)
+        }
         "device_assert" => super::warp::device_assert(ev, &args, &kwargs, span),
         n if n.starts_with("warp_reduce_") => super::warp::warp_reduce(ev, n, &args, &kwargs, span),
         "StridedTensor" => strided_tensor(ev, args, kwargs, span),

@@ -339,3 +339,330 @@ pub(crate) fn device_assert<'a>(
     st.emit(Stmt::DeviceAssert { cond: c }, span);
     Ok(Value::None)
 }
+
+/// Which of TileLang's four warp shuffles a call is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shuffle {
+    /// `T.shfl_sync(value, srcLane)`: lane `srcLane % width` of the group.
+    Index,
+    /// `T.shfl_xor(value, laneMask)`: lane `lane ^ laneMask`.
+    Xor,
+    /// `T.shfl_down(value, delta)`: lane `lane + delta`.
+    Down,
+    /// `T.shfl_up(value, delta)`: lane `lane - delta`.
+    Up,
+}
+
+/// `T.shfl_sync/shfl_xor/shfl_down/shfl_up(value, lane_or_delta, width=32,
+/// mask=0xFFFFFFFF)`: each thread reads `value` of another lane of its
+/// group of `width` consecutive lanes (CUDA's `__shfl*_sync`, HIP's
+/// `__shfl*` with the same width, so 32-lane groups on every target).
+/// A source lane past the group (or, for `shfl_xor`, in a later group)
+/// gives the thread its own value, as CUDA does.
+///
+/// Where every thread of the block reaches the call with the full mask,
+/// the exchange is staged through a block-shared buffer: each thread
+/// stores its value at its thread index, a barrier, each thread reads its
+/// source lane's slot (its own where the source is out of range) into a
+/// fresh per-thread var, and a barrier before the buffer can be written
+/// again. That is the shuffle's result on every target.
+pub(crate) fn shuffle<'a>(
+    ev: &mut Evaluator<'a>,
+    name: &str,
+    args: &[Value<'a>],
+    kwargs: &[(String, Value<'a>)],
+    span: Span,
+) -> EResult<Value<'a>> {
+    let what = format!("`T.{name}`");
+    let (op, second) = match name {
+        "shfl_sync" => (Shuffle::Index, "srcLane"),
+        "shfl_xor" => (Shuffle::Xor, "delta"),
+        "shfl_down" => (Shuffle::Down, "delta"),
+        "shfl_up" => (Shuffle::Up, "delta"),
+        _ => {
+            return Err(err(
+                codes::UNSUPPORTED_TILELANG,
+                format!("{what} is not supported by tilec"),
+                span,
+            ));
+        }
+    };
+    let params = ["value", second, "width", "mask"];
+    let mut slots: [Option<Value<'a>>; 4] = [None, None, None, None];
+    if args.len() > params.len() {
+        return Err(err(
+            codes::BAD_ARGUMENTS,
+            format!("{what} takes a value, a {second}, a width and a mask"),
+            span,
+        ));
+    }
+    for (slot, a) in slots.iter_mut().zip(args) {
+        *slot = Some(a.clone());
+    }
+    for (k, v) in kwargs {
+        let Some(i) = params.iter().position(|p| p == k) else {
+            return Err(err(
+                codes::BAD_ARGUMENTS,
+                format!("{what} has no parameter `{k}`"),
+                span,
+            ));
+        };
+        if slots[i].is_some() {
+            return Err(err(
+                codes::BAD_ARGUMENTS,
+                format!("{what} got `{k}` twice"),
+                span,
+            ));
+        }
+        slots[i] = Some(v.clone());
+    }
+    let [Some(value), Some(lane), width, mask] = slots else {
+        return Err(err(
+            codes::BAD_ARGUMENTS,
+            format!("{what} needs a value and a {second}"),
+            span,
+        ));
+    };
+    let refuse = |msg: String, label: &str, note: String| -> EResult<Value<'a>> {
+        Err(Box::new(
+            Diagnostic::error(codes::UNSUPPORTED_TILELANG, msg, span)
+                .with_label(label)
+                .with_note(note),
+        ))
+    };
+    let lanes = i64::from(WARP_REDUCE_LANES);
+    let width = match width {
+        None => lanes,
+        Some(w) => match w.as_int() {
+            Some(w) if w > 0 && w <= lanes && w & (w - 1) == 0 => w,
+            _ => {
+                return refuse(
+                    format!(
+                        "{what} with a width that is not a compile-time power of two up to {lanes}"
+                    ),
+                    "shuffle width",
+                    format!(
+                        "CUDA's shuffles take a power-of-two width of at most {lanes}; give one \
+                         (the default is {lanes})"
+                    ),
+                );
+            }
+        },
+    };
+    match mask {
+        None | Some(Value::None) => {}
+        Some(m) if m.as_int().is_some_and(|m| m & 0xFFFF_FFFF == 0xFFFF_FFFF) => {}
+        Some(_) => {
+            return refuse(
+                format!("{what} with a partial lane mask"),
+                "lane mask",
+                "tilec gives shuffles the full-warp mask (0xFFFFFFFF), where every lane takes part; \
+                 compute the value on every lane and shuffle with the default mask"
+                    .to_string(),
+            );
+        }
+    }
+    let what_s = what.as_str();
+    converged(
+        ev,
+        what_s,
+        "a shuffle reads the value of another lane, which that lane gives only if it reaches \
+         the shuffle too; compute the value for every thread and call it outside the `if` or \
+         `T.Parallel` nest",
+        span,
+    )?;
+    let st = ev.kernel_stager(what_s, span)?;
+    let Some(k) = st.kernel else {
+        return Err(super::stage::cascade());
+    };
+    if k.in_role {
+        return refuse(
+            format!("{what} inside `T.ws`"),
+            "shuffle in a role",
+            "tilec exchanges shuffled values through a barrier of the whole block; shuffle in \
+             the kernel's own code, outside the roles"
+                .to_string(),
+        );
+    }
+    if i64::from(k.threads) % lanes != 0 {
+        return refuse(
+            format!(
+                "{what} in a kernel of {} threads, not a multiple of {lanes}",
+                k.threads
+            ),
+            "shuffle with a partial warp",
+            format!(
+                "a full-mask shuffle needs every lane of the warp; launch a multiple of {lanes} threads"
+            ),
+        );
+    }
+    let v = st.value_expr(&value, None, span)?;
+    let dtype = st.ty(v);
+    if !(dtype.is_int() || dtype.is_float()) {
+        return refuse(
+            format!("{what} of a {dtype} value"),
+            "shuffle of this type",
+            "tilec shuffles integers and floats; cast the value to one of those".to_string(),
+        );
+    }
+    use crate::ir::BinaryOp as B;
+    let tx = st.var(k.thread_var);
+    let tx_ty = st.ty(tx);
+    let int = |st: &mut super::stage::Stager, n: i64| st.lit(crate::ir::Literal::Int(n, tx_ty));
+    let w = int(st, width);
+    // `l`: the lane's place in its group; `base`: the group's first thread.
+    let l = st.binary(B::FloorMod, tx, w, span)?;
+    let base = st.binary(B::Sub, tx, l, span)?;
+    let src = if op == Shuffle::Index {
+        let s = st.value_expr(&lane, Some(tx_ty), span)?;
+        if !st.ty(s).is_int() {
+            return refuse(
+                format!("{what} with a non-integer source lane"),
+                "source lane",
+                "give the source lane as an integer".to_string(),
+            );
+        }
+        // CUDA's and HIP's `srcLane & (width - 1)`.
+        let s = st.cast(s, tx_ty, span)?;
+        let m = st.binary(B::FloorMod, s, w, span)?;
+        st.binary(B::Add, base, m, span)?
+    } else {
+        let d = st.value_expr(&lane, Some(tx_ty), span)?;
+        if !st.ty(d).is_int() {
+            return refuse(
+                format!("{what} with a non-integer {second}"),
+                "lane distance",
+                format!("give the {second} as an integer"),
+            );
+        }
+        let d = st.cast(d, tx_ty, span)?;
+        // CUDA takes the distance as unsigned and HIP as a signed lane
+        // index, so they agree on non-negative distances (for `shfl_xor`,
+        // below 32: HIP's 64-lane wavefront reaches the other half of the
+        // wavefront with a mask of 32 or more, where CUDA gives the
+        // thread's own value).
+        let limit = if op == Shuffle::Xor {
+            Some(lanes)
+        } else {
+            None
+        };
+        let zero_t = int(st, 0);
+        let low = st.binary(B::Ge, d, zero_t, span)?;
+        let in_range = match limit {
+            Some(n) => {
+                let n = int(st, n);
+                let high = st.binary(B::Lt, d, n, span)?;
+                st.binary(B::And, low, high, span)?
+            }
+            None => low,
+        };
+        let outside = match limit {
+            Some(n) => format!("outside 0 to {}", n - 1),
+            None => "that is negative".to_string(),
+        };
+        match st.func.as_literal(in_range) {
+            Some(crate::ir::Literal::Bool(true)) => {}
+            Some(_) => {
+                return refuse(
+                    format!("{what} with a {second} {outside}"),
+                    "lane distance",
+                    if op == Shuffle::Xor {
+                        "CUDA gives each thread its own value for a lane mask of 32 or more, and \
+                         HIP's 64-lane wavefronts read the other half of the wavefront; give a \
+                         mask below 32"
+                            .to_string()
+                    } else {
+                        "CUDA reads a negative distance as a large unsigned one (the thread's own \
+                         value) and HIP as a lane index; give a non-negative distance"
+                            .to_string()
+                    },
+                );
+            }
+            None => st.emit(Stmt::DeviceAssert { cond: in_range }, span),
+        }
+        let (ok, from) = match op {
+            Shuffle::Up => (
+                st.binary(B::Ge, l, d, span)?,
+                st.binary(B::Sub, tx, d, span)?,
+            ),
+            Shuffle::Down => {
+                let rest = st.binary(B::Sub, w, l, span)?;
+                (
+                    st.binary(B::Lt, d, rest, span)?,
+                    st.binary(B::Add, tx, d, span)?,
+                )
+            }
+            _ => {
+                // j = lane ^ d stays in the warp; it is read where it is not
+                // in a later group than the lane's own.
+                let full = int(st, lanes);
+                let lane_id = st.binary(B::FloorMod, tx, full, span)?;
+                let j = st.binary(B::BitXor, lane_id, d, span)?;
+                let warp = st.binary(B::Sub, tx, lane_id, span)?;
+                let from = st.binary(B::Add, warp, j, span)?;
+                let end = st.binary(B::Add, base, w, span)?;
+                (st.binary(B::Lt, from, end, span)?, from)
+            }
+        };
+        st.expr(
+            Expr::Select {
+                cond: ok,
+                then: from,
+                otherwise: tx,
+            },
+            span,
+        )?
+    };
+    let n = int(st, i64::from(k.threads));
+    let slots = st.add_buffer(name, dtype, vec![n], Scope::Shared, span);
+    st.emit(
+        Stmt::Alloc {
+            buffer: slots,
+            init: None,
+        },
+        span,
+    );
+    let one = st.int(1);
+    let zero = st.int(0);
+    let out = st.add_buffer(name, dtype, vec![one], Scope::Var, span);
+    st.emit(
+        Stmt::Alloc {
+            buffer: out,
+            init: None,
+        },
+        span,
+    );
+    st.emit(
+        Stmt::Store {
+            buffer: slots,
+            indices: vec![tx],
+            value: v,
+        },
+        span,
+    );
+    st.emit(Stmt::Barrier, span);
+    let read = st.expr(
+        Expr::Load {
+            buffer: slots,
+            indices: vec![src],
+        },
+        span,
+    )?;
+    st.emit(
+        Stmt::Store {
+            buffer: out,
+            indices: vec![zero],
+            value: read,
+        },
+        span,
+    );
+    st.emit(Stmt::Barrier, span);
+    let load = st.expr(
+        Expr::Load {
+            buffer: out,
+            indices: vec![zero],
+        },
+        span,
+    )?;
+    Ok(Value::Expr(load))
+}
