@@ -259,6 +259,7 @@ pub(crate) fn get_attr<'a>(
             "Cast" => Value::Builtin("T.Cast"),
             "Select" => Value::Builtin("T.Select"),
             "reinterpret" => Value::Builtin("T.reinterpret"),
+            "call_extern" => Value::Builtin("tvm.tirx.call_extern"),
             _ => opaque(m),
         },
         Value::Torch(t) => return Some(super::torch_tensor::get_attr(t, name, span)),
@@ -322,6 +323,7 @@ pub(crate) fn handles(name: &str) -> bool {
             | "torch.device"
             | "tvm.DataType"
             | "tvm.tirx.const"
+            | "tvm.tirx.call_extern"
             | "int.bit_length"
     ) || super::tl_extra::handles(name)
         || super::torch_tensor::handles(name)
@@ -600,6 +602,41 @@ pub(crate) fn call<'a>(
                 Some(d) => d,
             };
             ev.call_builtin("T.Cast", vec![dtype, value], Vec::new(), span)
+        }
+        // `call_extern(dtype, name, *args)` calls a device function of
+        // TileLang's generated C++ by name. tilec emits no C++; the one it
+        // knows is `__nanosleep`, a delay with no effect on any value,
+        // which it leaves out.
+        "tvm.tirx.call_extern" => {
+            let extern_name = match arg(1, "func_name") {
+                Some(Value::Str(n)) => n.to_string(),
+                _ => {
+                    return Err(bad_args(
+                        "call_extern",
+                        span,
+                        "a return dtype, the function's name and its arguments",
+                    ));
+                }
+            };
+            if extern_name == "__nanosleep" {
+                Ok(Value::None)
+            } else {
+                Err(Box::new(
+                    Diagnostic::error(
+                        codes::UNSUPPORTED_TILELANG,
+                        format!(
+                            "`call_extern` of `{extern_name}` is not supported: tilec emits no C++ \
+                             to call it from"
+                        ),
+                        span,
+                    )
+                    .with_label("an external device function")
+                    .with_note(
+                        "the only external function tilec accepts is `__nanosleep` (a delay, left \
+                         out); write the computation with `T.*` operations",
+                    ),
+                ))
+            }
         }
         "tvm.DataType" => {
             let [v] = args.as_slice() else {

@@ -118,7 +118,6 @@ const FUNCTIONS: &[&str] = &[
 /// yet; they resolve so that the error can name them at the call.
 const KNOWN_UNSUPPORTED: &[&str] = &[
     "mbarrier_expect_tx",
-    "call_extern",
     "import_source",
     "gemm_sp",
     "alloc_tmem",
@@ -147,6 +146,9 @@ pub(crate) fn attr<'a>(name: &str) -> Option<Value<'a>> {
     }
     if name == "GemmWarpPolicy" {
         return Some(Value::Module("T.GemmWarpPolicy"));
+    }
+    if name == "call_extern" {
+        return Some(Value::Builtin("tvm.tirx.call_extern"));
     }
     if let Some(n) = FUNCTIONS.iter().find(|n| **n == name) {
         return Some(Value::Builtin(match *n {
