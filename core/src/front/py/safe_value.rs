@@ -252,7 +252,7 @@ pub(crate) fn copy(st: &mut Stager, src: &Region, dst: &Region, span: Span) -> E
         };
     }
     st.emit(stmt, span);
-    let mut body = st.pop_block();
+    let body = st.pop_block();
     if vars.is_empty() {
         for s in body.stmts {
             st.emit(s, span);
@@ -260,36 +260,8 @@ pub(crate) fn copy(st: &mut Stager, src: &Region, dst: &Region, span: Span) -> E
         return Ok(());
     }
     // Per-thread buffers are copied whole by every thread: serial loops.
-    if matches!(st.func.buffers[dst.buffer].scope, Scope::Local | Scope::Var) {
-        for (k, &v) in vars.iter().enumerate().rev() {
-            let t = st.ty(se[k]);
-            let zero = st.lit(Literal::Int(0, t));
-            let mut outer = Block::new();
-            outer.push(
-                Stmt::For {
-                    var: v,
-                    start: zero,
-                    extent: se[k],
-                    kind: ir::LoopKind::Serial,
-                    body,
-                },
-                span,
-            );
-            body = outer;
-        }
-        for s in body.stmts {
-            st.emit(s, span);
-        }
-        return Ok(());
-    }
-    st.emit(
-        Stmt::Parallel {
-            vars,
-            extents: se,
-            body,
-        },
-        span,
-    );
+    let per_thread = matches!(st.func.buffers[dst.buffer].scope, Scope::Local | Scope::Var);
+    super::views::emit_element_nest(st, vars, se, body, per_thread, span);
     Ok(())
 }
 

@@ -1188,37 +1188,51 @@ fn element_loop(st: &mut super::stage::Stager, src: &Side, dst: &Side, span: Spa
     let per_thread = [src.buffer, dst.buffer]
         .iter()
         .any(|&b| matches!(st.func.buffers[b].scope, Scope::Local | Scope::Var));
-    if per_thread {
-        let mut body = body;
-        for (k, &v) in vars.iter().enumerate().rev() {
-            let zero = int_of(st, 0, se[k]);
-            let mut outer = ir::Block::new();
-            outer.push(
-                Stmt::For {
-                    var: v,
-                    start: zero,
-                    extent: se[k],
-                    kind: ir::LoopKind::Serial,
-                    body,
-                },
-                span,
-            );
-            body = outer;
-        }
-        for stmt in body.stmts {
-            st.emit(stmt, span);
-        }
-        return Ok(());
-    }
-    st.emit(
-        Stmt::Parallel {
-            vars,
-            extents: se,
-            body,
-        },
-        span,
-    );
+    emit_element_nest(st, vars, se, body, per_thread, span);
     Ok(())
+}
+
+/// Emits the element loops `vars` (extents `extents`) around `body`: a
+/// `T.Parallel` nest, or, when a per-thread buffer takes part (every thread
+/// copies it whole), serial loops.
+pub(crate) fn emit_element_nest(
+    st: &mut super::stage::Stager,
+    vars: Vec<Handle<ir::Var>>,
+    extents: Vec<Handle<Expr>>,
+    body: ir::Block,
+    per_thread: bool,
+    span: Span,
+) {
+    if !per_thread {
+        st.emit(
+            Stmt::Parallel {
+                vars,
+                extents,
+                body,
+            },
+            span,
+        );
+        return;
+    }
+    let mut body = body;
+    for (k, &v) in vars.iter().enumerate().rev() {
+        let zero = int_of(st, 0, extents[k]);
+        let mut outer = ir::Block::new();
+        outer.push(
+            Stmt::For {
+                var: v,
+                start: zero,
+                extent: extents[k],
+                kind: ir::LoopKind::Serial,
+                body,
+            },
+            span,
+        );
+        body = outer;
+    }
+    for stmt in body.stmts {
+        st.emit(stmt, span);
+    }
 }
 
 /// `T.copy` operands: maps each view operand to a region of its buffer.
