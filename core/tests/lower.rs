@@ -2896,3 +2896,28 @@ fn a_block_split_by_hand_is_lowered_as_roles() {
         .unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
+/// A barrier of count 1 that only thread 0 arrives at: the lowered kernel
+/// and the reference interpreter both complete one phase, so the wait
+/// passes and the copy through shared memory is whole, on the targets with
+/// phased barriers; the others refuse the barrier.
+#[test]
+fn guarded_single_thread_arrive_completes_a_count_one_barrier() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/front/guarded_arrive.py");
+    let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let (module, _) = compile_source(&source, "guarded_arrive");
+    for t in ["sm_80", "sm_90a"] {
+        check_example(&module, "guarded_arrive", t, Class::Exact)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("guarded_arrive unsupported on {t}"));
+    }
+    for t in ["gfx942", "apple"] {
+        let target = target::builtin(t).unwrap_or_else(|e| panic!("{e}"));
+        match lower::to_thread(&module, &target) {
+            Err(e @ LowerError::Unsupported { .. }) => {
+                assert!(e.to_string().contains("no phased barriers"), "{t}: {e}");
+            }
+            other => panic!("{t}: expected a refusal, got {other:?}"),
+        }
+    }
+}

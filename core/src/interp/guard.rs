@@ -379,6 +379,17 @@ pub(crate) fn bind_thread(env: &mut Env, tx: usize, lets: &[(usize, Code)], i: i
 /// Runs a thread-guarded `if` (module documentation).
 pub(crate) fn exec_thread_if(env: &mut Env, t: &ThreadIf) -> Eval<()> {
     let saved = env.ints[t.tx];
+    let arrivals = env.arrivals;
+    let ran = exec_branches(env, t);
+    env.arrivals = arrivals;
+    env.ints[t.tx] = saved;
+    ran
+}
+
+/// The branches of a thread-guarded `if`, each for the threads that take
+/// it. A barrier arrival inside one counts those threads: all of them for
+/// a branch of tile operations, one per run of per-thread code.
+fn exec_branches(env: &mut Env, t: &ThreadIf) -> Eval<()> {
     let mut pass = Vec::with_capacity(t.threads.max(0) as usize);
     for i in 0..t.threads {
         set_thread(env, t, i)?;
@@ -405,8 +416,10 @@ pub(crate) fn exec_thread_if(env: &mut Env, t: &ThreadIf) -> Eval<()> {
                 ));
             }
             env.ints[t.tx] = first;
+            env.arrivals = u32::try_from(threads.len()).unwrap_or(u32::MAX);
             exec_block(env, body)?;
         } else {
+            env.arrivals = 1;
             for i in threads {
                 swap_copies(env, i);
                 let ran = set_thread(env, t, i)
@@ -417,7 +430,6 @@ pub(crate) fn exec_thread_if(env: &mut Env, t: &ThreadIf) -> Eval<()> {
             }
         }
     }
-    env.ints[t.tx] = saved;
     Ok(())
 }
 
