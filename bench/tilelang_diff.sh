@@ -70,18 +70,41 @@ while :; do
     echo "== gpu_diff from entry $start ($left s left)"
     python3 "$harness/gpu_diff.py" --tilec "$dist/tilec" --plugin "$dist/libtilec_backend_cuda.so" \
         --tilelang-root "$tilelang" --list "$compat/compiled.json" --out "$out" \
-        --start "$start" --budget-s "$left" "$@" | grep -v '^\[' | tail -n 5
+        --start "$start" --budget-s "$left" "$@" > "$out/gpu_diff.$start.log" 2>&1
+    rc=$?
+    grep -v '^\[' "$out/gpu_diff.$start.log" | tail -n 5
     # Where to go on: the first entry skipped for a lost context names it.
-    next=$(python3 - "$out/gpu_diff.$start.jsonl" <<'PY'
-import json, re, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+    # A process that died without its summary (TileLang runs in-process: a
+    # kernel library with an unresolved symbol ends the interpreter) wrote
+    # rows up to the entry it died in; that entry is recorded as TileLang's
+    # failure with the last lines of the log, and the run goes on after it.
+    next=$(python3 - "$out/gpu_diff.$start.jsonl" "$compat/compiled.json" "$start" "$rc" "$out/gpu_diff.$start.log" <<'PY'
+import json, os, re, sys
+path, listing, start, rc, log = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+rows = [json.loads(l) for l in open(path) if l.strip()] if os.path.exists(path) else []
 for r in rows:
     m = re.search(r"rerun with --start (\d+)", r.get("skipped", ""))
     if m:
         print(m.group(1))
         break
 else:
-    print("budget" if any(r.get("skipped") == "time budget" for r in rows) else "done")
+    if any(r.get("skipped") == "time budget" for r in rows):
+        print("budget")
+    elif rc != 0 and not any(r.get("skipped") for r in rows[-1:]):
+        entries = json.load(open(listing))["kernels"]
+        died = start + len(rows)
+        if died < len(entries):
+            e = entries[died]
+            tail = [l.strip() for l in open(log, errors="replace") if l.strip() and not l.startswith("[")][-3:]
+            with open(path, "a") as f:
+                f.write(json.dumps({"list_index": died, "file": e["file"], "builder": e.get("builder"),
+                                    "kernel": e["kernel"], "status": "TileLang failed", "tl_stage": "process",
+                                    "tl_error": "the process died (exit %d): %s" % (rc, " / ".join(tail)[:300])}) + "\n")
+            print(died + 1)
+        else:
+            print("done")
+    else:
+        print("done")
 PY
 )
     case "$next" in
