@@ -2921,3 +2921,16 @@ fn guarded_single_thread_arrive_completes_a_count_one_barrier() {
         }
     }
 }
+
+/// A block loop holding a parallel copy into shared memory and per-thread
+/// code that reads a neighbour's element of it: lowered, each iteration's
+/// copy completes before the threads read, as in the reference.
+#[test]
+fn loops_with_tile_and_per_thread_code_match_on_every_target() {
+    front_file_matches_on_every_target(
+        "loop_tile_and_thread_code",
+        "loop_tile_and_thread_code",
+        &[],
+        Class::Exact,
+    );
+}

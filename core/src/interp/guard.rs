@@ -24,10 +24,11 @@
 //! races between its threads).
 //!
 //! A loop or `if` of the block (bounds and condition not reading the
-//! thread index) around a barrier or a warp reduction runs statement by
-//! statement instead, since those need every thread at once; a barrier
-//! inside per-thread code is refused, as running the threads one after
-//! another would reorder it.
+//! thread index) around a barrier, a warp reduction or a tile operation
+//! runs statement by statement instead: the first two need every thread at
+//! once, and TileLang puts barriers between a tile operation and the
+//! per-thread code beside it. A barrier inside per-thread code is refused,
+//! as running the threads one after another would reorder it.
 //!
 //! Per-thread stores into `fragment`, `local` and `var` buffers are
 //! refused: TileLang keeps one copy of those per thread, this interpreter
@@ -202,14 +203,18 @@ impl Compiler<'_> {
             } => &[then, otherwise],
             _ => &[],
         };
-        // A loop or `if` of the block around a warp reduction or a barrier
-        // runs statement by statement, each thread's part of each
-        // statement before the next (both need every thread at once).
+        // A loop or `if` of the block around a warp reduction, a barrier or
+        // a tile operation runs statement by statement, each thread's part
+        // of each statement before the next: the first two need every
+        // thread at once, and TileLang separates a tile operation from the
+        // per-thread code beside it with barriers.
         if !reads {
             let mut warp = false;
             for block in nested {
-                block
-                    .walk(&mut |s, _| warp |= matches!(s, Stmt::WarpReduce { .. } | Stmt::Barrier));
+                block.walk(&mut |s, _| {
+                    warp |= matches!(s, Stmt::WarpReduce { .. } | Stmt::Barrier)
+                        || (is_tile(s) && !writes_private(s, &private));
+                });
             }
             if warp {
                 return false;
