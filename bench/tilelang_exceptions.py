@@ -2,20 +2,27 @@
 closed form the kernel computes (torch on the same inputs): the evidence for
 the GPU differential's named exceptions (bench/RESULTS.md, 2026-12-07).
 
-    python3 bench/tilelang_exceptions.py TILELANG COMPAT_WORK
+    python3 bench/tilelang_exceptions.py TILELANG COMPAT_WORK [TILEC]
 
 TILELANG is a TileLang checkout (its testing/ folder), COMPAT_WORK the
 `work/` folder of a `compat.py` run (hoisted copies of test functions);
-TileLang, torch and a CUDA device are needed. One line per case."""
+TileLang, torch and a CUDA device are needed. TILEC (a `tilec` binary)
+gives the cases that replay tilec's own inputs (`--seed 5`, as the
+differential uses) the inputs of its reference run. One line per case."""
 import importlib.util
 import os
+import subprocess
 import sys
+import tempfile
+
+import numpy as np
 
 import tilelang
 import torch
 
 TL = sys.argv[1]          # TileLang checkout
 WORK = sys.argv[2]        # compat work dir (hoisted test copies)
+TILEC = sys.argv[3] if len(sys.argv) > 3 else None
 
 
 def load(path):
@@ -102,7 +109,62 @@ def shift_promotion():
         int(b.item()), (0x1234 << 20) & 0xFFFF, (0x1234 << 20) & 0xFFFFFFFF)
 
 
+def tilec_inputs(rel, kernel):
+    """The inputs tilec's differential run gave a kernel: its reference
+    interpreter's run with the same seed, dumped."""
+    if TILEC is None:
+        raise RuntimeError("needs the TILEC argument")
+    out = tempfile.mkdtemp(prefix="tilec-inputs-")
+    subprocess.run([TILEC, "run", pick(rel), "--kernel", kernel, "--backend", "ref", "--seed", "5",
+                    "--dump", out], check=True, capture_output=True)
+    return {n[:-len(".in.npy")]: np.load(os.path.join(out, n)) for n in os.listdir(out) if n.endswith(".in.npy")}
+
+
+def reduce_epoch_pipelined():
+    rel = "testing/python/language/test_tilelang_language_reduce.py"
+    name = "test_finalize_reducer_epoch_inside_pipelined_loop"
+    a = torch.from_numpy(tilec_inputs(rel, name + "()")["A"]).cuda()
+    m = load(pick(rel))
+    seen = {}
+    randn = m.torch.randn
+    m.torch.randn = lambda *shape, **kw: a.clone()
+    m.torch.testing.assert_close = lambda got, want, **kw: seen.update(got=got.double().cpu())
+    try:
+        getattr(m, name)()
+    finally:
+        m.torch.randn = randn
+    return "TileLang B = %s on tilec's inputs; logsumexp(A) = %.6f" % (
+        seen["got"].tolist(), torch.logsumexp(a.double(), 0).item())
+
+
+def tma_desc_over_arrival():
+    m = load(pick("testing/python/runtime/test_tilelang_runtime_tma_validation.py"))
+    seen = {}
+    build = m._compile_tvm_ffi
+
+    def build_and_run(fn, **kw):
+        k = build(fn, **kw)
+        x = torch.randn(16, 256, device=dev, dtype=torch.float16)
+        y = torch.zeros_like(x)
+        try:
+            k(x, y)
+            torch.cuda.synchronize()
+            seen["r"] = "ran, max |y - x| = %g" % (y - x).abs().max().item()
+        except Exception as e:  # noqa: BLE001
+            seen["r"] = "failed: %s" % repr(e)[:200]
+        return k
+
+    m._compile_tvm_ffi = build_and_run
+    try:
+        m.test_tma_host_codegen_aligns_tvm_ffi_stack_alloca_for_descriptor()
+    except AssertionError:
+        pass
+    return "TileLang (barrier of count 1, 32 threads arrive): " + seen.get("r", "not run")
+
+
 for n, f in [("gfx950 T.async_copy matmul (no wait)", gfx950_async), ("webgpu matmul 1024 (T.grid at block level)", webgpu_matmul),
              ("T.async_copy without wait", async_no_wait), ("ptx_cp_async in T.Pipelined", cp_async_ws),
-             ("uint16 << 20 cast to uint32", shift_promotion)]:
+             ("uint16 << 20 cast to uint32", shift_promotion),
+             ("reducer epoch in T.Pipelined (tilec's inputs)", reduce_epoch_pipelined),
+             ("tma_copy_2d_desc over-arrival", tma_desc_over_arrival)]:
     case(n, f)
