@@ -92,3 +92,5 @@ pub const SINGLE_THREAD: &str = "W0002";
 /// A value type tilec carries with more precision than TileLang
 /// (`T.tfloat32` as `T.float32`).
 pub const MORE_PRECISE: &str = "W0003";
+/// Every thread of the block arrives at a barrier of a smaller count.
+pub const OVER_ARRIVAL: &str = "W0004";

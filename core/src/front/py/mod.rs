@@ -17,6 +17,7 @@ pub mod codes;
 mod cp_async;
 mod eval;
 mod match_buffer;
+mod over_arrival;
 mod params;
 mod pyclass;
 mod pylib;
@@ -236,6 +237,7 @@ fn compile_on_this_thread(
             ev.diags
                 .extend(unfollowed_lists(&function, &k.list_warnings));
             check_function(&function, &mut ev.diags);
+            over_arrival::over_arrivals(&function, &mut ev.diags);
             out.module = Some(Module {
                 functions: vec![function],
             });
