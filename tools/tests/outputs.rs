@@ -4,8 +4,9 @@
 //!
 //! The PTX comes from the cuda plugin, built once per test run with the
 //! `cargo` that runs the tests into the folder shared with the other
-//! plugin tests, and passed with `--plugin` (a plugin next to `tilec`
-//! would change what other tests see).
+//! plugin tests, moved to a folder of its own and passed with `--plugin`
+//! (a plugin next to `tilec` or in the shared folder would change what
+//! other tests see).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -32,12 +33,20 @@ fn cuda_plugin() -> &'static Path {
             "building the cuda plugin failed:\n{}",
             String::from_utf8_lossy(&output.stderr)
         );
-        let library = target_dir.join("debug").join(format!(
+        let file = format!(
             "{}tilec_backend_cuda{}",
             std::env::consts::DLL_PREFIX,
             std::env::consts::DLL_SUFFIX
-        ));
-        assert!(library.is_file(), "{} was not built", library.display());
+        );
+        let built = target_dir.join("debug").join(&file);
+        assert!(built.is_file(), "{} was not built", built.display());
+        // Moved to a folder of its own: other tests scan the build folder
+        // for plugins and expect only theirs there.
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cuda-plugin");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let library = dir.join(&file);
+        std::fs::copy(&built, &library).unwrap_or_else(|e| panic!("{}: {e}", built.display()));
+        std::fs::remove_file(&built).unwrap_or_else(|e| panic!("{}: {e}", built.display()));
         library
     })
 }
