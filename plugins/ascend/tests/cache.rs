@@ -55,12 +55,20 @@ fn a_cache_others_can_write_is_refused_before_anything_is_built_or_loaded() {
 
 #[test]
 fn a_cache_of_another_owner_or_a_link_is_refused() {
-    // `/` belongs to root; for anyone else it is another user's folder.
-    if rustix::process::geteuid().is_root() {
-        return;
-    }
-    let error = cache::check_private(Path::new("/")).expect_err("refused");
-    assert!(error.contains("belongs to user id 0"), "{error}");
+    // A private-looking folder (0700) of another user: for root, one given
+    // to `nobody`; for anyone else, `/`, which belongs to root.
+    let other = private_dir();
+    let (path, owner) = if rustix::process::geteuid().is_root() {
+        std::os::unix::fs::chown(other.path(), Some(65534), None).unwrap_or_else(|e| panic!("{e}"));
+        (other.path().to_path_buf(), 65534)
+    } else {
+        (PathBuf::from("/"), 0)
+    };
+    let error = cache::check_private(&path).expect_err("refused");
+    assert!(
+        error.contains(&format!("belongs to user id {owner}")),
+        "{error}"
+    );
     let dir = private_dir();
     let target = dir.path().join("real");
     cache::create_private(&target).unwrap_or_else(|e| panic!("{e}"));

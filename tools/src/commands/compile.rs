@@ -1149,8 +1149,8 @@ mod tests {
 
     #[test]
     fn several_artifacts_go_into_a_folder() {
-        let dir = std::env::temp_dir().join(format!("tilec-unit-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let scratch = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = scratch.path();
         let out = dir.join("new");
         let shown = out.display().to_string();
         let args = compile_args(&["-o", &shown]);
@@ -1180,7 +1180,6 @@ mod tests {
             write_artifacts(&args, &[artifact("../escape", ArtifactKind::Text)], None).is_err()
         );
         assert!(!dir.join("escape").exists());
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -1223,8 +1222,8 @@ mod tests {
 
     #[test]
     fn a_folder_names_the_artifact_after_the_kernel() {
-        let dir = std::env::temp_dir().join(format!("tilec-unit-k-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let scratch = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = scratch.path();
         let shown = format!("{}/", dir.display());
         let args = compile_args(&["-o", &shown]);
         let written = write_artifacts(
@@ -1241,7 +1240,6 @@ mod tests {
         assert!(!dir.join("module.ptx").exists());
         assert_eq!(kernel_file_name("k.cubin", Some("gemm")), None);
         assert_eq!(kernel_file_name("module.s", Some("../x")), None);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
