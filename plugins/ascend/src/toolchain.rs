@@ -62,10 +62,7 @@ pub fn check(tool: &Path, source: &str, target: &TargetDescription) -> Result<()
         message: e.to_string(),
     };
     // A fresh folder with a random name, mode 0700, removed on return.
-    let scratch = tempfile::Builder::new()
-        .prefix("tilec-ascend-ccec-")
-        .tempdir()
-        .map_err(io)?;
+    let scratch = crate::runtime::cache::private_tempdir("tilec-ascend-ccec-").map_err(io)?;
     let dir = scratch.path();
     let file = dir.join("kernel.cpp");
     std::fs::write(&file, source).map_err(io)?;

@@ -61,6 +61,20 @@ pub fn create_private(dir: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot create the kernel cache `{}`: {e}", dir.display()))
 }
 
+/// A fresh folder with a random name under the temporary folder, made by
+/// an exclusive `mkdir` with mode 0700 (`tempfile` leaves a folder's mode
+/// to the umask unless told one), removed with all in it when dropped.
+pub fn private_tempdir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(prefix);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        builder.permissions(std::fs::Permissions::from_mode(0o700));
+    }
+    builder.tempdir()
+}
+
 /// Refuses a cache folder another user could write into: it must be a
 /// folder (not a link to one), owned by the effective user, without group
 /// or other write permission.

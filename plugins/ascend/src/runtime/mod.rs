@@ -215,9 +215,7 @@ impl State {
             Some(dir) => (dir.map_err(internal)?, None),
             // No cache home: a private folder for this process only.
             None => {
-                let dir = tempfile::Builder::new()
-                    .prefix("tilec-ascend-cpu-")
-                    .tempdir()
+                let dir = cache::private_tempdir("tilec-ascend-cpu-")
                     .map_err(|e| internal(format!("cannot create a build folder: {e}")))?;
                 (dir.path().to_path_buf(), Some(dir))
             }
