@@ -7,10 +7,12 @@
 # Arguments as for bench/tilelang_diff.sh, plus NS, the number of shards.
 # Shard i runs every NS-th kernel of COMPAT/compiled.json from entry i
 # (kernels whose parameters hold more than 2^25 elements are left out, as
-# gpu_diff.py does by default) with its own TileLang cache; each resumes
-# where a previous call with the same OUT stopped. OUT/all.jsonl holds the
-# merged rows, numbered as in COMPAT/compiled.json, and OUT/summary.md
-# their summary.
+# gpu_diff.py does by default) with its own TileLang cache,
+# $TILELANG_CACHE_DIR<i>, else OUT/tilelang-cache<i> (not a fixed name
+# under /tmp, where another user could plant compiled kernels for TileLang
+# to load); each resumes where a previous call with the same OUT stopped.
+# OUT/all.jsonl holds the merged rows, numbered as in COMPAT/compiled.json,
+# and OUT/summary.md their summary.
 set -uo pipefail
 usage="usage: bench/tilelang_diff_shards.sh HARNESS DIST TILELANG COMPAT OUT NS BUDGET_S [GPU_DIFF ARGS...]"
 harness=${1:?$usage}
@@ -24,6 +26,7 @@ shift 7
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 compat=$(cd "$compat" && pwd)
+cache_base=${TILELANG_CACHE_DIR:-$(cd "$out" && pwd)/tilelang-cache}
 python3 - "$compat" "$out" "$ns" <<'PY'
 import json, os, sys
 src, out, ns = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -42,7 +45,7 @@ print("tilelang_diff_shards: %d kernels, %d over 2^25 elements left out, %d shar
       % (len(ks), sum(1 for k in ks if (k.get("elems") or 0) > 1 << 25), ns))
 PY
 for i in $(seq 0 $((ns - 1))); do
-    TILELANG_CACHE_DIR="${TILELANG_CACHE_DIR:-/tmp/tilelang-cache}$i" \
+    TILELANG_CACHE_DIR="$cache_base$i" \
         "$here/tilelang_diff.sh" "$harness" "$dist" "$tilelang" "$out/list$i" "$out/s$i" "$budget" "$@" \
         > "$out/s$i.log" 2>&1 &
 done

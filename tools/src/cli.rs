@@ -367,6 +367,16 @@ fn parse_define(text: &str) -> Result<(String, String), String> {
     Ok((name.to_string(), value.trim().to_string()))
 }
 
+/// `--remap-path-prefix FROM=TO`, split at the last `=` as rustc does.
+fn parse_remap(text: &str) -> Result<(PathBuf, PathBuf), String> {
+    match text.rsplit_once('=') {
+        Some((from, to)) if !from.is_empty() => Ok((PathBuf::from(from), PathBuf::from(to))),
+        _ => Err(format!(
+            "expected FROM=TO, found `{text}` (write e.g. `--remap-path-prefix $PWD=.`)"
+        )),
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     #[command(flatten)]
@@ -458,9 +468,20 @@ pub struct CompileArgs {
     /// folder (an existing one, a PATH ending in `/`, or any PATH when
     /// there are several artifacts) to write each artifact under its own
     /// name. Default (or `-`): text artifacts on standard output (binary
-    /// ones need -o).
+    /// ones need -o). In a folder, an artifact a plugin names `module.EXT`
+    /// is written as `KERNEL.EXT`, after the (first) kernel. Files are
+    /// written whole or not at all (a temporary file renamed into place).
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     pub output: Option<PathBuf>,
+
+    /// Rewrite the source path that artifacts embed (PTX `.file`): a path
+    /// under FROM is written under TO instead (repeatable; the last FROM
+    /// that matches wins; FROM is taken relative to the working folder).
+    /// Without a match, a source under the working folder is embedded
+    /// relative to it, one outside it as its absolute path, so
+    /// `examples/gemm.py` and `$PWD/examples/gemm.py` give the same bytes.
+    #[arg(long = "remap-path-prefix", value_name = "FROM=TO", value_parser = parse_remap, action = clap::ArgAction::Append)]
+    pub remap_path_prefix: Vec<(PathBuf, PathBuf)>,
 
     /// Print one JSON object on standard output: {ok, file, backend,
     /// target, artifacts: [{name, kind, bytes_len, path}], kernels:

@@ -17,6 +17,7 @@ mod compare;
 mod diagnostics;
 mod json;
 mod npy;
+mod output;
 mod reference;
 mod rng;
 mod tensors;

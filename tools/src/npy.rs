@@ -157,7 +157,7 @@ pub fn encode(tensor: &Tensor) -> Result<Vec<u8>, EncodeError> {
 pub fn write(path: &Path, tensor: &Tensor) -> io::Result<()> {
     let bytes =
         encode(tensor).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
-    std::fs::write(path, bytes)
+    crate::output::write(path, &bytes)
 }
 
 #[cfg(test)]

@@ -57,12 +57,13 @@ pub fn aicore_arch(target: &TargetDescription, source: &str) -> &'static str {
 /// Compiles `source` for the target's AI core with `tool` (object only).
 pub fn check(tool: &Path, source: &str, target: &TargetDescription) -> Result<(), ToolchainError> {
     let name = tool.display().to_string();
-    let dir = std::env::temp_dir().join(format!("tilec-ascend-ccec-{}", std::process::id()));
     let io = |e: std::io::Error| ToolchainError::Io {
         tool: name.clone(),
         message: e.to_string(),
     };
-    std::fs::create_dir_all(&dir).map_err(io)?;
+    // A fresh folder with a random name, mode 0700, removed on return.
+    let scratch = crate::runtime::cache::private_tempdir("tilec-ascend-ccec-").map_err(io)?;
+    let dir = scratch.path();
     let file = dir.join("kernel.cpp");
     std::fs::write(&file, source).map_err(io)?;
     let mut cmd = Command::new(tool);

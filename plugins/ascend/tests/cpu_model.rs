@@ -37,12 +37,13 @@ fn run_kernel(name: &str, prologue: &str, body: &str) -> Option<Option<String>> 
     };
     // One folder per test: tests run in parallel threads, and one test
     // rewriting the shared header while another compiles against it would
-    // hand the compiler a truncated file.
-    let dir = std::env::temp_dir().join(format!(
-        "tilec-ascend-model-test-{}-{name}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    // hand the compiler a truncated file. A fresh private folder (random
+    // name, mode 0700), removed when the test is done.
+    let scratch = tempfile::Builder::new()
+        .prefix(&format!("tilec-ascend-model-test-{name}-"))
+        .tempdir()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let dir = scratch.path();
     std::fs::write(dir.join("ascendc_cpu.h"), MODEL_HEADER).unwrap_or_else(|e| panic!("{e}"));
     let program = format!(
         r#"#include "ascendc_cpu.h"
@@ -72,7 +73,7 @@ int main() {{
     std::fs::write(&src, program).unwrap_or_else(|e| panic!("{e}"));
     let built = Command::new(&cxx)
         .args(["-std=c++17", "-O0", "-DASCENDC_CPU_MODEL", "-I"])
-        .arg(&dir)
+        .arg(dir)
         .arg(&src)
         .arg("-o")
         .arg(&exe)

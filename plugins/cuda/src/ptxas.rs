@@ -11,10 +11,16 @@
 //!
 //! The cubin check reads the ELF with `object`: it must be a CUDA ELF
 //! (machine `EM_CUDA`) that defines every kernel entry as a function symbol.
+//!
+//! The PTX and the cubin live in a fresh folder with a random name, made
+//! mode 0700 with `mkdir`'s exclusive create (`tempfile`), for as long as
+//! `ptxas` runs, and the folder is removed on every return. A predictable
+//! name in the shared temporary folder would let another local user plant
+//! a symlink there and have the compile overwrite a file of the victim's,
+//! or read and swap the PTX between writing and assembling.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use object::{Object, ObjectSymbol, SymbolKind};
 
@@ -61,23 +67,18 @@ pub fn find() -> Option<PathBuf> {
     })
 }
 
-/// A file in the temporary folder, removed when dropped.
-struct TempFile(PathBuf);
-
-impl TempFile {
-    fn new(suffix: &str) -> TempFile {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        TempFile(
-            std::env::temp_dir().join(format!("tilec-cuda-{}-{n}{suffix}", std::process::id())),
-        )
+/// A fresh folder with a random name, made by an exclusive `mkdir` with
+/// mode 0700 (`tempfile` leaves a folder's mode to the umask unless told
+/// one), removed when dropped.
+fn private_dir() -> std::io::Result<tempfile::TempDir> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("tilec-cuda-");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o700));
     }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
+    builder.tempdir()
 }
 
 /// Assembles `ptx` for `arch` (`sm_90a`) with `ptxas` and checks that the
@@ -88,14 +89,19 @@ pub fn assemble(
     arch: &str,
     entries: &[&str],
 ) -> Result<Vec<u8>, PtxasError> {
-    let input = TempFile::new(".ptx");
-    let output = TempFile::new(".cubin");
-    std::fs::write(&input.0, ptx)?;
+    // Removed, with whatever ptxas left in it, when `scratch` drops: on
+    // success and on every error below.
+    let scratch = private_dir()?;
+    let input = scratch.path().join("kernel.ptx");
+    let output = scratch.path().join("kernel.cubin");
+    std::fs::write(&input, ptx)?;
     let result = Command::new(ptxas)
         .arg(format!("-arch={arch}"))
         .arg("-o")
-        .arg(&output.0)
-        .arg(&input.0)
+        .arg(&output)
+        .arg(&input)
+        // Any scratch file of ptxas's own goes in the private folder too.
+        .env("TMPDIR", scratch.path())
         .output()
         .map_err(|source| PtxasError::Spawn {
             path: ptxas.to_path_buf(),
@@ -105,13 +111,13 @@ pub fn assemble(
         let mut log = String::from_utf8_lossy(&result.stderr).into_owned();
         log.push_str(&String::from_utf8_lossy(&result.stdout));
         // ptxas names the temporary file; the user knows it as the PTX.
-        let log = log.replace(&input.0.display().to_string(), "<ptx>");
+        let log = log.replace(&input.display().to_string(), "<ptx>");
         return Err(PtxasError::Rejected {
             arch: arch.to_string(),
             log: log.trim().to_string(),
         });
     }
-    let cubin = std::fs::read(&output.0)?;
+    let cubin = std::fs::read(&output)?;
     check_cubin(&cubin, entries).map_err(|reason| PtxasError::Cubin {
         arch: arch.to_string(),
         reason,

@@ -19,7 +19,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tilec_backend_cuda::ptx::{self, PtxError, PtxOptions, PtxParamKind};
 use tilec_core::front::py;
@@ -105,7 +104,6 @@ fn require_ptxas() -> bool {
 /// `Ok(false)` when there is no ptxas to run (said once on stderr).
 #[allow(clippy::print_stderr)]
 fn assemble(text: &str, arch: &str, what: &str) -> Result<bool, String> {
-    static COUNTER: AtomicUsize = AtomicUsize::new(0);
     let Some(tool) = ptxas() else {
         assert!(
             !require_ptxas(),
@@ -117,11 +115,15 @@ fn assemble(text: &str, arch: &str, what: &str) -> Result<bool, String> {
         });
         return Ok(false);
     };
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir();
-    let stem = format!("tilec-ptx-{}-{n}", std::process::id());
-    let input = dir.join(format!("{stem}.ptx"));
-    let output = dir.join(format!("{stem}.cubin"));
+    // A fresh folder with a random name (not one a pid and a counter
+    // give, which another user could plant a link at), removed on return
+    // unless the PTX is kept for reading after a failure.
+    let dir = tempfile::Builder::new()
+        .prefix("tilec-ptx-")
+        .tempdir()
+        .map_err(|e| format!("{what}: creating a temporary folder: {e}"))?;
+    let input = dir.path().join("kernel.ptx");
+    let output = dir.path().join("kernel.cubin");
     std::fs::write(&input, text)
         .map_err(|e| format!("{what}: writing {}: {e}", input.display()))?;
     let run = Command::new(&tool)
@@ -131,11 +133,11 @@ fn assemble(text: &str, arch: &str, what: &str) -> Result<bool, String> {
         .arg(&input)
         .output()
         .map_err(|e| format!("{what}: running {}: {e}", tool.display()))?;
-    let _ = std::fs::remove_file(&output);
     if run.status.success() {
-        let _ = std::fs::remove_file(&input);
         Ok(true)
     } else {
+        let _ = std::fs::remove_file(&output);
+        let _kept = dir.keep();
         Err(format!(
             "{what}: ptxas -arch={arch} failed ({}); input kept at {}\n{}{}",
             run.status,

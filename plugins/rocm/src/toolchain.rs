@@ -10,10 +10,17 @@
 //! names (`opt-19` or `opt`, and so on), on `PATH` (the Debian names
 //! `opt-19`, `llc-19`, `ld.lld-19`), and in `/usr/lib/llvm-19/bin`. A
 //! missing tool is an error that names it and says how to get it.
+//!
+//! The tools read and write in a fresh folder with a random name, made
+//! mode 0700 with `mkdir`'s exclusive create (`tempfile`), which is the
+//! tools' `TMPDIR` too and is removed, with all in it, on every return. A
+//! name made of the pid, a counter and the time, created with
+//! `create_dir_all` (which takes a folder or link already there), let
+//! another local user read the kernel or plant a folder of their own and
+//! swap the files between two tools.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::emit::TRIPLE;
 
@@ -81,34 +88,27 @@ pub fn find() -> Result<Toolchain, ToolchainError> {
     Ok(Toolchain { opt, llc, lld })
 }
 
-/// A scratch folder removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new() -> Result<Scratch, ToolchainError> {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let dir =
-            std::env::temp_dir().join(format!("tilec-rocm-{}-{n}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| ToolchainError::Io(format!("cannot create {}: {e}", dir.display())))?;
-        Ok(Scratch(dir))
+/// A fresh folder with a random name, made by an exclusive `mkdir` with
+/// mode 0700 (`tempfile` leaves a folder's mode to the umask unless told
+/// one), removed with all in it when dropped.
+fn scratch() -> Result<tempfile::TempDir, ToolchainError> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("tilec-rocm-");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o700));
     }
+    builder
+        .tempdir()
+        .map_err(|e| ToolchainError::Io(format!("cannot create a temporary folder: {e}")))
 }
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn run(tool: &Path, args: &[&str]) -> Result<(), ToolchainError> {
+/// Runs `tool` with `args`; any scratch file of its own goes in `dir`.
+fn run(tool: &Path, args: &[&str], dir: &Path) -> Result<(), ToolchainError> {
     let out = Command::new(tool)
         .args(args)
+        .env("TMPDIR", dir)
         .output()
         .map_err(|e| ToolchainError::Io(format!("cannot run {}: {e}", tool.display())))?;
     if out.status.success() {
@@ -126,8 +126,9 @@ fn run(tool: &Path, args: &[&str]) -> Result<(), ToolchainError> {
 
 /// Builds the code object of `ir` for `arch` (`gfx942`).
 pub fn build_code_object(tc: &Toolchain, ir: &str, arch: &str) -> Result<Vec<u8>, ToolchainError> {
-    let scratch = Scratch::new()?;
-    let path = |name: &str| scratch.0.join(name).display().to_string();
+    let scratch = scratch()?;
+    let dir = scratch.path();
+    let path = |name: &str| dir.join(name).display().to_string();
     let (ll, bc, obj, hsaco) = (
         path("kernel.ll"),
         path("kernel.bc"),
@@ -137,25 +138,27 @@ pub fn build_code_object(tc: &Toolchain, ir: &str, arch: &str) -> Result<Vec<u8>
     std::fs::write(&ll, ir).map_err(|e| ToolchainError::Io(format!("cannot write {ll}: {e}")))?;
     let triple = format!("-mtriple={TRIPLE}");
     let cpu = format!("-mcpu={arch}");
-    run(&tc.opt, &["-O2", &triple, &cpu, &ll, "-o", &bc])?;
+    run(&tc.opt, &["-O2", &triple, &cpu, &ll, "-o", &bc], dir)?;
     run(
         &tc.llc,
         &["-O2", &triple, &cpu, "-filetype=obj", &bc, "-o", &obj],
+        dir,
     )?;
-    run(&tc.lld, &["-shared", &obj, "-o", &hsaco])?;
+    run(&tc.lld, &["-shared", &obj, "-o", &hsaco], dir)?;
     std::fs::read(&hsaco).map_err(|e| ToolchainError::Io(format!("cannot read {hsaco}: {e}")))
 }
 
 /// The assembly `llc` writes for `ir` (after `opt -O2`), for tests and
 /// inspection.
 pub fn assembly(tc: &Toolchain, ir: &str, arch: &str) -> Result<String, ToolchainError> {
-    let scratch = Scratch::new()?;
-    let path = |name: &str| scratch.0.join(name).display().to_string();
+    let scratch = scratch()?;
+    let dir = scratch.path();
+    let path = |name: &str| dir.join(name).display().to_string();
     let (ll, bc, s) = (path("kernel.ll"), path("kernel.bc"), path("kernel.s"));
     std::fs::write(&ll, ir).map_err(|e| ToolchainError::Io(format!("cannot write {ll}: {e}")))?;
     let triple = format!("-mtriple={TRIPLE}");
     let cpu = format!("-mcpu={arch}");
-    run(&tc.opt, &["-O2", &triple, &cpu, &ll, "-o", &bc])?;
-    run(&tc.llc, &["-O2", &triple, &cpu, &bc, "-o", &s])?;
+    run(&tc.opt, &["-O2", &triple, &cpu, &ll, "-o", &bc], dir)?;
+    run(&tc.llc, &["-O2", &triple, &cpu, &bc, "-o", &s], dir)?;
     std::fs::read_to_string(&s).map_err(|e| ToolchainError::Io(format!("cannot read {s}: {e}")))
 }

@@ -7,7 +7,10 @@
 //! reporting problems at the statement that causes them, and describing
 //! each kernel for the launcher ([`KernelMetadata`]).
 //!
-//! The host verifies the IR before sending it, so handles are valid here.
+//! Never trust the host: [`compile`] first runs the core's verifier on the
+//! module and refuses IR that breaks its invariants (`InvalidIr`), as every
+//! backend must (conformance level 0 sends such IR on purpose). After that,
+//! handles are valid here.
 //!
 //! Errors that concern the user's kernel carry an [`IrLocation`]: the span
 //! of the IR statement, which is a byte range of the user's source file.
@@ -34,6 +37,19 @@ pub fn compile(
     target: &TargetDescription,
     options: &CompileOptions,
 ) -> Result<CompileResult, PluginError> {
+    // Refuse malformed IR before anything relies on it: a host (or a
+    // corrupted request) may send handles that point nowhere, copies whose
+    // extents disagree, and so on.
+    if let Err(errors) = tilec_core::ir::verify::verify_module(module) {
+        let first = errors
+            .first()
+            .map(|(func, e)| format!("`{func}`: {e}"))
+            .unwrap_or_default();
+        return Err(PluginError::new(
+            ErrorCode::InvalidIr,
+            format!("the module does not verify: {first}"),
+        ));
+    }
     if !options.emit.is_empty() && options.emit != EMIT_LISTING {
         return Err(PluginError::new(
             ErrorCode::UnsupportedFeature,
@@ -567,6 +583,27 @@ def matmul(M=256, N=256, K=256):
             T.copy(C_local, C[by * 128, bx * 128])
     return main
 "#;
+
+    #[test]
+    fn ir_that_does_not_verify_is_refused() {
+        // What conformance level 0 sends (`tilec.l0.negative.ir.
+        // copy_extent_mismatch`): a copy of 64 elements into 32.
+        let malformed = parse_module(
+            "tile_ir 0.1\n\n\
+             func @bad(%X: global f32[64], %Y: global f32[64]) {\n\
+             \x20 kernel grid(1) threads(128) block(%bx) thread(%tx) {\n\
+             \x20   alloc %s: shared f32[32]\n\
+             \x20   copy %X[0 +: 64] -> %s[0 +: 32]\n\
+             \x20   copy %s[0 +: 32] -> %Y[0 +: 32]\n\
+             \x20 }\n\
+             }\n",
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        let error = compile(&malformed, &listing_target(), &CompileOptions::default())
+            .expect_err("malformed IR is refused");
+        assert_eq!(error.code, ErrorCode::InvalidIr, "{error:?}");
+        assert!(error.message.contains("does not verify"), "{error:?}");
+    }
 
     #[test]
     fn listing_is_the_tile_ir_under_a_header() {

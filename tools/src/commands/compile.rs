@@ -195,7 +195,12 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
     };
     out.kernels.clone_from(&produced.kernels);
     let mut reports = Vec::new();
-    match write_artifacts(args, &produced.artifacts) {
+    let kernel = frontend
+        .module
+        .as_ref()
+        .and_then(|m| m.functions.first())
+        .map(|f| f.name.as_str());
+    match write_artifacts(args, &produced.artifacts, kernel) {
         Ok(artifacts) => {
             out.artifacts = artifacts;
             out.ok = true;
@@ -572,9 +577,10 @@ fn plugin_options(
 ) -> CompileOptions {
     let mut extra = BTreeMap::new();
     if let Some(source) = source {
+        let cwd = std::env::current_dir().ok();
         extra.insert(
             tilec_plugin_api::SOURCE_NAME_OPTION.to_string(),
-            source.name.clone(),
+            embedded_path(&args.source.file, &args.remap_path_prefix, cwd.as_deref()),
         );
         extra.insert(
             tilec_plugin_api::SOURCE_TEXT_OPTION.to_string(),
@@ -594,6 +600,84 @@ fn plugin_options(
     };
     set_fp_contract(&mut options, args.fp_contract);
     options
+}
+
+/// The source path artifacts embed (see `--remap-path-prefix`): the
+/// last remapping whose FROM is a prefix of the absolute path, else the
+/// path relative to the working folder `cwd` when it is under it, else the
+/// absolute path. Only the spelling changes, so two spellings of one file
+/// embed one path.
+pub(crate) fn embedded_path(
+    file: &Path,
+    remaps: &[(PathBuf, PathBuf)],
+    cwd: Option<&Path>,
+) -> String {
+    let absolute = |p: &Path| match cwd {
+        Some(cwd) => normalize(&cwd.join(p)),
+        None => normalize(p),
+    };
+    let mut spellings = vec![absolute(file)];
+    // A folder reached through a symbolic link (`$PWD` against the real
+    // working folder) is matched by its real path too.
+    if let Ok(real) = std::fs::canonicalize(file) {
+        spellings.push(real);
+    }
+    for (from, to) in remaps.iter().rev() {
+        let from = absolute(from);
+        for path in &spellings {
+            if let Ok(rest) = path.strip_prefix(&from) {
+                return display(&if rest.as_os_str().is_empty() {
+                    to.clone()
+                } else {
+                    to.join(rest)
+                });
+            }
+        }
+    }
+    if let Some(cwd) = cwd {
+        let mut bases = vec![normalize(cwd)];
+        if let Ok(real) = std::fs::canonicalize(cwd) {
+            bases.push(real);
+        }
+        for path in &spellings {
+            for base in &bases {
+                if let Ok(rest) = path.strip_prefix(base)
+                    && !rest.as_os_str().is_empty()
+                {
+                    return display(rest);
+                }
+            }
+        }
+    }
+    display(&spellings[0])
+}
+
+/// `.` dropped and `..` folded, without asking the file system.
+fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push(part);
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// A path as text, with `/` between components on every system so that
+/// the bytes do not depend on the host.
+fn display(path: &Path) -> String {
+    path.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+        .replacen("//", "/", 1)
 }
 
 /// Asks a plugin for `--fp-contract` (`tilec.fp-contract`); `off` is the
@@ -725,12 +809,16 @@ fn plugin_reports(
 }
 
 /// Writes the artifacts where `-o` says (see `--help`); their JSON form.
+/// In a folder, an artifact a plugin calls `module.EXT` is named after the
+/// (first) kernel, `kernel`: `-o out/` gives `out/gemm.ptx`.
 fn write_artifacts(
     args: &CompileArgs,
     artifacts: &[Artifact],
+    kernel: Option<&str>,
 ) -> Result<Vec<ArtifactOutput>, Report> {
     let output = args.output.as_deref().filter(|p| *p != Path::new("-"));
     let mut written: Vec<Option<PathBuf>> = vec![None; artifacts.len()];
+    let mut names: Vec<String> = artifacts.iter().map(|a| a.name.clone()).collect();
     match output {
         None if args.json => {}
         None => {
@@ -769,7 +857,7 @@ fn write_artifacts(
                     ))
                 })?;
             }
-            for (artifact, written) in artifacts.iter().zip(&mut written) {
+            for ((artifact, written), name) in artifacts.iter().zip(&mut written).zip(&mut names) {
                 if !is_plain_file_name(&artifact.name) {
                     return Err(Report::error(format!(
                         "backend `{}` named an artifact `{}`, which is not a plain file name",
@@ -777,7 +865,10 @@ fn write_artifacts(
                     ))
                     .with_note("this is a bug in the plugin"));
                 }
-                let file = path.join(&artifact.name);
+                if let Some(named) = kernel_file_name(&artifact.name, kernel) {
+                    *name = named;
+                }
+                let file = path.join(&*name);
                 write_file(&file, &artifact.bytes)?;
                 *written = Some(file);
             }
@@ -792,8 +883,9 @@ fn write_artifacts(
     Ok(artifacts
         .iter()
         .zip(written)
-        .map(|(a, path)| ArtifactOutput {
-            name: a.name.clone(),
+        .zip(names)
+        .map(|((a, path), name)| ArtifactOutput {
+            name,
             kind: match a.kind {
                 ArtifactKind::Text => "text",
                 ArtifactKind::Binary => "binary",
@@ -802,6 +894,14 @@ fn write_artifacts(
             path: path.map(|p| p.display().to_string()),
         })
         .collect())
+}
+
+/// `module.EXT` renamed `KERNEL.EXT`, when the kernel's name is a plain
+/// file name; `None` to keep the plugin's name.
+fn kernel_file_name(name: &str, kernel: Option<&str>) -> Option<String> {
+    let ext = name.strip_prefix("module.")?;
+    let named = format!("{}.{ext}", kernel?);
+    is_plain_file_name(&named).then_some(named)
 }
 
 /// Whether the user wrote `-o PATH/`: a folder, existing or not.
@@ -820,7 +920,7 @@ fn is_plain_file_name(name: &str) -> bool {
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Report> {
-    std::fs::write(path, bytes).map_err(|e| {
+    crate::output::write(path, bytes).map_err(|e| {
         Report::error(format!(
             "cannot write `{}`: {}",
             path.display(),
@@ -1036,7 +1136,8 @@ mod tests {
     #[test]
     fn binary_artifacts_are_not_printed() {
         let args = compile_args(&[]);
-        let report = write_artifacts(&args, &[artifact("k.cubin", ArtifactKind::Binary)]).err();
+        let report =
+            write_artifacts(&args, &[artifact("k.cubin", ArtifactKind::Binary)], None).err();
         assert_eq!(
             report.map(|r| r.message),
             Some(
@@ -1048,8 +1149,8 @@ mod tests {
 
     #[test]
     fn several_artifacts_go_into_a_folder() {
-        let dir = std::env::temp_dir().join(format!("tilec-unit-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let scratch = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = scratch.path();
         let out = dir.join("new");
         let shown = out.display().to_string();
         let args = compile_args(&["-o", &shown]);
@@ -1057,7 +1158,7 @@ mod tests {
             artifact("k.ptx", ArtifactKind::Text),
             artifact("k.cubin", ArtifactKind::Binary),
         ];
-        let written = write_artifacts(&args, &artifacts).unwrap_or_else(|r| panic!("{r:?}"));
+        let written = write_artifacts(&args, &artifacts, None).unwrap_or_else(|r| panic!("{r:?}"));
         assert_eq!(
             written.iter().map(|a| a.path.clone()).collect::<Vec<_>>(),
             [
@@ -1073,11 +1174,72 @@ mod tests {
         let file = dir.join("file");
         let _ = std::fs::write(&file, "x");
         let args = compile_args(&["-o", &file.display().to_string()]);
-        assert!(write_artifacts(&args, &artifacts).is_err());
+        assert!(write_artifacts(&args, &artifacts, None).is_err());
         let args = compile_args(&["-o", &shown]);
-        assert!(write_artifacts(&args, &[artifact("../escape", ArtifactKind::Text)]).is_err());
+        assert!(
+            write_artifacts(&args, &[artifact("../escape", ArtifactKind::Text)], None).is_err()
+        );
         assert!(!dir.join("escape").exists());
-        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn embedded_paths_do_not_depend_on_the_spelling() {
+        let cwd = Path::new("/home/u/tilec");
+        let none: &[(PathBuf, PathBuf)] = &[];
+        for spelling in [
+            "examples/gemm.py",
+            "./examples/gemm.py",
+            "/home/u/tilec/examples/gemm.py",
+            "/home/u/tilec/./examples/../examples/gemm.py",
+        ] {
+            assert_eq!(
+                embedded_path(Path::new(spelling), none, Some(cwd)),
+                "examples/gemm.py",
+                "{spelling}"
+            );
+        }
+        assert_eq!(
+            embedded_path(Path::new("/opt/k.py"), none, Some(cwd)),
+            "/opt/k.py"
+        );
+        assert_eq!(
+            embedded_path(Path::new("../k.py"), none, Some(cwd)),
+            "/home/u/k.py"
+        );
+        let remaps = [
+            (PathBuf::from("/home/u"), PathBuf::from("/src")),
+            (PathBuf::from("examples"), PathBuf::from("ex")),
+        ];
+        assert_eq!(
+            embedded_path(Path::new("examples/gemm.py"), &remaps, Some(cwd)),
+            "ex/gemm.py"
+        );
+        assert_eq!(
+            embedded_path(Path::new("../k.py"), &remaps, Some(cwd)),
+            "/src/k.py"
+        );
+    }
+
+    #[test]
+    fn a_folder_names_the_artifact_after_the_kernel() {
+        let scratch = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = scratch.path();
+        let shown = format!("{}/", dir.display());
+        let args = compile_args(&["-o", &shown]);
+        let written = write_artifacts(
+            &args,
+            &[artifact("module.ptx", ArtifactKind::Text)],
+            Some("gemm"),
+        )
+        .unwrap_or_else(|r| panic!("{r:?}"));
+        assert_eq!(written[0].name, "gemm.ptx");
+        assert_eq!(
+            std::fs::read(dir.join("gemm.ptx")).ok(),
+            Some(b"module.ptx".to_vec())
+        );
+        assert!(!dir.join("module.ptx").exists());
+        assert_eq!(kernel_file_name("k.cubin", Some("gemm")), None);
+        assert_eq!(kernel_file_name("module.s", Some("../x")), None);
     }
 
     #[test]

@@ -930,7 +930,7 @@ impl Dump {
         let text =
             serde_json::to_string_pretty(&manifest).unwrap_or_else(|_| json::to_line(&manifest));
         let path = self.dir.join("manifest.json");
-        std::fs::write(&path, text + "\n").map_err(|e| write_error(&path, &e))
+        crate::output::write(&path, (text + "\n").as_bytes()).map_err(|e| write_error(&path, &e))
     }
 
     fn write(&self, name: &str, tensor: &Tensor) -> Result<(), Failure> {

@@ -24,10 +24,10 @@
 //! The compiler is the one [`CXX_VAR`] names, else `c++`, `g++` or
 //! `clang++` on `PATH`.
 
+pub mod cache;
 mod dl;
 
 use std::collections::BTreeMap;
-use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Mutex, PoisonError};
@@ -66,6 +66,9 @@ struct State {
     buffers: BTreeMap<u64, Vec<u8>>,
     modules: BTreeMap<u64, Module>,
     build_dir: PathBuf,
+    /// The folder `build_dir` names when there is no user cache; removed
+    /// when the state goes.
+    _scratch: Option<tempfile::TempDir>,
 }
 
 static STATE: Mutex<Option<Result<State, PluginError>>> = Mutex::new(None);
@@ -98,7 +101,9 @@ pub fn call(request: RuntimeRequest) -> Result<RuntimeResponse, PluginError> {
 
 /// Compiles `source` (an emitted AscendC file) with the model header into
 /// a shared object under `dir`; returns its path. Builds are cached by the
-/// hash of everything that goes into them.
+/// hash of everything that goes into them (see [`cache`]); `dir` must be
+/// private to the user, and an entry is loaded only when its library
+/// matches the hash stored beside it.
 pub fn build(
     cxx: &std::path::Path,
     engine: &Engine,
@@ -114,23 +119,35 @@ pub fn build(
         format!("-DASCENDC_CPU_CORES={}", engine.cores),
         format!("-DASCENDC_CPU_EVENT_IDS={}", engine.event_ids),
     ];
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    (source, MODEL_HEADER, &defines, cxx).hash(&mut h);
-    let key = format!("{:016x}", h.finish());
+    cache::check_private(dir)?;
+    let key = cache::key(&[
+        source.as_bytes(),
+        MODEL_HEADER.as_bytes(),
+        defines.join("\n").as_bytes(),
+        cxx.as_os_str().as_encoded_bytes(),
+    ]);
     let work = dir.join(&key);
     let so = work.join("kernel.so");
-    if so.is_file() {
+    // An entry is used only when the library's bytes match the hash
+    // stored beside it; anything else (half written, changed since) is
+    // rebuilt.
+    if cache::verified(&so) {
         return Ok(so);
     }
-    // Sources in a folder of this process's own: another process may be
-    // building the same kernel at the same time; the library is renamed
-    // into place whole.
-    let src = work.join(format!("src-{}", std::process::id()));
-    std::fs::create_dir_all(&src).map_err(|e| format!("{}: {e}", src.display()))?;
-    std::fs::write(src.join("ascendc_cpu.h"), MODEL_HEADER).map_err(|e| e.to_string())?;
-    let cpp = src.join("kernel.cpp");
-    std::fs::write(&cpp, source).map_err(|e| e.to_string())?;
-    let tmp = src.join("kernel.so");
+    cache::create_private(&work)?;
+    cache::check_private(&work)?;
+    // Sources in a folder of this build's own (random name, mode 0700):
+    // another process may be building the same kernel at the same time;
+    // the library is renamed into place whole.
+    let src = tempfile::Builder::new()
+        .prefix("src-")
+        .tempdir_in(&work)
+        .map_err(|e| format!("cannot create a build folder in {}: {e}", work.display()))?;
+    let io = |e: std::io::Error| format!("{}: {e}", src.path().display());
+    std::fs::write(src.path().join("ascendc_cpu.h"), MODEL_HEADER).map_err(io)?;
+    let cpp = src.path().join("kernel.cpp");
+    std::fs::write(&cpp, source).map_err(io)?;
+    let tmp = src.path().join("kernel.so");
     let out = Command::new(cxx)
         .args([
             "-std=c++17",
@@ -143,23 +160,26 @@ pub fn build(
         ])
         .args(&defines)
         .arg("-I")
-        .arg(&src)
+        .arg(src.path())
         .arg(&cpp)
         .arg("-o")
         .arg(&tmp)
         .output()
         .map_err(|e| format!("cannot run {}: {e}", cxx.display()))?;
     if !out.status.success() {
+        // The sources stay for the user to look at.
+        let kept = src.keep();
         return Err(format!(
             "{} could not build the kernel for the CPU model (sources kept in {}):\n{}",
             cxx.display(),
-            src.display(),
+            kept.display(),
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    std::fs::rename(&tmp, &so).map_err(|e| e.to_string())?;
-    // Only the library is kept (the sources stay when the build fails).
-    let _ = std::fs::remove_dir_all(&src);
+    let hash = cache::file_hash(&tmp).map_err(io)?;
+    std::fs::rename(&tmp, &so).map_err(|e| format!("{}: {e}", so.display()))?;
+    cache::write_atomic(&cache::hash_file(&so), hash.as_bytes())
+        .map_err(|e| format!("{}: {e}", so.display()))?;
     Ok(so)
 }
 
@@ -191,7 +211,15 @@ impl State {
             })?;
         let target = targets::describe(targets::DEFAULT_TARGET)?;
         let engine = Engine::of(&target)?;
-        let build_dir = std::env::temp_dir().join(format!("tilec-ascend-cpu-{}", whoami()));
+        let (build_dir, scratch) = match cache::user_cache_dir() {
+            Some(dir) => (dir.map_err(internal)?, None),
+            // No cache home: a private folder for this process only.
+            None => {
+                let dir = cache::private_tempdir("tilec-ascend-cpu-")
+                    .map_err(|e| internal(format!("cannot create a build folder: {e}")))?;
+                (dir.path().to_path_buf(), Some(dir))
+            }
+        };
         Ok(State {
             cxx,
             cxx_version: version,
@@ -200,6 +228,7 @@ impl State {
             buffers: BTreeMap::new(),
             modules: BTreeMap::new(),
             build_dir,
+            _scratch: scratch,
         })
     }
 
@@ -388,8 +417,4 @@ impl State {
             .launch(entry, block_dim, &mut ptrs, &mut tiling)
             .map_err(|e| internal(format!("kernel `{entry}`: {e}")))
     }
-}
-
-fn whoami() -> String {
-    std::env::var("USER").unwrap_or_else(|_| "user".to_string())
 }
