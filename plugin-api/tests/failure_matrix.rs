@@ -829,15 +829,22 @@ fn corrupt_library_cannot_be_opened() {
     let path = scenario("corrupt").join(format!("{DLL_PREFIX}corrupt{DLL_SUFFIX}"));
     write_corrupt(&path);
     let err = LoadedPlugin::load(&path, false).expect_err("corrupt");
-    // The reason is the system loader's text, which differs by platform.
-    let LoadError::Open { path: p, reason } = &err else {
-        panic!("expected LoadError::Open, got {err:?}");
-    };
-    assert_eq!(p, &path);
-    assert!(!reason.is_empty());
-    let prefix = format!("cannot load `{}` as a shared library: ", path.display());
-    assert!(err.to_string().starts_with(&prefix), "{err}");
-    assert_eq!(err.to_string(), format!("{prefix}{reason}"));
+    // Refused before the system loader sees it.
+    assert_eq!(
+        err,
+        LoadError::Incomplete {
+            path: path.clone(),
+            reason: "it is not an ELF file (32 bytes without the ELF magic number)".to_string(),
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "`{}` is not a complete shared object: it is not an ELF file \
+             (32 bytes without the ELF magic number)",
+            path.display()
+        )
+    );
 }
 
 #[test]
@@ -1043,7 +1050,7 @@ fn discovery_is_sorted_and_loads_a_file_once() {
     assert_eq!(registry.failures.len(), 1);
     let (failed, err) = &registry.failures[0];
     assert_eq!(failed, &lib("15_corrupt"));
-    assert!(matches!(err, LoadError::Open { .. }), "{err:?}");
+    assert!(matches!(err, LoadError::Incomplete { .. }), "{err:?}");
 
     let err = registry.find("cuda").expect_err("no such backend");
     assert_eq!(
@@ -1055,4 +1062,217 @@ fn discovery_is_sorted_and_loads_a_file_once() {
     let again = Registry::discover(&paths);
     let again: Vec<&Path> = again.plugins.iter().map(|p| p.path.as_path()).collect();
     assert_eq!(again, [lib("20_working"), lib("10_abi_1_0")]);
+}
+
+/// A copy of the working library cut to `keep` of its bytes.
+fn write_truncated(dest: &Path, keep: f64) {
+    let bytes = fs::read(library(Variant::Working)).expect("read the working library");
+    let len = (bytes.len() as f64 * keep) as usize;
+    fs::write(dest, &bytes[..len]).expect("write a truncated library");
+}
+
+#[test]
+fn truncated_library_is_refused_before_it_is_opened() {
+    // The system loader maps segments past the end of a truncated file,
+    // and the first touch kills the process with SIGBUS: the file must be
+    // refused before it reaches the loader.
+    let dir = scenario("truncated");
+    let lib = dir.join(format!("{DLL_PREFIX}truncated{DLL_SUFFIX}"));
+    write_truncated(&lib, 0.5);
+    let err = LoadedPlugin::load(&lib, true).expect_err("a truncated library");
+    let LoadError::Incomplete { path, reason } = &err else {
+        panic!("expected LoadError::Incomplete, got {err:?}");
+    };
+    assert_eq!(path, &lib);
+    assert!(reason.contains("past the end of the file"), "{reason}");
+    assert!(
+        err.to_string().starts_with(&format!(
+            "`{}` is not a complete shared object: ",
+            lib.display()
+        )),
+        "{err}"
+    );
+
+    // Only the ELF header left: the program headers are cut off.
+    write_truncated(&lib, 0.0001);
+    let err = LoadedPlugin::load(&lib, true).expect_err("a cut header");
+    assert!(matches!(err, LoadError::Incomplete { .. }), "{err:?}");
+
+    // In a searched folder it is listed as a failure and skipped.
+    copy_library(
+        Variant::Working,
+        &dir.join(format!("{DLL_PREFIX}working{DLL_SUFFIX}")),
+    );
+    write_truncated(&lib, 0.5);
+    let registry = Registry::discover(&SearchPaths {
+        env: Some(join_paths(&[&dir])),
+        ..SearchPaths::default()
+    });
+    assert_eq!(registry.plugins.len(), 1);
+    assert_eq!(registry.plugins[0].name(), "fixture");
+    assert_eq!(registry.failures.len(), 1);
+    assert_eq!(registry.failures[0].0, lib);
+    assert!(
+        matches!(registry.failures[0].1, LoadError::Incomplete { .. }),
+        "{:?}",
+        registry.failures
+    );
+}
+
+#[test]
+fn library_of_another_kind_is_refused() {
+    let dir = scenario("foreign");
+    let lib = dir.join(format!("{DLL_PREFIX}foreign{DLL_SUFFIX}"));
+    let mut bytes = fs::read(library(Variant::Working)).expect("read the working library");
+    // e_machine (bytes 18..20, little-endian): EM_CUDA (190).
+    bytes[18..20].copy_from_slice(&190u16.to_le_bytes());
+    fs::write(&lib, &bytes).expect("write");
+    let err = LoadedPlugin::load(&lib, true).expect_err("another machine");
+    assert!(
+        err.to_string().ends_with(&format!(
+            "is a shared object for CUDA, not for this machine ({})",
+            std::env::consts::ARCH
+        )),
+        "{err}"
+    );
+    // e_type (bytes 16..18): ET_EXEC (2), an executable.
+    let mut bytes = fs::read(library(Variant::Working)).expect("read the working library");
+    bytes[16..18].copy_from_slice(&2u16.to_le_bytes());
+    fs::write(&lib, &bytes).expect("write");
+    let err = LoadedPlugin::load(&lib, true).expect_err("an executable");
+    assert!(
+        err.to_string().ends_with(
+            "is not a complete shared object: its ELF type is not a shared object (ET_DYN)"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn plugin_paths_are_made_absolute_and_canonical() {
+    // The path kept (and hashed by the conformance report) is the file the
+    // loader opened: absolute, without symbolic links.
+    let dir = scenario("canonical");
+    let real = dir.join(format!("{DLL_PREFIX}real{DLL_SUFFIX}"));
+    copy_library(Variant::Working, &real);
+    let link = dir.join(format!("{DLL_PREFIX}link{DLL_SUFFIX}"));
+    std::os::unix::fs::symlink(&real, &link).expect("symlink");
+    let plugin = LoadedPlugin::load(&link, true).expect("loads through the link");
+    assert_eq!(plugin.path, fs::canonicalize(&real).expect("canonical"));
+    assert!(plugin.path.is_absolute());
+
+    // A symbolic link beside its target in a searched folder: one plugin,
+    // no duplicate claim of its name.
+    let registry = Registry::discover(&SearchPaths {
+        env: Some(join_paths(&[&dir])),
+        ..SearchPaths::default()
+    });
+    assert!(registry.failures.is_empty(), "{:?}", registry.failures);
+    assert_eq!(registry.plugins.len(), 1);
+    assert_eq!(
+        registry.find("fixture").expect("one claim").path,
+        plugin.path
+    );
+}
+
+#[test]
+fn relative_plugin_path_entries_are_ignored() {
+    let dir = scenario("relative");
+    let lib = dir.join(format!("{DLL_PREFIX}fixture{DLL_SUFFIX}"));
+    copy_library(Variant::Working, &lib);
+    let paths = SearchPaths {
+        env: Some(join_paths(&[
+            Path::new("plugins"),
+            &dir,
+            Path::new("./libx.so"),
+        ])),
+        ..SearchPaths::default()
+    };
+    assert_eq!(
+        paths.relative_env_entries(),
+        [PathBuf::from("plugins"), PathBuf::from("./libx.so")]
+    );
+    assert_eq!(paths.candidates(), [(lib, false)]);
+}
+
+#[test]
+fn backend_names_are_checked() {
+    use tilec_plugin_api::host::name_problem;
+    for ok in ["cuda", "rocm", "my_backend-2", "fixture"] {
+        assert_eq!(name_problem(ok), None, "{ok}");
+    }
+    assert_eq!(name_problem("").as_deref(), Some("is empty"));
+    for reserved in ["ref", "sim", "auto"] {
+        assert_eq!(
+            name_problem(reserved).as_deref(),
+            Some("is reserved for tilec's own backends")
+        );
+    }
+    assert_eq!(
+        name_problem("../x").as_deref(),
+        Some("has the character '.'; a backend name uses only `a-z`, `0-9`, `_` and `-`")
+    );
+    assert!(name_problem("Cuda").is_some());
+    assert!(name_problem(&"x".repeat(33)).is_some());
+    assert!(name_problem(&"x".repeat(32)).is_none());
+}
+
+/// Runs the test `name` of this binary again in a child process with the
+/// environment `env` (for the fixture's knobs, read when it is loaded) and
+/// asserts that it passes there. Returns whether this is the child.
+fn in_child(name: &str, env: &[(&str, &str)]) -> bool {
+    if std::env::var_os("FAILURE_MATRIX_CHILD").is_some() {
+        return true;
+    }
+    let exe = std::env::current_exe().expect("the test binary");
+    let mut cmd = Command::new(exe);
+    cmd.args([name, "--exact", "--nocapture", "--test-threads", "1"])
+        .env("FAILURE_MATRIX_CHILD", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("start the test binary");
+    assert!(
+        out.status.success(),
+        "the child run of `{name}` failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    false
+}
+
+#[test]
+fn reserved_backend_name_is_refused() {
+    // Built before the child runs, so that the child only loads.
+    let lib = library(Variant::Working);
+    for name in ["ref", "sim", "auto", "", "../x"] {
+        let dir = scenario(&format!("reserved-{}", name.replace(['.', '/'], "_")));
+        let copy = dir.join(format!("{DLL_PREFIX}named{DLL_SUFFIX}"));
+        fs::copy(&lib, &copy).expect("copy");
+        if !in_child(
+            "reserved_backend_name_is_refused",
+            &[
+                ("TILEC_FIXTURE_NAME", name),
+                ("FAILURE_MATRIX_LIB", copy.to_str().expect("UTF-8 path")),
+            ],
+        ) {
+            continue;
+        }
+        let copy = PathBuf::from(std::env::var("FAILURE_MATRIX_LIB").expect("the library"));
+        let name = std::env::var("TILEC_FIXTURE_NAME").expect("the name");
+        let err = LoadedPlugin::load(&copy, true).expect_err("a reserved or malformed name");
+        let LoadError::BadName { path, name: n, .. } = &err else {
+            panic!("expected LoadError::BadName, got {err:?}");
+        };
+        assert_eq!(path, &copy);
+        assert_eq!(n, &name);
+        assert!(
+            err.to_string().starts_with(&format!(
+                "plugin `{}` calls its backend `{name}`, which ",
+                copy.display()
+            )),
+            "{err}"
+        );
+        return;
+    }
 }

@@ -62,6 +62,13 @@ impl Plugins {
             paths.env = None;
             paths.exe_dir = None;
         }
+        for entry in paths.relative_env_entries() {
+            eprintln!(
+                "warning: the {PLUGIN_PATH_VAR} entry `{}` is relative and is ignored: \
+                 a relative entry would load whatever the working folder holds; give an absolute path",
+                entry.display()
+            );
+        }
         let registry = Registry::discover(&paths);
         Plugins {
             search: paths,
