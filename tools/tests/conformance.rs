@@ -523,3 +523,132 @@ fn bench_needs_a_runtime_that_times() {
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("device backend"), "{text}");
 }
+
+/// `tilec ARGS...` with extra environment variables.
+fn tilec_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tilec"));
+    cmd.args(args)
+        .current_dir(workspace_root())
+        .env_remove("TILEC_PLUGIN_PATH");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("tilec starts")
+}
+
+#[test]
+fn a_plugin_cannot_forge_its_records() {
+    // The ids of a few tests, from an honest run.
+    let filter = "tilec.l1.gemm.nn.f16_f32.m*";
+    let dir = scratch("forge-honest");
+    let out = on_fixture(
+        None,
+        &["--filter", filter, "--report", dir.to_str().expect("UTF-8")],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let ids: Vec<String> = records(&dir)
+        .iter()
+        .filter_map(|r| r["id"].as_str().map(str::to_string))
+        .filter(|id| id.starts_with("tilec.l1."))
+        .collect();
+    assert!(ids.len() >= 2, "{ids:?}");
+
+    // The same plugin, now printing a `Pass` record for every id in the
+    // protocol's form on standard output and then aborting in every
+    // compile: every test is a crash.
+    let dir = scratch("forge");
+    let lib = fixture(None);
+    let forged = ids.join(",");
+    let out = tilec_env(
+        &[
+            "conformance",
+            "--backend",
+            "fixture",
+            "--plugin",
+            lib.to_str().expect("UTF-8"),
+            "--filter",
+            filter,
+            "--report",
+            dir.to_str().expect("UTF-8"),
+        ],
+        &[("TILEC_FIXTURE_FORGE", &forged)],
+    );
+    assert_eq!(code(&out), 3, "{}\n{}", stdout(&out), stderr(&out));
+    let recs: Vec<_> = records(&dir)
+        .into_iter()
+        .filter(|r| r["level"] == "L1")
+        .collect();
+    assert_eq!(recs.len(), ids.len());
+    assert_all(&recs, "Crash", "SIGABRT");
+    // What the plugin printed is kept as the worker's log in the message.
+    assert_all(&recs, "Crash", "tilec-worker");
+}
+
+#[test]
+fn a_run_of_no_test_is_an_error() {
+    let out = tilec(&["conformance", "--backend", "ref", "--filter", ""]);
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        stderr(&out).contains("the run would execute no test: no test id matches `--filter `"),
+        "{}",
+        stderr(&out)
+    );
+    let out = tilec(&["conformance", "--backend", "ref", "--filter", "tilec.l9.*"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+}
+
+#[test]
+fn an_unwritable_report_folder_is_found_before_the_run() {
+    let dir = scratch("unwritable");
+    std::fs::create_dir_all(&dir).expect("create");
+    let file = dir.join("a-file");
+    std::fs::write(&file, b"").expect("write");
+    let report = file.join("reports");
+    let out = tilec(&[
+        "conformance",
+        "--backend",
+        "ref",
+        "--filter",
+        "tilec.l1.gemm.nn.f16_f32.m*",
+        "--report",
+        report.to_str().expect("UTF-8"),
+    ]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("cannot write reports in {}", report.display())),
+        "{}",
+        stderr(&out)
+    );
+    // Nothing ran.
+    assert!(!stdout(&out).contains("tests in"), "{}", stdout(&out));
+}
+
+#[test]
+fn a_zero_timeout_is_refused_and_jobs_are_capped() {
+    let out = tilec(&["conformance", "--backend", "ref", "--timeout", "0"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`--timeout 0` gives no test any time"),
+        "{}",
+        stderr(&out)
+    );
+    let out = tilec(&[
+        "conformance",
+        "--backend",
+        "ref",
+        "--filter",
+        "tilec.l1.gemm.nn.f16_f32.m*",
+        "-j",
+        "100000",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "note: `-j 100000` is more than the {cpus} CPUs here; running {cpus} workers at once"
+        )),
+        "{err}"
+    );
+    assert!(err.contains(&format!("{cpus} worker(s)")), "{err}");
+}
