@@ -735,6 +735,31 @@ impl Registry {
         registry
     }
 
+    /// Checks the explicit files of `paths` without loading them: that
+    /// each exists and is a complete shared object of this machine
+    /// ([`check_shared_object`]). For commands that use only a built-in
+    /// backend: a wrong `--plugin` is still reported, and no plugin code
+    /// (its library constructors, its `info`) runs.
+    pub fn check_explicit(paths: &SearchPaths) -> Registry {
+        let mut registry = Registry::default();
+        for path in &paths.explicit {
+            let checked = if path.exists() {
+                std::fs::canonicalize(path)
+                    .map_err(|e| LoadError::Open {
+                        path: path.clone(),
+                        reason: e.to_string(),
+                    })
+                    .and_then(|p| check_shared_object(&p))
+            } else {
+                Err(LoadError::Missing { path: path.clone() })
+            };
+            if let Err(e) = checked {
+                registry.failures.push((path.clone(), e));
+            }
+        }
+        registry
+    }
+
     /// The plugin serving backend `name`: an explicit one first; otherwise
     /// exactly one must claim the name.
     pub fn find(&self, name: &str) -> Result<&LoadedPlugin, LookupError> {

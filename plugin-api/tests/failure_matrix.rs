@@ -1276,3 +1276,110 @@ fn reserved_backend_name_is_refused() {
         return;
     }
 }
+
+/// In a child process with `TILEC_FIXTURE_PANIC=call` (see [`in_child`]):
+/// a copy of the working library, loaded.
+fn panicking(test: &str, call: &str) -> Option<Result<LoadedPlugin, LoadError>> {
+    let lib = library(Variant::Working);
+    let copy = scenario(&format!("panic-{call}")).join(format!("{DLL_PREFIX}p{DLL_SUFFIX}"));
+    if std::env::var_os("FAILURE_MATRIX_CHILD").is_none() {
+        fs::copy(&lib, &copy).expect("copy");
+    }
+    if !in_child(
+        test,
+        &[
+            ("TILEC_FIXTURE_PANIC", call),
+            ("FAILURE_MATRIX_LIB", copy.to_str().expect("UTF-8 path")),
+        ],
+    ) {
+        return None;
+    }
+    let copy = PathBuf::from(std::env::var("FAILURE_MATRIX_LIB").expect("the library"));
+    Some(LoadedPlugin::load(&copy, true))
+}
+
+#[test]
+fn panic_in_info_refuses_the_plugin() {
+    let Some(loaded) = panicking("panic_in_info_refuses_the_plugin", "info") else {
+        return;
+    };
+    let err = loaded.expect_err("info panics");
+    let LoadError::BadInfo { reason, .. } = &err else {
+        panic!("expected LoadError::BadInfo, got {err:?}");
+    };
+    assert_eq!(reason, "Panic: fixture: deliberate panic in info");
+}
+
+#[test]
+fn panic_in_describe_target_is_contained() {
+    let Some(loaded) = panicking("panic_in_describe_target_is_contained", "describe_target") else {
+        return;
+    };
+    let plugin = loaded.expect("loads");
+    let err = plugin.describe_target("t0").expect_err("panics");
+    assert_eq!(
+        err.to_string(),
+        "backend `fixture` panicked in `describe_target`: fixture: deliberate panic in describe_target"
+    );
+    // Other calls still work.
+    plugin
+        .compile(&module(), "t0", &CompileOptions::default())
+        .expect("compile after a panic");
+}
+
+#[test]
+fn panic_in_runtime_is_contained() {
+    let Some(loaded) = panicking("panic_in_runtime_is_contained", "runtime") else {
+        return;
+    };
+    let plugin = loaded.expect("loads");
+    let err = plugin
+        .runtime(&RuntimeRequest::Devices)
+        .expect_err("panics");
+    assert_eq!(
+        err.to_string(),
+        "backend `fixture` panicked in `runtime`: fixture: deliberate panic in runtime"
+    );
+    plugin
+        .describe_target("t0")
+        .expect("describe after a panic");
+}
+
+#[test]
+fn ir_older_than_the_plugin_reads_is_refused() {
+    // The plugin reads only Tile IR formats newer than the host writes.
+    let lib = library(Variant::Working);
+    let copy = scenario("new-ir").join(format!("{DLL_PREFIX}new_ir{DLL_SUFFIX}"));
+    if std::env::var_os("FAILURE_MATRIX_CHILD").is_none() {
+        fs::copy(&lib, &copy).expect("copy");
+    }
+    if !in_child(
+        "ir_older_than_the_plugin_reads_is_refused",
+        &[
+            ("TILEC_FIXTURE_IR", "99.0-99.1"),
+            ("FAILURE_MATRIX_LIB", copy.to_str().expect("UTF-8 path")),
+        ],
+    ) {
+        return;
+    }
+    let copy = PathBuf::from(std::env::var("FAILURE_MATRIX_LIB").expect("the library"));
+    let plugin = load(&copy);
+    let err = plugin
+        .compile(&module(), "t0", &CompileOptions::default())
+        .expect_err("the host's IR is too old");
+    assert_eq!(
+        err,
+        CallError::IrTooOld {
+            plugin: "fixture".to_string(),
+            min: Version::new(99, 0),
+            max: Version::new(99, 1),
+            writes: TILE_IR_FORMAT,
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "backend `fixture` reads Tile IR 99.0 to 99.1, but this tilec writes Tile IR {TILE_IR_FORMAT}; update tilec"
+        )
+    );
+}

@@ -54,13 +54,21 @@ pub enum Backend<'a> {
 }
 
 impl Plugins {
-    /// Loads the `--plugin` files and, with `search`, every plugin on the
-    /// standard search path.
+    /// With `search`, loads the `--plugin` files and every plugin on the
+    /// standard search path. Without (a command that uses only a built-in
+    /// backend), loads nothing: the `--plugin` files are only checked
+    /// (`Registry::check_explicit`), so that a wrong path is reported but
+    /// no plugin code runs.
     pub fn load(explicit: &[PathBuf], search: bool) -> Plugins {
         let mut paths = SearchPaths::standard(explicit.to_vec());
         if !search {
             paths.env = None;
             paths.exe_dir = None;
+            let registry = Registry::check_explicit(&paths);
+            return Plugins {
+                search: paths,
+                registry,
+            };
         }
         for entry in paths.relative_env_entries() {
             eprintln!(

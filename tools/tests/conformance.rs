@@ -652,3 +652,68 @@ fn a_zero_timeout_is_refused_and_jobs_are_capped() {
     );
     assert!(err.contains(&format!("{cpus} worker(s)")), "{err}");
 }
+
+#[test]
+fn abort_or_exit_in_compile_is_a_crash() {
+    let lib = fixture(None);
+    for (how, needle) in [("abort", "SIGABRT"), ("exit", "exited with status 7")] {
+        let dir = scratch(&format!("compile-{how}"));
+        let out = tilec_env(
+            &[
+                "conformance",
+                "--backend",
+                "fixture",
+                "--plugin",
+                lib.to_str().expect("UTF-8"),
+                "--filter",
+                "tilec.l1.gemm.nn.f16_f32.m*",
+                "--report",
+                dir.to_str().expect("UTF-8"),
+            ],
+            &[("TILEC_FIXTURE_COMPILE", how)],
+        );
+        assert_eq!(code(&out), 3, "{}", stderr(&out));
+        let recs = records(&dir);
+        assert!(recs.len() >= 2, "{recs:?}");
+        assert_all(&recs, "Crash", needle);
+    }
+}
+
+#[test]
+fn the_reference_backend_runs_no_plugin_code() {
+    // `--plugin` files are checked, not loaded, when the backend is built
+    // in: the plugin's `info` (which writes the mark) never runs.
+    let lib = fixture(None);
+    let dir = scratch("no-plugin-code");
+    std::fs::create_dir_all(&dir).expect("create");
+    let mark = dir.join("mark");
+    let out = tilec_env(
+        &[
+            "conformance",
+            "--backend",
+            "ref",
+            "--plugin",
+            lib.to_str().expect("UTF-8"),
+            "--filter",
+            "tilec.l1.gemm.nn.f16_f32.m*",
+        ],
+        &[("TILEC_FIXTURE_MARK", mark.to_str().expect("UTF-8"))],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!mark.exists(), "the plugin's code ran");
+    // The same plugin as the backend does run it.
+    let out = tilec_env(
+        &[
+            "conformance",
+            "--backend",
+            "fixture",
+            "--plugin",
+            lib.to_str().expect("UTF-8"),
+            "--filter",
+            "tilec.l1.gemm.nn.f16_f32.m*",
+        ],
+        &[("TILEC_FIXTURE_MARK", mark.to_str().expect("UTF-8"))],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(mark.exists());
+}

@@ -35,6 +35,10 @@
 //! |-----------------------|--------|
 //! | `TILEC_FIXTURE_NAME`  | the backend name `info` gives, instead of `fixture` |
 //! | `TILEC_FIXTURE_FORGE` | comma-separated test ids: `compile` prints a forged conformance `Pass` record for each on standard output, as the worker protocol writes them, then aborts the process |
+//! | `TILEC_FIXTURE_MARK`  | a file path: `info` appends a line to it, so a test can see whether the plugin's code ran |
+//! | `TILEC_FIXTURE_PANIC` | `info`, `describe_target` or `runtime`: that call panics with [`PANIC_MESSAGE`]'s text, the call's name in place of `compile` |
+//! | `TILEC_FIXTURE_IR`    | `MIN-MAX` (e.g. `9.0-9.1`): the Tile IR formats `info` claims to read |
+//! | `TILEC_FIXTURE_COMPILE` | `abort` or `exit`: `compile` calls `std::process::abort()` or `std::process::exit(7)` |
 
 pub mod runtime;
 
@@ -74,7 +78,20 @@ pub struct Fixture;
 
 /// What the plugin says about itself.
 fn plugin_info() -> PluginInfo {
-    let ir_formats = if cfg!(feature = "old-ir") {
+    if let Ok(mark) = std::env::var("TILEC_FIXTURE_MARK") {
+        use std::io::Write as _;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(mark)
+        {
+            let _ = writeln!(f, "info");
+        }
+    }
+    panic_if("info");
+    let ir_formats = if let Some(range) = knob_ir() {
+        range
+    } else if cfg!(feature = "old-ir") {
         (Version::new(0, 0), Version::new(0, 0))
     } else {
         (TILE_IR_FORMAT, TILE_IR_FORMAT)
@@ -105,7 +122,26 @@ fn unknown_target(arch: &str) -> PluginError {
 /// added in [`target_description`].
 const T0_JSON: &str = include_str!("../targets/t0.json");
 
+/// The `TILEC_FIXTURE_PANIC` knob: panics when it names `call`.
+pub fn panic_if(call: &str) {
+    if std::env::var("TILEC_FIXTURE_PANIC").is_ok_and(|c| c == call) {
+        panic!("fixture: deliberate panic in {call}");
+    }
+}
+
+/// The `TILEC_FIXTURE_IR` knob: `MIN-MAX`, each `major.minor`.
+fn knob_ir() -> Option<(Version, Version)> {
+    let text = std::env::var("TILEC_FIXTURE_IR").ok()?;
+    let version = |v: &str| {
+        let (major, minor) = v.split_once('.')?;
+        Some(Version::new(major.parse().ok()?, minor.parse().ok()?))
+    };
+    let (min, max) = text.split_once('-')?;
+    Some((version(min)?, version(max)?))
+}
+
 fn target_description(arch: &str) -> Result<TargetDescription, PluginError> {
+    panic_if("describe_target");
     if arch != TARGET {
         return Err(unknown_target(arch));
     }
@@ -307,6 +343,11 @@ fn compile(request: CompileRequest) -> Result<CompileResult, PluginError> {
     if let Ok(ids) = std::env::var("TILEC_FIXTURE_FORGE") {
         forge(&ids);
     }
+    match std::env::var("TILEC_FIXTURE_COMPILE").as_deref() {
+        Ok("abort") => std::process::abort(),
+        Ok("exit") => std::process::exit(7),
+        _ => {}
+    }
     if cfg!(feature = "panic-compile") {
         panic!("{PANIC_MESSAGE}");
     }
@@ -362,6 +403,7 @@ impl BackendPlugin for Fixture {
     }
 
     fn runtime(request: RuntimeRequest) -> Result<RuntimeResponse, PluginError> {
+        panic_if("runtime");
         runtime::call(request)
     }
 }
