@@ -801,7 +801,11 @@ mod tests {
 
     /// The text abi_stable gives when a plugin's root module has fewer
     /// fields than the layout it is checked against.
-    #[cfg(not(any(feature = "test-abi-1-0", feature = "test-abi-2-0")))]
+    #[cfg(not(any(
+        feature = "test-abi-1-0",
+        feature = "test-abi-2-0",
+        feature = "test-abi-1-2"
+    )))]
     #[test]
     fn layout_errors_are_summarized() {
         use abi_stable::StableAbi;

@@ -44,6 +44,8 @@ enum Variant {
     OldIr,
     WrongNumerics,
     RefuseClaimed,
+    Abi12,
+    LayoutMismatch,
 }
 
 impl Variant {
@@ -59,6 +61,8 @@ impl Variant {
             Variant::OldIr => Some("old-ir"),
             Variant::WrongNumerics => Some("wrong-numerics"),
             Variant::RefuseClaimed => Some("refuse-claimed"),
+            Variant::Abi12 => Some("abi-1-2"),
+            Variant::LayoutMismatch => Some("layout-mismatch"),
         }
     }
 
@@ -1380,6 +1384,44 @@ fn ir_older_than_the_plugin_reads_is_refused() {
         err.to_string(),
         format!(
             "backend `fixture` reads Tile IR 99.0 to 99.1, but this tilec writes Tile IR {TILE_IR_FORMAT}; update tilec"
+        )
+    );
+}
+
+#[test]
+fn newer_minor_loads_and_works() {
+    // Built for ABI 1.2, with a call this host does not know: it loads,
+    // and every call of ABI 1.1 works.
+    let plugin = load(&library(Variant::Abi12));
+    assert_eq!(plugin.abi, Version::new(1, 2));
+    assert!(plugin.has_runtime());
+    let result = plugin
+        .compile(&module(), "t0", &CompileOptions::default())
+        .expect("compile");
+    assert_eq!(result.artifacts[0].bytes, IR.as_bytes());
+    let RuntimeResponse::Devices(devices) = rt(&plugin, RuntimeRequest::Devices) else {
+        panic!("expected devices");
+    };
+    assert_eq!(devices.len(), 1);
+}
+
+#[test]
+fn layout_mismatch_is_refused_at_load() {
+    let path = library(Variant::LayoutMismatch);
+    let err = LoadedPlugin::load(&path, false).expect_err("a layout mismatch");
+    let LoadError::Layout { path: p, detail } = &err else {
+        panic!("expected LoadError::Layout, got {err:?}");
+    };
+    assert_eq!(p, &path);
+    assert_eq!(
+        detail,
+        "incompatible type size (expected 4, found 6); too many fields (expected 2, found 3)"
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "`{}` has a plugin interface layout this tilec does not understand: {detail}",
+            path.display()
         )
     );
 }

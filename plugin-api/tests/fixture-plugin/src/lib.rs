@@ -27,6 +27,8 @@
 //! | `hang`            | `compile` sleeps forever |
 //! | `refuse-claimed`  | `compile` refuses any module with a `gemm` ([`REFUSED_GEMM`], `UnsupportedFeature`), while `t0` still claims the `gemm.*` profiles |
 //! | `abort-launch`    | `Launch` aborts the process |
+//! | `abi-1-2`         | built for plugin ABI 1.2, a minor version newer than the host's, with one call more |
+//! | `layout-mismatch` | the root module's layout does not match the ABI version it declares (`AbiVersion` has a third field) |
 //!
 //! Two knobs work in every variant, read from the environment at run time
 //! (so they need no build of their own):
