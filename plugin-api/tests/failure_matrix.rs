@@ -1425,3 +1425,31 @@ fn layout_mismatch_is_refused_at_load() {
         )
     );
 }
+
+#[test]
+fn malformed_info_refuses_the_plugin() {
+    let lib = library(Variant::Garbage);
+    let copy = scenario("garbage-info").join(format!("{DLL_PREFIX}g{DLL_SUFFIX}"));
+    if std::env::var_os("FAILURE_MATRIX_CHILD").is_none() {
+        fs::copy(&lib, &copy).expect("copy");
+    }
+    if !in_child(
+        "malformed_info_refuses_the_plugin",
+        &[
+            ("TILEC_FIXTURE_GARBAGE_INFO", "1"),
+            ("FAILURE_MATRIX_LIB", copy.to_str().expect("UTF-8 path")),
+        ],
+    ) {
+        return;
+    }
+    let copy = PathBuf::from(std::env::var("FAILURE_MATRIX_LIB").expect("the library"));
+    let err = LoadedPlugin::load(&copy, true).expect_err("malformed info");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "plugin `{}` returned malformed information about itself: \
+             the bytes are not a tilec document (no `TLCD` header and not JSON)",
+            copy.display()
+        )
+    );
+}

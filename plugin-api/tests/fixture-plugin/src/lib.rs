@@ -41,6 +41,7 @@
 //! | `TILEC_FIXTURE_PANIC` | `info`, `describe_target` or `runtime`: that call panics with [`PANIC_MESSAGE`]'s text, the call's name in place of `compile` |
 //! | `TILEC_FIXTURE_IR`    | `MIN-MAX` (e.g. `9.0-9.1`): the Tile IR formats `info` claims to read |
 //! | `TILEC_FIXTURE_COMPILE` | `abort` or `exit`: `compile` calls `std::process::abort()` or `std::process::exit(7)` |
+//! | `TILEC_FIXTURE_GARBAGE_INFO` | (`garbage` variant only) `info` answers bytes that are not a document |
 
 pub mod runtime;
 
@@ -442,7 +443,12 @@ mod garbage {
         Encoding::from_byte(byte).unwrap_or(Encoding::Postcard)
     }
 
+    /// With `TILEC_FIXTURE_GARBAGE_INFO` set, `info` answers bytes that
+    /// are not a document too.
     extern "C" fn info(enc: u8) -> ByteResult {
+        if std::env::var_os("TILEC_FIXTURE_GARBAGE_INFO").is_some() {
+            return RResult::ROk(vec![1u8, 2, 3].into());
+        }
         RResult::ROk(document::encode(&super::plugin_info(), encoding(enc)).into())
     }
 
