@@ -259,7 +259,7 @@ pub struct ConformanceArgs {
     #[arg(long, value_name = "ID", conflicts_with = "filter")]
     pub repro: Option<String>,
 
-    /// Time limit of one test, in seconds (at least 1).
+    /// Time limit of one test, in seconds (1 to 86400).
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub timeout: u64,
 

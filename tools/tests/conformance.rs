@@ -632,6 +632,20 @@ fn a_zero_timeout_is_refused_and_jobs_are_capped() {
         "{}",
         stderr(&out)
     );
+    // A deadline that overflows the clock crashed tilec.
+    let out = tilec(&[
+        "conformance",
+        "--backend",
+        "ref",
+        "--timeout",
+        "18446744073709551615",
+    ]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is longer than the longest limit, 86400 s (a day)"),
+        "{}",
+        stderr(&out)
+    );
     let out = tilec(&[
         "conformance",
         "--backend",

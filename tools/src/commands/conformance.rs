@@ -25,6 +25,10 @@ use crate::diagnostics::Report;
 /// The id of the record that says whether the backend loaded at all.
 const LOAD_ID: &str = "tilec.l0.abi.load";
 
+/// The longest `--timeout`, in seconds: a day. (A deadline far in the
+/// future overflows the clock.)
+const MAX_TIMEOUT_S: u64 = 86_400;
+
 /// The suite's name in JUnit reports.
 const SUITE: &str = "tilec-conformance";
 
@@ -187,6 +191,12 @@ fn conformance(args: &ConformanceArgs) -> Result<Exit, Stop> {
         return Err(Stop::usage(
             "`--timeout 0` gives no test any time: the limit is in whole seconds, at least 1",
         ));
+    }
+    if args.timeout > MAX_TIMEOUT_S {
+        return Err(Stop::usage(format!(
+            "`--timeout {}` is longer than the longest limit, {MAX_TIMEOUT_S} s (a day)",
+            args.timeout
+        )));
     }
     if args.jobs == Some(0) {
         return Err(Stop::usage(
