@@ -1453,3 +1453,30 @@ fn malformed_info_refuses_the_plugin() {
         )
     );
 }
+
+#[test]
+fn target_description_0_1_is_refused() {
+    let lib = library(Variant::Garbage);
+    let copy = scenario("target-0-1").join(format!("{DLL_PREFIX}t01{DLL_SUFFIX}"));
+    if std::env::var_os("FAILURE_MATRIX_CHILD").is_none() {
+        fs::copy(&lib, &copy).expect("copy");
+    }
+    if !in_child(
+        "target_description_0_1_is_refused",
+        &[
+            ("TILEC_FIXTURE_TARGET_0_1", "1"),
+            ("FAILURE_MATRIX_LIB", copy.to_str().expect("UTF-8 path")),
+        ],
+    ) {
+        return;
+    }
+    let copy = PathBuf::from(std::env::var("FAILURE_MATRIX_LIB").expect("the library"));
+    let plugin = load(&copy);
+    let err = plugin.describe_target("t0").expect_err("a 0.1 description");
+    assert_eq!(
+        err.to_string(),
+        "backend `fixture` returned malformed bytes from `describe_target`: \
+         `target-description` document version 0.1 cannot be read by this build, \
+         which reads 1.1 (same major, minor up to 1.1)"
+    );
+}

@@ -42,6 +42,7 @@
 //! | `TILEC_FIXTURE_IR`    | `MIN-MAX` (e.g. `9.0-9.1`): the Tile IR formats `info` claims to read |
 //! | `TILEC_FIXTURE_COMPILE` | `abort` or `exit`: `compile` calls `std::process::abort()` or `std::process::exit(7)` |
 //! | `TILEC_FIXTURE_GARBAGE_INFO` | (`garbage` variant only) `info` answers bytes that are not a document |
+//! | `TILEC_FIXTURE_TARGET_0_1` | (`garbage` variant only) `describe_target` answers a target description of the provisional version 0.1 |
 
 pub mod runtime;
 
@@ -452,7 +453,17 @@ mod garbage {
         RResult::ROk(document::encode(&super::plugin_info(), encoding(enc)).into())
     }
 
+    /// With `TILEC_FIXTURE_TARGET_0_1` set, `describe_target` answers a
+    /// target description of the provisional version 0.1.
     extern "C" fn describe_target(arch: RStr<'_>, enc: u8) -> ByteResult {
+        if std::env::var_os("TILEC_FIXTURE_TARGET_0_1").is_some() {
+            let doc = format!(
+                "{{\"tilec_document\":\"target-description\",\"version\":[0,1],\
+                 \"body\":{{\"arch\":\"{}\",\"max_threads\":1024}}}}",
+                arch.as_str()
+            );
+            return RResult::ROk(doc.into_bytes().into());
+        }
         match super::target_description(arch.as_str()) {
             Ok(t) => RResult::ROk(document::encode(&t, encoding(enc)).into()),
             Err(e) => RResult::RErr(document::encode(&e, encoding(enc)).into()),
