@@ -235,6 +235,13 @@ impl CheckedRoot {
 /// an implementation into the exported root module; every call runs inside
 /// `catch_unwind`, so a panic becomes an [`ErrorCode::Panic`] error.
 pub trait BackendPlugin: 'static {
+    /// The backend name, when it is fixed at build time (it must then be
+    /// the name `info` gives). [`crate::export_backend!`] writes it into the
+    /// library's `.tilec_backend` section, where tilec reads it from the
+    /// file without loading the library: a command for another backend
+    /// then never loads this one. Empty (the default): not written, and
+    /// tilec loads the library to learn its name.
+    const NAME: &'static str = "";
     fn info() -> PluginInfo;
     fn describe_target(arch: &str) -> Result<TargetDescription, PluginError>;
     fn compile(request: CompileRequest) -> Result<CompileResult, PluginError>;
@@ -354,9 +361,36 @@ pub fn root_module<P: BackendPlugin>() -> BackendRef {
 #[macro_export]
 macro_rules! export_backend {
     ($plugin:ty) => {
+        /// The backend name in the section tilec reads without loading the
+        /// library (see `BackendPlugin::NAME`).
+        #[used]
+        #[allow(unsafe_code)]
+        #[unsafe(link_section = ".tilec_backend")]
+        static TILEC_BACKEND_NAME: [u8; <$plugin as $crate::BackendPlugin>::NAME.len()] =
+            $crate::abi::name_bytes(<$plugin as $crate::BackendPlugin>::NAME);
+
         #[$crate::reexports::export_root_module]
         pub fn tilec_backend_root_module() -> $crate::abi::BackendRef {
+            // Referenced from the exported function, so that the linker
+            // keeps the section.
+            ::std::hint::black_box(&TILEC_BACKEND_NAME);
             $crate::abi::root_module::<$plugin>()
         }
     };
+}
+
+/// The name of the ELF section holding a plugin's backend name
+/// ([`BackendPlugin::NAME`]).
+pub const NAME_SECTION: &str = ".tilec_backend";
+
+/// `name` as a byte array, for the static [`crate::export_backend!`] writes.
+pub const fn name_bytes<const N: usize>(name: &str) -> [u8; N] {
+    let bytes = name.as_bytes();
+    let mut out = [0u8; N];
+    let mut i = 0;
+    while i < N && i < bytes.len() {
+        out[i] = bytes[i];
+        i += 1;
+    }
+    out
 }

@@ -153,7 +153,10 @@ fn machine_name(machine: u16) -> String {
 /// the class (64-bit), the byte order, the machine, the type (`ET_DYN`) and
 /// that every program and section header lies within the file and points
 /// within it.
-pub fn check_shared_object(path: &Path) -> Result<(), LoadError> {
+///
+/// Returns the backend name the file declares in its `.tilec_backend`
+/// section ([`crate::BackendPlugin::NAME`]), if it declares one.
+pub fn check_shared_object(path: &Path) -> Result<Option<String>, LoadError> {
     use object::elf;
     use object::read::elf::{FileHeader, ProgramHeader, SectionHeader};
     let incomplete = |reason: String| LoadError::Incomplete {
@@ -229,7 +232,19 @@ pub fn check_shared_object(path: &Path) -> Result<(), LoadError> {
             )));
         }
     }
-    Ok(())
+    let table = header
+        .sections(endian, data)
+        .map_err(|e| incomplete(format!("its section table is unreadable: {e}")))?;
+    let name = table
+        .section_by_name(endian, crate::abi::NAME_SECTION.as_bytes())
+        .and_then(|(_, sh)| sh.data(endian, data).ok())
+        .map(|bytes| {
+            String::from_utf8_lossy(bytes)
+                .trim_end_matches('\0')
+                .to_string()
+        })
+        .filter(|name| !name.is_empty());
+    Ok(name)
 }
 
 /// Why a call into a loaded plugin failed.
@@ -389,7 +404,7 @@ impl LoadedPlugin {
             path: path.to_path_buf(),
             reason: e.to_string(),
         })?;
-        check_shared_object(path)?;
+        let declared = check_shared_object(path)?;
         let header = lib_header_from_path(path).map_err(|e| open_error(path, &e))?;
         // Compare ABI versions ourselves first, for a message that names both.
         let plugin_version = header.version_strings();
@@ -438,7 +453,13 @@ impl LoadedPlugin {
             path: path.to_path_buf(),
             reason: e.to_string(),
         })?;
-        if let Some(reason) = name_problem(&info.name) {
+        let problem = name_problem(&info.name).or_else(|| {
+            declared
+                .as_ref()
+                .filter(|d| **d != info.name)
+                .map(|d| format!("is not the name `{d}` its file declares"))
+        });
+        if let Some(reason) = problem {
             return Err(LoadError::BadName {
                 path: path.to_path_buf(),
                 name: info.name,
@@ -714,11 +735,28 @@ fn available_list(names: &[String]) -> String {
 pub struct Registry {
     pub plugins: Vec<LoadedPlugin>,
     pub failures: Vec<(PathBuf, LoadError)>,
+    /// Libraries not loaded because their file declares another backend
+    /// name than the one asked for ([`Registry::discover_for`]), with that
+    /// name.
+    pub skipped: Vec<(PathBuf, String)>,
 }
 
 impl Registry {
     /// Loads every candidate of `paths`.
     pub fn discover(paths: &SearchPaths) -> Registry {
+        Registry::discover_matching(paths, None)
+    }
+
+    /// Loads the candidates of `paths` that may provide backend `name`:
+    /// a library whose file declares another name
+    /// ([`crate::BackendPlugin::NAME`]) is only checked, not loaded, so
+    /// none of its code runs; one that declares none is loaded to learn
+    /// its name.
+    pub fn discover_for(paths: &SearchPaths, name: &str) -> Registry {
+        Registry::discover_matching(paths, Some(name))
+    }
+
+    fn discover_matching(paths: &SearchPaths, wanted: Option<&str>) -> Registry {
         let mut registry = Registry::default();
         let mut seen: Vec<PathBuf> = Vec::new();
         for (path, explicit) in paths.candidates() {
@@ -726,7 +764,22 @@ impl Registry {
             if seen.contains(&key) {
                 continue;
             }
-            seen.push(key);
+            seen.push(key.clone());
+            if let Some(wanted) = wanted
+                && path.exists()
+            {
+                match check_shared_object(&key) {
+                    Ok(Some(declared)) if declared != wanted => {
+                        registry.skipped.push((path, declared));
+                        continue;
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        registry.failures.push((path, e));
+                        continue;
+                    }
+                }
+            }
             match LoadedPlugin::load(&path, explicit) {
                 Ok(p) => registry.plugins.push(p),
                 Err(e) => registry.failures.push((path, e)),
@@ -749,7 +802,7 @@ impl Registry {
                         path: path.clone(),
                         reason: e.to_string(),
                     })
-                    .and_then(|p| check_shared_object(&p))
+                    .and_then(|p| check_shared_object(&p).map(drop))
             } else {
                 Err(LoadError::Missing { path: path.clone() })
             };
@@ -773,11 +826,12 @@ impl Registry {
         }
         match claims.as_slice() {
             [] => {
-                // Each name once, in loading order.
+                // Each name once, in loading order, then those not loaded.
                 let mut available: Vec<String> = Vec::new();
-                for p in &self.plugins {
-                    if !available.contains(&p.info.name) {
-                        available.push(p.info.name.clone());
+                let names = self.plugins.iter().map(|p| &p.info.name);
+                for n in names.chain(self.skipped.iter().map(|(_, n)| n)) {
+                    if !available.contains(n) {
+                        available.push(n.clone());
                     }
                 }
                 Err(LookupError::NotFound {

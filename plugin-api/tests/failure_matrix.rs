@@ -1480,3 +1480,56 @@ fn target_description_0_1_is_refused() {
          which reads 1.1 (same major, minor up to 1.1)"
     );
 }
+
+#[test]
+fn a_search_for_another_backend_loads_no_library_that_declares_its_name() {
+    // The fixture declares its name (`BackendPlugin::NAME`) in its file:
+    // looking for another backend checks it but never loads it.
+    let dir = scenario("declared");
+    let lib = dir.join(format!("{DLL_PREFIX}fixture{DLL_SUFFIX}"));
+    copy_library(Variant::Working, &lib);
+    write_truncated(&dir.join(format!("{DLL_PREFIX}zz_cut{DLL_SUFFIX}")), 0.5);
+    let paths = SearchPaths {
+        env: Some(join_paths(&[&dir])),
+        ..SearchPaths::default()
+    };
+    let registry = Registry::discover_for(&paths, "cuda");
+    assert!(registry.plugins.is_empty());
+    assert_eq!(registry.skipped, [(lib.clone(), "fixture".to_string())]);
+    assert_eq!(registry.failures.len(), 1, "{:?}", registry.failures);
+    assert_eq!(
+        registry.find("cuda").expect_err("not there").to_string(),
+        "backend `cuda` is not available: no plugin provides it (available: fixture)"
+    );
+    let registry = Registry::discover_for(&paths, "fixture");
+    assert_eq!(registry.plugins.len(), 1);
+    assert!(registry.skipped.is_empty());
+    assert_eq!(registry.find("fixture").expect("loaded").path, lib);
+}
+
+#[test]
+fn a_name_other_than_the_declared_one_is_refused() {
+    let lib = library(Variant::Working);
+    let copy = scenario("undeclared").join(format!("{DLL_PREFIX}u{DLL_SUFFIX}"));
+    if std::env::var_os("FAILURE_MATRIX_CHILD").is_none() {
+        fs::copy(&lib, &copy).expect("copy");
+    }
+    if !in_child(
+        "a_name_other_than_the_declared_one_is_refused",
+        &[
+            ("TILEC_FIXTURE_NAME", "other"),
+            ("FAILURE_MATRIX_LIB", copy.to_str().expect("UTF-8 path")),
+        ],
+    ) {
+        return;
+    }
+    let copy = PathBuf::from(std::env::var("FAILURE_MATRIX_LIB").expect("the library"));
+    let err = LoadedPlugin::load(&copy, true).expect_err("another name");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "plugin `{}` calls its backend `other`, which is not the name `fixture` its file declares",
+            copy.display()
+        )
+    );
+}

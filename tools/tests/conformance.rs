@@ -731,3 +731,31 @@ fn the_reference_backend_runs_no_plugin_code() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(mark.exists());
 }
+
+#[test]
+fn a_plugin_declaring_another_name_is_not_loaded() {
+    // The fixture declares its backend name in its file: a run for another
+    // backend never loads it (its `info`, which writes the mark, never
+    // runs), yet names it among those available.
+    let lib = fixture(None);
+    let dir = scratch("declared");
+    std::fs::create_dir_all(&dir).expect("create");
+    std::fs::copy(&lib, dir.join(format!("{DLL_PREFIX}fixture{DLL_SUFFIX}"))).expect("copy");
+    let mark = dir.join("mark");
+    let out = Command::new(env!("CARGO_BIN_EXE_tilec"))
+        .args(["conformance", "--backend", "nope"])
+        .current_dir(workspace_root())
+        .env("TILEC_PLUGIN_PATH", &dir)
+        .env("TILEC_FIXTURE_MARK", &mark)
+        .output()
+        .expect("tilec starts");
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "backend `nope` is not available: no plugin provides it (available: fixture)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!mark.exists(), "the plugin's code ran");
+}

@@ -222,10 +222,13 @@ fn conformance(args: &ConformanceArgs) -> Result<Exit, Stop> {
             args.backend
         )));
     }
-    let plugins = Plugins::load(
-        &args.plugins.paths,
-        args.backend != crate::backends::BUILTIN && !sim,
-    );
+    // Only the plugin tested is loaded: libraries that declare another
+    // backend name in their file are skipped unloaded.
+    let plugins = if sim || args.backend == crate::backends::BUILTIN {
+        Plugins::load(&args.plugins.paths, false)
+    } else {
+        Plugins::load_for(&args.plugins.paths, &args.backend)
+    };
     if let Some(failure) = plugins.explicit_failures().into_iter().next() {
         return Err(Stop {
             report: failure,
