@@ -27,14 +27,38 @@ pub fn results_jsonl(records: &[TestRecord]) -> io::Result<String> {
 
 /// Writes `results.jsonl`.
 pub fn write_results_jsonl(path: &Path, records: &[TestRecord]) -> io::Result<()> {
-    std::fs::write(path, results_jsonl(records)?)
+    write_atomically(path, results_jsonl(records)?.as_bytes())
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder,
+/// renamed over `path` once complete: a reader never sees half a report,
+/// and an interrupted run leaves the previous file whole.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    file.write_all(bytes)?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Checks that report files can be written in `dir` (creating it if
+/// missing), before a run, so that a bad `--report` is not found only at
+/// the end of a long run.
+pub fn check_report_dir(dir: &Path) -> io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let probe = tempfile::NamedTempFile::new_in(dir)?;
+    probe.close()
 }
 
 /// Writes `summary.json` (pretty-printed, trailing newline).
 pub fn write_summary_json(path: &Path, summary: &Summary) -> io::Result<()> {
     let mut text = serde_json::to_string_pretty(summary).map_err(io::Error::other)?;
     text.push('\n');
-    std::fs::write(path, text)
+    write_atomically(path, text.as_bytes())
 }
 
 /// Escapes text for XML attribute values and character data. Characters
@@ -163,9 +187,7 @@ pub fn junit_xml(records: &[TestRecord], suite_name: &str) -> String {
 
 /// Writes JUnit XML (see [`junit_xml`]).
 pub fn write_junit_xml(path: &Path, records: &[TestRecord], suite_name: &str) -> io::Result<()> {
-    let mut f = io::BufWriter::new(std::fs::File::create(path)?);
-    f.write_all(junit_xml(records, suite_name).as_bytes())?;
-    f.flush()
+    write_atomically(path, junit_xml(records, suite_name).as_bytes())
 }
 
 fn counts_row(out: &mut String, label: &str, c: &LevelCounts) {

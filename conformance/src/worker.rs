@@ -5,12 +5,22 @@
 //! # Protocol
 //!
 //! The supervisor writes one [`Job`] as a JSON line to the worker's
-//! standard input. The worker answers on standard output with one
-//! [`Message`] per line, each line starting with [`MARK`] (anything else on
-//! standard output — a plugin printing — is ignored): first
+//! standard input. The worker answers on a private channel with one
+//! [`Message`] per line, each line starting with [`MARK`]: first
 //! [`Message::Hello`] (or [`Message::LoadFailed`]), then
 //! [`Message::Start`] and [`Message::Record`] for each test in the job's
 //! order, then [`Message::Done`].
+//!
+//! The channel is the pipe the worker is started with as its standard
+//! output, but the worker moves it aside before it loads any backend
+//! ([`private_channel`]): it keeps a private copy of the pipe and points
+//! its file descriptor 1 at its standard error. So whatever a plugin prints
+//! — to standard output or standard error — lands in the worker's log (the
+//! supervisor keeps its tail for crash messages), never among the records:
+//! a plugin that prints protocol lines and then aborts is a `Crash`, not a
+//! `Pass`. (Code running inside the worker could still find and write to
+//! the private descriptor on purpose; what this stops is a plugin's output
+//! being taken for the worker's.)
 
 use crate::backend::{Backend, Plugin, Reference, Sim};
 use crate::corpus::{self, Case};
@@ -89,6 +99,27 @@ pub enum WorkerError {
     Job(serde_json::Error),
     #[error("cannot write to the supervisor: {0}")]
     Output(std::io::Error),
+    #[error("cannot set up the private channel to the supervisor: {0}")]
+    Channel(std::io::Error),
+}
+
+/// Takes the worker's standard output as the private channel to the
+/// supervisor: returns a copy of it (close-on-exec, so that a program a
+/// plugin starts does not hold it) and points file descriptor 1 at
+/// standard error, so that nothing printed afterwards in this process
+/// reaches the channel. Call it before any backend is loaded.
+#[cfg(unix)]
+pub fn private_channel() -> Result<std::fs::File, WorkerError> {
+    use std::os::fd::AsFd as _;
+    let stdout = std::io::stdout();
+    let mut lock = stdout.lock();
+    lock.flush().map_err(WorkerError::Channel)?;
+    let channel = lock
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(WorkerError::Channel)?;
+    rustix::stdio::dup2_stdout(std::io::stderr()).map_err(|e| WorkerError::Channel(e.into()))?;
+    Ok(std::fs::File::from(channel))
 }
 
 fn send(out: &mut impl Write, message: &Message) -> Result<(), WorkerError> {

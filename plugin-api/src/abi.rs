@@ -34,7 +34,11 @@ use abi_stable::{StableAbi, declare_root_module_statics};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// The ABI version this build of the crate speaks.
-#[cfg(not(any(feature = "test-abi-1-0", feature = "test-abi-2-0")))]
+#[cfg(not(any(
+    feature = "test-abi-1-0",
+    feature = "test-abi-2-0",
+    feature = "test-abi-1-2"
+)))]
 pub const ABI_VERSION: Version = Version::new(1, 1);
 /// The ABI version this build of the crate speaks (test build: ABI 1.0).
 #[cfg(feature = "test-abi-1-0")]
@@ -42,14 +46,30 @@ pub const ABI_VERSION: Version = Version::new(1, 0);
 /// The ABI version this build of the crate speaks (test build: ABI 2.0).
 #[cfg(all(feature = "test-abi-2-0", not(feature = "test-abi-1-0")))]
 pub const ABI_VERSION: Version = Version::new(2, 0);
+/// The ABI version this build of the crate speaks (test build: ABI 1.2, a
+/// minor version newer than any host).
+#[cfg(all(
+    feature = "test-abi-1-2",
+    not(any(feature = "test-abi-1-0", feature = "test-abi-2-0"))
+))]
+pub const ABI_VERSION: Version = Version::new(1, 2);
 
 /// `ABI_VERSION` as the version string abi_stable checks at load.
-#[cfg(not(any(feature = "test-abi-1-0", feature = "test-abi-2-0")))]
+#[cfg(not(any(
+    feature = "test-abi-1-0",
+    feature = "test-abi-2-0",
+    feature = "test-abi-1-2"
+)))]
 const ABI_VERSION_STRINGS: VersionStrings = VersionStrings::new("1.1.0");
 #[cfg(feature = "test-abi-1-0")]
 const ABI_VERSION_STRINGS: VersionStrings = VersionStrings::new("1.0.0");
 #[cfg(all(feature = "test-abi-2-0", not(feature = "test-abi-1-0")))]
 const ABI_VERSION_STRINGS: VersionStrings = VersionStrings::new("2.0.0");
+#[cfg(all(
+    feature = "test-abi-1-2",
+    not(any(feature = "test-abi-1-0", feature = "test-abi-2-0"))
+))]
+const ABI_VERSION_STRINGS: VersionStrings = VersionStrings::new("1.2.0");
 
 /// The result of a byte-level call: a document, or an encoded
 /// [`PluginError`].
@@ -61,6 +81,10 @@ pub type ByteResult = RResult<RVec<u8>, RVec<u8>>;
 pub struct AbiVersion {
     pub major: u16,
     pub minor: u16,
+    /// Test build only: a field no host knows, so that the root module's
+    /// layout differs from the one its version declares.
+    #[cfg(feature = "test-layout-mismatch")]
+    pub patch: u16,
 }
 
 /// The root module every plugin exports.
@@ -82,6 +106,10 @@ pub struct Backend {
     /// ABI 1.1: a `RuntimeRequest` in, a `RuntimeResponse` out.
     #[cfg(not(feature = "test-abi-1-0"))]
     pub runtime: extern "C" fn(request: RSlice<'_, u8>) -> ByteResult,
+    /// Test build only (`test-abi-1-2`): a call of a minor version newer
+    /// than any host, which hosts of 1.1 do not know.
+    #[cfg(feature = "test-abi-1-2")]
+    pub newer: extern "C" fn() -> u32,
 }
 
 impl RootModule for BackendRef {
@@ -207,6 +235,13 @@ impl CheckedRoot {
 /// an implementation into the exported root module; every call runs inside
 /// `catch_unwind`, so a panic becomes an [`ErrorCode::Panic`] error.
 pub trait BackendPlugin: 'static {
+    /// The backend name, when it is fixed at build time (it must then be
+    /// the name `info` gives). [`crate::export_backend!`] writes it into the
+    /// library's `.tilec_backend` section, where tilec reads it from the
+    /// file without loading the library: a command for another backend
+    /// then never loads this one. Empty (the default): not written, and
+    /// tilec loads the library to learn its name.
+    const NAME: &'static str = "";
     fn info() -> PluginInfo;
     fn describe_target(arch: &str) -> Result<TargetDescription, PluginError>;
     fn compile(request: CompileRequest) -> Result<CompileResult, PluginError>;
@@ -253,7 +288,14 @@ extern "C" fn abi_version_shim() -> AbiVersion {
     AbiVersion {
         major: ABI_VERSION.major,
         minor: ABI_VERSION.minor,
+        #[cfg(feature = "test-layout-mismatch")]
+        patch: 0,
     }
+}
+
+#[cfg(feature = "test-abi-1-2")]
+extern "C" fn newer_shim() -> u32 {
+    12
 }
 
 extern "C" fn info_shim<P: BackendPlugin>(encoding: u8) -> ByteResult {
@@ -302,6 +344,8 @@ pub fn root_module<P: BackendPlugin>() -> BackendRef {
         compile: compile_shim::<P>,
         #[cfg(not(feature = "test-abi-1-0"))]
         runtime: runtime_shim::<P>,
+        #[cfg(feature = "test-abi-1-2")]
+        newer: newer_shim,
     }
     .leak_into_prefix()
 }
@@ -317,9 +361,36 @@ pub fn root_module<P: BackendPlugin>() -> BackendRef {
 #[macro_export]
 macro_rules! export_backend {
     ($plugin:ty) => {
+        /// The backend name in the section tilec reads without loading the
+        /// library (see `BackendPlugin::NAME`).
+        #[used]
+        #[allow(unsafe_code)]
+        #[unsafe(link_section = ".tilec_backend")]
+        static TILEC_BACKEND_NAME: [u8; <$plugin as $crate::BackendPlugin>::NAME.len()] =
+            $crate::abi::name_bytes(<$plugin as $crate::BackendPlugin>::NAME);
+
         #[$crate::reexports::export_root_module]
         pub fn tilec_backend_root_module() -> $crate::abi::BackendRef {
+            // Referenced from the exported function, so that the linker
+            // keeps the section.
+            ::std::hint::black_box(&TILEC_BACKEND_NAME);
             $crate::abi::root_module::<$plugin>()
         }
     };
+}
+
+/// The name of the ELF section holding a plugin's backend name
+/// ([`BackendPlugin::NAME`]).
+pub const NAME_SECTION: &str = ".tilec_backend";
+
+/// `name` as a byte array, for the static [`crate::export_backend!`] writes.
+pub const fn name_bytes<const N: usize>(name: &str) -> [u8; N] {
+    let bytes = name.as_bytes();
+    let mut out = [0u8; N];
+    let mut i = 0;
+    while i < N && i < bytes.len() {
+        out[i] = bytes[i];
+        i += 1;
+    }
+    out
 }

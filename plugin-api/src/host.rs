@@ -7,15 +7,25 @@
 //! `plugins/` next to the `tilec` executable, then `<prefix>/lib/tilec/plugins`
 //! where `<prefix>` is the folder above the executable's. Folders are scanned
 //! for shared libraries in sorted order, so loading is deterministic. A file
-//! reached twice is loaded once.
+//! reached twice (also through a symbolic link) is loaded once. Relative
+//! entries of `TILEC_PLUGIN_PATH` are ignored, so that what loads never
+//! depends on the working folder.
+//!
+//! Every path is made absolute and canonical before it is checked and
+//! loaded, so the file checked, hashed and reported is the file the system
+//! loader opens (`--plugin NAME` means `./NAME`).
 //!
 //! # Loading
+//! Before the system loader sees a file, it is checked to be a complete ELF
+//! shared object of this machine ([`check_shared_object`]): the loader
+//! maps a truncated file and the process dies of SIGBUS on first touch.
 //! A library is loaded once and never unloaded (thread-local destructors of
 //! unloaded Rust code crash). Before any call the host checks that it
 //! exports the root module, that its ABI major version equals the host's,
 //! and that the root module's layout is compatible; a plugin of an older
 //! minor version loads, and the functions it lacks are reported unavailable
-//! when used.
+//! when used. A plugin whose backend name is reserved (`ref`, `sim`,
+//! `auto`) or malformed (see [`name_problem`]) is refused.
 //!
 //! # Calls
 //! Every call exchanges documents. A plugin's error, panic (caught inside
@@ -59,6 +69,182 @@ pub enum LoadError {
     Layout { path: PathBuf, detail: String },
     #[error("plugin `{path}` returned malformed information about itself: {reason}")]
     BadInfo { path: PathBuf, reason: String },
+    #[error("`{path}` is not a complete shared object: {reason}")]
+    Incomplete { path: PathBuf, reason: String },
+    #[error("`{path}` is a shared object for {found}, not for this machine ({host})")]
+    Foreign {
+        path: PathBuf,
+        found: String,
+        host: &'static str,
+    },
+    #[error("plugin `{path}` calls its backend `{name}`, which {reason}")]
+    BadName {
+        path: PathBuf,
+        name: String,
+        reason: String,
+    },
+}
+
+/// The longest backend name a plugin may claim.
+pub const MAX_NAME_LEN: usize = 32;
+
+/// Backend names a plugin may not claim: the built-in backends and `auto`.
+pub const RESERVED_NAMES: [&str; 3] = ["ref", "sim", "auto"];
+
+/// Why `name` cannot be a plugin's backend name, if it cannot: a reserved
+/// name, an empty one, one over [`MAX_NAME_LEN`] bytes, or one with a
+/// character outside `[a-z0-9_-]`.
+pub fn name_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("is empty".to_string());
+    }
+    if RESERVED_NAMES.contains(&name) {
+        return Some("is reserved for tilec's own backends".to_string());
+    }
+    if name.len() > MAX_NAME_LEN {
+        return Some(format!("is longer than {MAX_NAME_LEN} bytes"));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !matches!(c, 'a'..='z' | '0'..='9' | '_' | '-'))
+    {
+        return Some(format!(
+            "has the character {c:?}; a backend name uses only `a-z`, `0-9`, `_` and `-`"
+        ));
+    }
+    None
+}
+
+/// The ELF machine of this build's target, and its name.
+fn host_machine() -> (u16, &'static str) {
+    use object::elf;
+    match std::env::consts::ARCH {
+        "x86_64" => (elf::EM_X86_64, "x86_64"),
+        "aarch64" => (elf::EM_AARCH64, "aarch64"),
+        "riscv64" => (elf::EM_RISCV, "riscv64"),
+        "powerpc64" => (elf::EM_PPC64, "powerpc64"),
+        "s390x" => (elf::EM_S390, "s390x"),
+        "loongarch64" => (elf::EM_LOONGARCH, "loongarch64"),
+        other => (elf::EM_NONE, other),
+    }
+}
+
+fn machine_name(machine: u16) -> String {
+    use object::elf;
+    match machine {
+        elf::EM_X86_64 => "x86_64".to_string(),
+        elf::EM_386 => "x86".to_string(),
+        elf::EM_AARCH64 => "aarch64".to_string(),
+        elf::EM_ARM => "arm".to_string(),
+        elf::EM_RISCV => "riscv".to_string(),
+        elf::EM_PPC64 => "powerpc64".to_string(),
+        elf::EM_S390 => "s390x".to_string(),
+        elf::EM_LOONGARCH => "loongarch".to_string(),
+        elf::EM_AMDGPU => "AMDGPU".to_string(),
+        elf::EM_CUDA => "CUDA".to_string(),
+        other => format!("ELF machine {other}"),
+    }
+}
+
+/// Checks that `path` holds a complete ELF shared object of this machine
+/// before the system loader maps it: the loader trusts the headers and maps
+/// segments past the end of a truncated file, which crashes the process
+/// (SIGBUS) on first touch instead of failing to load. Reads the header,
+/// the class (64-bit), the byte order, the machine, the type (`ET_DYN`) and
+/// that every program and section header lies within the file and points
+/// within it.
+///
+/// Returns the backend name the file declares in its `.tilec_backend`
+/// section ([`crate::BackendPlugin::NAME`]), if it declares one.
+pub fn check_shared_object(path: &Path) -> Result<Option<String>, LoadError> {
+    use object::elf;
+    use object::read::elf::{FileHeader, ProgramHeader, SectionHeader};
+    let incomplete = |reason: String| LoadError::Incomplete {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let data = std::fs::read(path).map_err(|e| LoadError::Open {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    let data = data.as_slice();
+    if data.len() < 4 || data[..4] != elf::ELFMAG {
+        return Err(incomplete(format!(
+            "it is not an ELF file ({} bytes without the ELF magic number)",
+            data.len()
+        )));
+    }
+    if data.len() < 5 || data[4] != elf::ELFCLASS64 || !cfg!(target_pointer_width = "64") {
+        return Err(incomplete(
+            "it is not a 64-bit ELF file, or too short for an ELF header".to_string(),
+        ));
+    }
+    let header = elf::FileHeader64::<object::Endianness>::parse(data)
+        .map_err(|e| incomplete(format!("its ELF header is unreadable: {e}")))?;
+    let endian = header
+        .endian()
+        .map_err(|e| incomplete(format!("its ELF header is unreadable: {e}")))?;
+    if endian != object::Endianness::default() {
+        return Err(incomplete(
+            "its byte order is not this machine's".to_string(),
+        ));
+    }
+    let (host, host_name) = host_machine();
+    let machine = header.e_machine(endian);
+    if machine != host {
+        return Err(LoadError::Foreign {
+            path: path.to_path_buf(),
+            found: machine_name(machine),
+            host: host_name,
+        });
+    }
+    if header.e_type(endian) != elf::ET_DYN {
+        return Err(incomplete(
+            "its ELF type is not a shared object (ET_DYN)".to_string(),
+        ));
+    }
+    let len = data.len() as u64;
+    let segments = header
+        .program_headers(endian, data)
+        .map_err(|e| incomplete(format!("its program headers are cut off: {e}")))?;
+    if segments.is_empty() {
+        return Err(incomplete("it has no program headers".to_string()));
+    }
+    for (i, ph) in segments.iter().enumerate() {
+        let end = ph.p_offset(endian).checked_add(ph.p_filesz(endian));
+        if end.is_none_or(|end| end > len) {
+            return Err(incomplete(format!(
+                "segment {i} ends past the end of the file ({len} bytes)"
+            )));
+        }
+    }
+    let sections = header
+        .section_headers(endian, data)
+        .map_err(|e| incomplete(format!("its section headers are cut off: {e}")))?;
+    for (i, sh) in sections.iter().enumerate() {
+        if sh.sh_type(endian) == elf::SHT_NOBITS {
+            continue;
+        }
+        let end = sh.sh_offset(endian).checked_add(sh.sh_size(endian));
+        if end.is_none_or(|end| end > len) {
+            return Err(incomplete(format!(
+                "section {i} ends past the end of the file ({len} bytes)"
+            )));
+        }
+    }
+    let table = header
+        .sections(endian, data)
+        .map_err(|e| incomplete(format!("its section table is unreadable: {e}")))?;
+    let name = table
+        .section_by_name(endian, crate::abi::NAME_SECTION.as_bytes())
+        .and_then(|(_, sh)| sh.data(endian, data).ok())
+        .map(|bytes| {
+            String::from_utf8_lossy(bytes)
+                .trim_end_matches('\0')
+                .to_string()
+        })
+        .filter(|name| !name.is_empty());
+    Ok(name)
 }
 
 /// Why a call into a loaded plugin failed.
@@ -200,12 +386,25 @@ fn layout_detail(text: &str) -> String {
 
 impl LoadedPlugin {
     /// Loads and checks the plugin at `path`.
+    ///
+    /// The path is first made absolute and canonical, so that the file
+    /// checked (and hashed by callers, from [`LoadedPlugin::path`]) is the
+    /// file the system loader opens: a bare `NAME` means `./NAME`, never a
+    /// search of the loader's library path. The file must then be a
+    /// complete shared object of this machine ([`check_shared_object`])
+    /// before it is opened, and the backend name it claims must be a valid
+    /// one ([`name_problem`]).
     pub fn load(path: &Path, explicit: bool) -> Result<LoadedPlugin, LoadError> {
         if !path.exists() {
             return Err(LoadError::Missing {
                 path: path.to_path_buf(),
             });
         }
+        let path = &std::fs::canonicalize(path).map_err(|e| LoadError::Open {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        let declared = check_shared_object(path)?;
         let header = lib_header_from_path(path).map_err(|e| open_error(path, &e))?;
         // Compare ABI versions ourselves first, for a message that names both.
         let plugin_version = header.version_strings();
@@ -254,6 +453,19 @@ impl LoadedPlugin {
             path: path.to_path_buf(),
             reason: e.to_string(),
         })?;
+        let problem = name_problem(&info.name).or_else(|| {
+            declared
+                .as_ref()
+                .filter(|d| **d != info.name)
+                .map(|d| format!("is not the name `{d}` its file declares"))
+        });
+        if let Some(reason) = problem {
+            return Err(LoadError::BadName {
+                path: path.to_path_buf(),
+                name: info.name,
+                reason,
+            });
+        }
         Ok(LoadedPlugin {
             path: path.to_path_buf(),
             explicit,
@@ -413,9 +625,20 @@ impl SearchPaths {
         }
     }
 
+    /// The relative entries of `TILEC_PLUGIN_PATH`, which the search
+    /// ignores: a command warns about each.
+    pub fn relative_env_entries(&self) -> Vec<PathBuf> {
+        self.env.as_ref().map_or_else(Vec::new, |env| {
+            std::env::split_paths(env)
+                .filter(|p| !p.as_os_str().is_empty() && p.is_relative())
+                .collect()
+        })
+    }
+
     /// Candidate files in search order, with whether each was explicit.
     /// `TILEC_PLUGIN_PATH` entries are taken in the order listed, like
-    /// `PATH`: a file as itself, a folder as its libraries, sorted. The
+    /// `PATH`: a file as itself, a folder as its libraries, sorted; relative
+    /// entries are ignored ([`SearchPaths::relative_env_entries`]). The
     /// list may name one file more than once; [`Registry::discover`] loads
     /// it once.
     pub fn candidates(&self) -> Vec<(PathBuf, bool)> {
@@ -423,7 +646,11 @@ impl SearchPaths {
             self.explicit.iter().map(|p| (p.clone(), true)).collect();
         if let Some(env) = &self.env {
             for entry in std::env::split_paths(env) {
-                if entry.as_os_str().is_empty() {
+                // A relative entry would depend on the working folder, so
+                // that running tilec in a folder someone else controls
+                // would load their code: it is ignored (the caller warns,
+                // see `relative_env_entries`).
+                if entry.as_os_str().is_empty() || entry.is_relative() {
                     continue;
                 }
                 if entry.is_dir() {
@@ -508,11 +735,28 @@ fn available_list(names: &[String]) -> String {
 pub struct Registry {
     pub plugins: Vec<LoadedPlugin>,
     pub failures: Vec<(PathBuf, LoadError)>,
+    /// Libraries not loaded because their file declares another backend
+    /// name than the one asked for ([`Registry::discover_for`]), with that
+    /// name.
+    pub skipped: Vec<(PathBuf, String)>,
 }
 
 impl Registry {
     /// Loads every candidate of `paths`.
     pub fn discover(paths: &SearchPaths) -> Registry {
+        Registry::discover_matching(paths, None)
+    }
+
+    /// Loads the candidates of `paths` that may provide backend `name`:
+    /// a library whose file declares another name
+    /// ([`crate::BackendPlugin::NAME`]) is only checked, not loaded, so
+    /// none of its code runs; one that declares none is loaded to learn
+    /// its name.
+    pub fn discover_for(paths: &SearchPaths, name: &str) -> Registry {
+        Registry::discover_matching(paths, Some(name))
+    }
+
+    fn discover_matching(paths: &SearchPaths, wanted: Option<&str>) -> Registry {
         let mut registry = Registry::default();
         let mut seen: Vec<PathBuf> = Vec::new();
         for (path, explicit) in paths.candidates() {
@@ -520,10 +764,50 @@ impl Registry {
             if seen.contains(&key) {
                 continue;
             }
-            seen.push(key);
+            seen.push(key.clone());
+            if let Some(wanted) = wanted
+                && path.exists()
+            {
+                match check_shared_object(&key) {
+                    Ok(Some(declared)) if declared != wanted => {
+                        registry.skipped.push((path, declared));
+                        continue;
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        registry.failures.push((path, e));
+                        continue;
+                    }
+                }
+            }
             match LoadedPlugin::load(&path, explicit) {
                 Ok(p) => registry.plugins.push(p),
                 Err(e) => registry.failures.push((path, e)),
+            }
+        }
+        registry
+    }
+
+    /// Checks the explicit files of `paths` without loading them: that
+    /// each exists and is a complete shared object of this machine
+    /// ([`check_shared_object`]). For commands that use only a built-in
+    /// backend: a wrong `--plugin` is still reported, and no plugin code
+    /// (its library constructors, its `info`) runs.
+    pub fn check_explicit(paths: &SearchPaths) -> Registry {
+        let mut registry = Registry::default();
+        for path in &paths.explicit {
+            let checked = if path.exists() {
+                std::fs::canonicalize(path)
+                    .map_err(|e| LoadError::Open {
+                        path: path.clone(),
+                        reason: e.to_string(),
+                    })
+                    .and_then(|p| check_shared_object(&p).map(drop))
+            } else {
+                Err(LoadError::Missing { path: path.clone() })
+            };
+            if let Err(e) = checked {
+                registry.failures.push((path.clone(), e));
             }
         }
         registry
@@ -542,11 +826,12 @@ impl Registry {
         }
         match claims.as_slice() {
             [] => {
-                // Each name once, in loading order.
+                // Each name once, in loading order, then those not loaded.
                 let mut available: Vec<String> = Vec::new();
-                for p in &self.plugins {
-                    if !available.contains(&p.info.name) {
-                        available.push(p.info.name.clone());
+                let names = self.plugins.iter().map(|p| &p.info.name);
+                for n in names.chain(self.skipped.iter().map(|(_, n)| n)) {
+                    if !available.contains(n) {
+                        available.push(n.clone());
                     }
                 }
                 Err(LookupError::NotFound {
@@ -570,7 +855,11 @@ mod tests {
 
     /// The text abi_stable gives when a plugin's root module has fewer
     /// fields than the layout it is checked against.
-    #[cfg(not(any(feature = "test-abi-1-0", feature = "test-abi-2-0")))]
+    #[cfg(not(any(
+        feature = "test-abi-1-0",
+        feature = "test-abi-2-0",
+        feature = "test-abi-1-2"
+    )))]
     #[test]
     fn layout_errors_are_summarized() {
         use abi_stable::StableAbi;

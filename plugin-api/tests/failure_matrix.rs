@@ -44,6 +44,8 @@ enum Variant {
     OldIr,
     WrongNumerics,
     RefuseClaimed,
+    Abi12,
+    LayoutMismatch,
 }
 
 impl Variant {
@@ -59,6 +61,8 @@ impl Variant {
             Variant::OldIr => Some("old-ir"),
             Variant::WrongNumerics => Some("wrong-numerics"),
             Variant::RefuseClaimed => Some("refuse-claimed"),
+            Variant::Abi12 => Some("abi-1-2"),
+            Variant::LayoutMismatch => Some("layout-mismatch"),
         }
     }
 
@@ -829,15 +833,22 @@ fn corrupt_library_cannot_be_opened() {
     let path = scenario("corrupt").join(format!("{DLL_PREFIX}corrupt{DLL_SUFFIX}"));
     write_corrupt(&path);
     let err = LoadedPlugin::load(&path, false).expect_err("corrupt");
-    // The reason is the system loader's text, which differs by platform.
-    let LoadError::Open { path: p, reason } = &err else {
-        panic!("expected LoadError::Open, got {err:?}");
-    };
-    assert_eq!(p, &path);
-    assert!(!reason.is_empty());
-    let prefix = format!("cannot load `{}` as a shared library: ", path.display());
-    assert!(err.to_string().starts_with(&prefix), "{err}");
-    assert_eq!(err.to_string(), format!("{prefix}{reason}"));
+    // Refused before the system loader sees it.
+    assert_eq!(
+        err,
+        LoadError::Incomplete {
+            path: path.clone(),
+            reason: "it is not an ELF file (32 bytes without the ELF magic number)".to_string(),
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "`{}` is not a complete shared object: it is not an ELF file \
+             (32 bytes without the ELF magic number)",
+            path.display()
+        )
+    );
 }
 
 #[test]
@@ -1043,7 +1054,7 @@ fn discovery_is_sorted_and_loads_a_file_once() {
     assert_eq!(registry.failures.len(), 1);
     let (failed, err) = &registry.failures[0];
     assert_eq!(failed, &lib("15_corrupt"));
-    assert!(matches!(err, LoadError::Open { .. }), "{err:?}");
+    assert!(matches!(err, LoadError::Incomplete { .. }), "{err:?}");
 
     let err = registry.find("cuda").expect_err("no such backend");
     assert_eq!(
@@ -1055,4 +1066,470 @@ fn discovery_is_sorted_and_loads_a_file_once() {
     let again = Registry::discover(&paths);
     let again: Vec<&Path> = again.plugins.iter().map(|p| p.path.as_path()).collect();
     assert_eq!(again, [lib("20_working"), lib("10_abi_1_0")]);
+}
+
+/// A copy of the working library cut to `keep` of its bytes.
+fn write_truncated(dest: &Path, keep: f64) {
+    let bytes = fs::read(library(Variant::Working)).expect("read the working library");
+    let len = (bytes.len() as f64 * keep) as usize;
+    fs::write(dest, &bytes[..len]).expect("write a truncated library");
+}
+
+#[test]
+fn truncated_library_is_refused_before_it_is_opened() {
+    // The system loader maps segments past the end of a truncated file,
+    // and the first touch kills the process with SIGBUS: the file must be
+    // refused before it reaches the loader.
+    let dir = scenario("truncated");
+    let lib = dir.join(format!("{DLL_PREFIX}truncated{DLL_SUFFIX}"));
+    write_truncated(&lib, 0.5);
+    let err = LoadedPlugin::load(&lib, true).expect_err("a truncated library");
+    let LoadError::Incomplete { path, reason } = &err else {
+        panic!("expected LoadError::Incomplete, got {err:?}");
+    };
+    assert_eq!(path, &lib);
+    assert!(reason.contains("past the end of the file"), "{reason}");
+    assert!(
+        err.to_string().starts_with(&format!(
+            "`{}` is not a complete shared object: ",
+            lib.display()
+        )),
+        "{err}"
+    );
+
+    // Only the ELF header left: the program headers are cut off.
+    write_truncated(&lib, 0.0001);
+    let err = LoadedPlugin::load(&lib, true).expect_err("a cut header");
+    assert!(matches!(err, LoadError::Incomplete { .. }), "{err:?}");
+
+    // In a searched folder it is listed as a failure and skipped.
+    copy_library(
+        Variant::Working,
+        &dir.join(format!("{DLL_PREFIX}working{DLL_SUFFIX}")),
+    );
+    write_truncated(&lib, 0.5);
+    let registry = Registry::discover(&SearchPaths {
+        env: Some(join_paths(&[&dir])),
+        ..SearchPaths::default()
+    });
+    assert_eq!(registry.plugins.len(), 1);
+    assert_eq!(registry.plugins[0].name(), "fixture");
+    assert_eq!(registry.failures.len(), 1);
+    assert_eq!(registry.failures[0].0, lib);
+    assert!(
+        matches!(registry.failures[0].1, LoadError::Incomplete { .. }),
+        "{:?}",
+        registry.failures
+    );
+}
+
+#[test]
+fn library_of_another_kind_is_refused() {
+    let dir = scenario("foreign");
+    let lib = dir.join(format!("{DLL_PREFIX}foreign{DLL_SUFFIX}"));
+    let mut bytes = fs::read(library(Variant::Working)).expect("read the working library");
+    // e_machine (bytes 18..20, little-endian): EM_CUDA (190).
+    bytes[18..20].copy_from_slice(&190u16.to_le_bytes());
+    fs::write(&lib, &bytes).expect("write");
+    let err = LoadedPlugin::load(&lib, true).expect_err("another machine");
+    assert!(
+        err.to_string().ends_with(&format!(
+            "is a shared object for CUDA, not for this machine ({})",
+            std::env::consts::ARCH
+        )),
+        "{err}"
+    );
+    // e_type (bytes 16..18): ET_EXEC (2), an executable.
+    let mut bytes = fs::read(library(Variant::Working)).expect("read the working library");
+    bytes[16..18].copy_from_slice(&2u16.to_le_bytes());
+    fs::write(&lib, &bytes).expect("write");
+    let err = LoadedPlugin::load(&lib, true).expect_err("an executable");
+    assert!(
+        err.to_string().ends_with(
+            "is not a complete shared object: its ELF type is not a shared object (ET_DYN)"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn plugin_paths_are_made_absolute_and_canonical() {
+    // The path kept (and hashed by the conformance report) is the file the
+    // loader opened: absolute, without symbolic links.
+    let dir = scenario("canonical");
+    let real = dir.join(format!("{DLL_PREFIX}real{DLL_SUFFIX}"));
+    copy_library(Variant::Working, &real);
+    let link = dir.join(format!("{DLL_PREFIX}link{DLL_SUFFIX}"));
+    std::os::unix::fs::symlink(&real, &link).expect("symlink");
+    let plugin = LoadedPlugin::load(&link, true).expect("loads through the link");
+    assert_eq!(plugin.path, fs::canonicalize(&real).expect("canonical"));
+    assert!(plugin.path.is_absolute());
+
+    // A symbolic link beside its target in a searched folder: one plugin,
+    // no duplicate claim of its name.
+    let registry = Registry::discover(&SearchPaths {
+        env: Some(join_paths(&[&dir])),
+        ..SearchPaths::default()
+    });
+    assert!(registry.failures.is_empty(), "{:?}", registry.failures);
+    assert_eq!(registry.plugins.len(), 1);
+    assert_eq!(
+        registry.find("fixture").expect("one claim").path,
+        plugin.path
+    );
+}
+
+#[test]
+fn relative_plugin_path_entries_are_ignored() {
+    let dir = scenario("relative");
+    let lib = dir.join(format!("{DLL_PREFIX}fixture{DLL_SUFFIX}"));
+    copy_library(Variant::Working, &lib);
+    let paths = SearchPaths {
+        env: Some(join_paths(&[
+            Path::new("plugins"),
+            &dir,
+            Path::new("./libx.so"),
+        ])),
+        ..SearchPaths::default()
+    };
+    assert_eq!(
+        paths.relative_env_entries(),
+        [PathBuf::from("plugins"), PathBuf::from("./libx.so")]
+    );
+    assert_eq!(paths.candidates(), [(lib, false)]);
+}
+
+#[test]
+fn backend_names_are_checked() {
+    use tilec_plugin_api::host::name_problem;
+    for ok in ["cuda", "rocm", "my_backend-2", "fixture"] {
+        assert_eq!(name_problem(ok), None, "{ok}");
+    }
+    assert_eq!(name_problem("").as_deref(), Some("is empty"));
+    for reserved in ["ref", "sim", "auto"] {
+        assert_eq!(
+            name_problem(reserved).as_deref(),
+            Some("is reserved for tilec's own backends")
+        );
+    }
+    assert_eq!(
+        name_problem("../x").as_deref(),
+        Some("has the character '.'; a backend name uses only `a-z`, `0-9`, `_` and `-`")
+    );
+    assert!(name_problem("Cuda").is_some());
+    assert!(name_problem(&"x".repeat(33)).is_some());
+    assert!(name_problem(&"x".repeat(32)).is_none());
+}
+
+/// Runs the test `name` of this binary again in a child process with the
+/// environment `env` (for the fixture's knobs, read when it is loaded) and
+/// asserts that it passes there. Returns whether this is the child.
+fn in_child(name: &str, env: &[(&str, &str)]) -> bool {
+    if std::env::var_os("FAILURE_MATRIX_CHILD").is_some() {
+        return true;
+    }
+    let exe = std::env::current_exe().expect("the test binary");
+    let mut cmd = Command::new(exe);
+    cmd.args([name, "--exact", "--nocapture", "--test-threads", "1"])
+        .env("FAILURE_MATRIX_CHILD", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("start the test binary");
+    assert!(
+        out.status.success(),
+        "the child run of `{name}` failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    false
+}
+
+#[test]
+fn reserved_backend_name_is_refused() {
+    // Built before the child runs, so that the child only loads.
+    let lib = library(Variant::Working);
+    for name in ["ref", "sim", "auto", "", "../x"] {
+        let dir = scenario(&format!("reserved-{}", name.replace(['.', '/'], "_")));
+        let copy = dir.join(format!("{DLL_PREFIX}named{DLL_SUFFIX}"));
+        fs::copy(&lib, &copy).expect("copy");
+        if !in_child(
+            "reserved_backend_name_is_refused",
+            &[
+                ("TILEC_FIXTURE_NAME", name),
+                ("FAILURE_MATRIX_LIB", copy.to_str().expect("UTF-8 path")),
+            ],
+        ) {
+            continue;
+        }
+        let copy = PathBuf::from(std::env::var("FAILURE_MATRIX_LIB").expect("the library"));
+        let name = std::env::var("TILEC_FIXTURE_NAME").expect("the name");
+        let err = LoadedPlugin::load(&copy, true).expect_err("a reserved or malformed name");
+        let LoadError::BadName { path, name: n, .. } = &err else {
+            panic!("expected LoadError::BadName, got {err:?}");
+        };
+        assert_eq!(path, &copy);
+        assert_eq!(n, &name);
+        assert!(
+            err.to_string().starts_with(&format!(
+                "plugin `{}` calls its backend `{name}`, which ",
+                copy.display()
+            )),
+            "{err}"
+        );
+        return;
+    }
+}
+
+/// In a child process with `TILEC_FIXTURE_PANIC=call` (see [`in_child`]):
+/// a copy of the working library, loaded.
+fn panicking(test: &str, call: &str) -> Option<Result<LoadedPlugin, LoadError>> {
+    let lib = library(Variant::Working);
+    let copy = scenario(&format!("panic-{call}")).join(format!("{DLL_PREFIX}p{DLL_SUFFIX}"));
+    if std::env::var_os("FAILURE_MATRIX_CHILD").is_none() {
+        fs::copy(&lib, &copy).expect("copy");
+    }
+    if !in_child(
+        test,
+        &[
+            ("TILEC_FIXTURE_PANIC", call),
+            ("FAILURE_MATRIX_LIB", copy.to_str().expect("UTF-8 path")),
+        ],
+    ) {
+        return None;
+    }
+    let copy = PathBuf::from(std::env::var("FAILURE_MATRIX_LIB").expect("the library"));
+    Some(LoadedPlugin::load(&copy, true))
+}
+
+#[test]
+fn panic_in_info_refuses_the_plugin() {
+    let Some(loaded) = panicking("panic_in_info_refuses_the_plugin", "info") else {
+        return;
+    };
+    let err = loaded.expect_err("info panics");
+    let LoadError::BadInfo { reason, .. } = &err else {
+        panic!("expected LoadError::BadInfo, got {err:?}");
+    };
+    assert_eq!(reason, "Panic: fixture: deliberate panic in info");
+}
+
+#[test]
+fn panic_in_describe_target_is_contained() {
+    let Some(loaded) = panicking("panic_in_describe_target_is_contained", "describe_target") else {
+        return;
+    };
+    let plugin = loaded.expect("loads");
+    let err = plugin.describe_target("t0").expect_err("panics");
+    assert_eq!(
+        err.to_string(),
+        "backend `fixture` panicked in `describe_target`: fixture: deliberate panic in describe_target"
+    );
+    // Other calls still work.
+    plugin
+        .compile(&module(), "t0", &CompileOptions::default())
+        .expect("compile after a panic");
+}
+
+#[test]
+fn panic_in_runtime_is_contained() {
+    let Some(loaded) = panicking("panic_in_runtime_is_contained", "runtime") else {
+        return;
+    };
+    let plugin = loaded.expect("loads");
+    let err = plugin
+        .runtime(&RuntimeRequest::Devices)
+        .expect_err("panics");
+    assert_eq!(
+        err.to_string(),
+        "backend `fixture` panicked in `runtime`: fixture: deliberate panic in runtime"
+    );
+    plugin
+        .describe_target("t0")
+        .expect("describe after a panic");
+}
+
+#[test]
+fn ir_older_than_the_plugin_reads_is_refused() {
+    // The plugin reads only Tile IR formats newer than the host writes.
+    let lib = library(Variant::Working);
+    let copy = scenario("new-ir").join(format!("{DLL_PREFIX}new_ir{DLL_SUFFIX}"));
+    if std::env::var_os("FAILURE_MATRIX_CHILD").is_none() {
+        fs::copy(&lib, &copy).expect("copy");
+    }
+    if !in_child(
+        "ir_older_than_the_plugin_reads_is_refused",
+        &[
+            ("TILEC_FIXTURE_IR", "99.0-99.1"),
+            ("FAILURE_MATRIX_LIB", copy.to_str().expect("UTF-8 path")),
+        ],
+    ) {
+        return;
+    }
+    let copy = PathBuf::from(std::env::var("FAILURE_MATRIX_LIB").expect("the library"));
+    let plugin = load(&copy);
+    let err = plugin
+        .compile(&module(), "t0", &CompileOptions::default())
+        .expect_err("the host's IR is too old");
+    assert_eq!(
+        err,
+        CallError::IrTooOld {
+            plugin: "fixture".to_string(),
+            min: Version::new(99, 0),
+            max: Version::new(99, 1),
+            writes: TILE_IR_FORMAT,
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "backend `fixture` reads Tile IR 99.0 to 99.1, but this tilec writes Tile IR {TILE_IR_FORMAT}; update tilec"
+        )
+    );
+}
+
+#[test]
+fn newer_minor_loads_and_works() {
+    // Built for ABI 1.2, with a call this host does not know: it loads,
+    // and every call of ABI 1.1 works.
+    let plugin = load(&library(Variant::Abi12));
+    assert_eq!(plugin.abi, Version::new(1, 2));
+    assert!(plugin.has_runtime());
+    let result = plugin
+        .compile(&module(), "t0", &CompileOptions::default())
+        .expect("compile");
+    assert_eq!(result.artifacts[0].bytes, IR.as_bytes());
+    let RuntimeResponse::Devices(devices) = rt(&plugin, RuntimeRequest::Devices) else {
+        panic!("expected devices");
+    };
+    assert_eq!(devices.len(), 1);
+}
+
+#[test]
+fn layout_mismatch_is_refused_at_load() {
+    let path = library(Variant::LayoutMismatch);
+    let err = LoadedPlugin::load(&path, false).expect_err("a layout mismatch");
+    let LoadError::Layout { path: p, detail } = &err else {
+        panic!("expected LoadError::Layout, got {err:?}");
+    };
+    assert_eq!(p, &path);
+    assert_eq!(
+        detail,
+        "incompatible type size (expected 4, found 6); too many fields (expected 2, found 3)"
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "`{}` has a plugin interface layout this tilec does not understand: {detail}",
+            path.display()
+        )
+    );
+}
+
+#[test]
+fn malformed_info_refuses_the_plugin() {
+    let lib = library(Variant::Garbage);
+    let copy = scenario("garbage-info").join(format!("{DLL_PREFIX}g{DLL_SUFFIX}"));
+    if std::env::var_os("FAILURE_MATRIX_CHILD").is_none() {
+        fs::copy(&lib, &copy).expect("copy");
+    }
+    if !in_child(
+        "malformed_info_refuses_the_plugin",
+        &[
+            ("TILEC_FIXTURE_GARBAGE_INFO", "1"),
+            ("FAILURE_MATRIX_LIB", copy.to_str().expect("UTF-8 path")),
+        ],
+    ) {
+        return;
+    }
+    let copy = PathBuf::from(std::env::var("FAILURE_MATRIX_LIB").expect("the library"));
+    let err = LoadedPlugin::load(&copy, true).expect_err("malformed info");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "plugin `{}` returned malformed information about itself: \
+             the bytes are not a tilec document (no `TLCD` header and not JSON)",
+            copy.display()
+        )
+    );
+}
+
+#[test]
+fn target_description_0_1_is_refused() {
+    let lib = library(Variant::Garbage);
+    let copy = scenario("target-0-1").join(format!("{DLL_PREFIX}t01{DLL_SUFFIX}"));
+    if std::env::var_os("FAILURE_MATRIX_CHILD").is_none() {
+        fs::copy(&lib, &copy).expect("copy");
+    }
+    if !in_child(
+        "target_description_0_1_is_refused",
+        &[
+            ("TILEC_FIXTURE_TARGET_0_1", "1"),
+            ("FAILURE_MATRIX_LIB", copy.to_str().expect("UTF-8 path")),
+        ],
+    ) {
+        return;
+    }
+    let copy = PathBuf::from(std::env::var("FAILURE_MATRIX_LIB").expect("the library"));
+    let plugin = load(&copy);
+    let err = plugin.describe_target("t0").expect_err("a 0.1 description");
+    assert_eq!(
+        err.to_string(),
+        "backend `fixture` returned malformed bytes from `describe_target`: \
+         `target-description` document version 0.1 cannot be read by this build, \
+         which reads 1.1 (same major, minor up to 1.1)"
+    );
+}
+
+#[test]
+fn a_search_for_another_backend_loads_no_library_that_declares_its_name() {
+    // The fixture declares its name (`BackendPlugin::NAME`) in its file:
+    // looking for another backend checks it but never loads it.
+    let dir = scenario("declared");
+    let lib = dir.join(format!("{DLL_PREFIX}fixture{DLL_SUFFIX}"));
+    copy_library(Variant::Working, &lib);
+    write_truncated(&dir.join(format!("{DLL_PREFIX}zz_cut{DLL_SUFFIX}")), 0.5);
+    let paths = SearchPaths {
+        env: Some(join_paths(&[&dir])),
+        ..SearchPaths::default()
+    };
+    let registry = Registry::discover_for(&paths, "cuda");
+    assert!(registry.plugins.is_empty());
+    assert_eq!(registry.skipped, [(lib.clone(), "fixture".to_string())]);
+    assert_eq!(registry.failures.len(), 1, "{:?}", registry.failures);
+    assert_eq!(
+        registry.find("cuda").expect_err("not there").to_string(),
+        "backend `cuda` is not available: no plugin provides it (available: fixture)"
+    );
+    let registry = Registry::discover_for(&paths, "fixture");
+    assert_eq!(registry.plugins.len(), 1);
+    assert!(registry.skipped.is_empty());
+    assert_eq!(registry.find("fixture").expect("loaded").path, lib);
+}
+
+#[test]
+fn a_name_other_than_the_declared_one_is_refused() {
+    let lib = library(Variant::Working);
+    let copy = scenario("undeclared").join(format!("{DLL_PREFIX}u{DLL_SUFFIX}"));
+    if std::env::var_os("FAILURE_MATRIX_CHILD").is_none() {
+        fs::copy(&lib, &copy).expect("copy");
+    }
+    if !in_child(
+        "a_name_other_than_the_declared_one_is_refused",
+        &[
+            ("TILEC_FIXTURE_NAME", "other"),
+            ("FAILURE_MATRIX_LIB", copy.to_str().expect("UTF-8 path")),
+        ],
+    ) {
+        return;
+    }
+    let copy = PathBuf::from(std::env::var("FAILURE_MATRIX_LIB").expect("the library"));
+    let err = LoadedPlugin::load(&copy, true).expect_err("another name");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "plugin `{}` calls its backend `other`, which is not the name `fixture` its file declares",
+            copy.display()
+        )
+    );
 }

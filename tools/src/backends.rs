@@ -37,6 +37,18 @@ pub fn sim_target(name: Option<&str>) -> Result<tilec_core::target::TargetDescri
     })
 }
 
+/// Warns about each relative entry of `TILEC_PLUGIN_PATH`, which the
+/// search ignores.
+fn warn_relative(paths: &SearchPaths) {
+    for entry in paths.relative_env_entries() {
+        eprintln!(
+            "warning: the {PLUGIN_PATH_VAR} entry `{}` is relative and is ignored: \
+             a relative entry would load whatever the working folder holds; give an absolute path",
+            entry.display()
+        );
+    }
+}
+
 /// The plugins of one tilec invocation. Loaded libraries stay loaded for
 /// the life of the process.
 #[derive(Debug)]
@@ -54,15 +66,37 @@ pub enum Backend<'a> {
 }
 
 impl Plugins {
-    /// Loads the `--plugin` files and, with `search`, every plugin on the
-    /// standard search path.
+    /// With `search`, loads the `--plugin` files and every plugin on the
+    /// standard search path. Without (a command that uses only a built-in
+    /// backend), loads nothing: the `--plugin` files are only checked
+    /// (`Registry::check_explicit`), so that a wrong path is reported but
+    /// no plugin code runs.
     pub fn load(explicit: &[PathBuf], search: bool) -> Plugins {
         let mut paths = SearchPaths::standard(explicit.to_vec());
         if !search {
             paths.env = None;
             paths.exe_dir = None;
+            let registry = Registry::check_explicit(&paths);
+            return Plugins {
+                search: paths,
+                registry,
+            };
         }
+        warn_relative(&paths);
         let registry = Registry::discover(&paths);
+        Plugins {
+            search: paths,
+            registry,
+        }
+    }
+
+    /// Loads the plugins that may provide backend `name`: every library on
+    /// the search path is checked, but one whose file declares another
+    /// backend name is not loaded (`Registry::discover_for`).
+    pub fn load_for(explicit: &[PathBuf], name: &str) -> Plugins {
+        let paths = SearchPaths::standard(explicit.to_vec());
+        warn_relative(&paths);
+        let registry = Registry::discover_for(&paths, name);
         Plugins {
             search: paths,
             registry,

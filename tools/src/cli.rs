@@ -259,11 +259,12 @@ pub struct ConformanceArgs {
     #[arg(long, value_name = "ID", conflicts_with = "filter")]
     pub repro: Option<String>,
 
-    /// Time limit of one test, in seconds.
+    /// Time limit of one test, in seconds (1 to 86400).
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub timeout: u64,
 
-    /// Worker processes run at once (default: the number of CPUs).
+    /// Worker processes run at once (default and most: the number of
+    /// CPUs; a larger N is capped, with a note).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
 

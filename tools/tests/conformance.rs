@@ -523,3 +523,239 @@ fn bench_needs_a_runtime_that_times() {
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("device backend"), "{text}");
 }
+
+/// `tilec ARGS...` with extra environment variables.
+fn tilec_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tilec"));
+    cmd.args(args)
+        .current_dir(workspace_root())
+        .env_remove("TILEC_PLUGIN_PATH");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("tilec starts")
+}
+
+#[test]
+fn a_plugin_cannot_forge_its_records() {
+    // The ids of a few tests, from an honest run.
+    let filter = "tilec.l1.gemm.nn.f16_f32.m*";
+    let dir = scratch("forge-honest");
+    let out = on_fixture(
+        None,
+        &["--filter", filter, "--report", dir.to_str().expect("UTF-8")],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let ids: Vec<String> = records(&dir)
+        .iter()
+        .filter_map(|r| r["id"].as_str().map(str::to_string))
+        .filter(|id| id.starts_with("tilec.l1."))
+        .collect();
+    assert!(ids.len() >= 2, "{ids:?}");
+
+    // The same plugin, now printing a `Pass` record for every id in the
+    // protocol's form on standard output and then aborting in every
+    // compile: every test is a crash.
+    let dir = scratch("forge");
+    let lib = fixture(None);
+    let forged = ids.join(",");
+    let out = tilec_env(
+        &[
+            "conformance",
+            "--backend",
+            "fixture",
+            "--plugin",
+            lib.to_str().expect("UTF-8"),
+            "--filter",
+            filter,
+            "--report",
+            dir.to_str().expect("UTF-8"),
+        ],
+        &[("TILEC_FIXTURE_FORGE", &forged)],
+    );
+    assert_eq!(code(&out), 3, "{}\n{}", stdout(&out), stderr(&out));
+    let recs: Vec<_> = records(&dir)
+        .into_iter()
+        .filter(|r| r["level"] == "L1")
+        .collect();
+    assert_eq!(recs.len(), ids.len());
+    assert_all(&recs, "Crash", "SIGABRT");
+    // What the plugin printed is kept as the worker's log in the message.
+    assert_all(&recs, "Crash", "tilec-worker");
+}
+
+#[test]
+fn a_run_of_no_test_is_an_error() {
+    let out = tilec(&["conformance", "--backend", "ref", "--filter", ""]);
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        stderr(&out).contains("the run would execute no test: no test id matches `--filter `"),
+        "{}",
+        stderr(&out)
+    );
+    let out = tilec(&["conformance", "--backend", "ref", "--filter", "tilec.l9.*"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+}
+
+#[test]
+fn an_unwritable_report_folder_is_found_before_the_run() {
+    let dir = scratch("unwritable");
+    std::fs::create_dir_all(&dir).expect("create");
+    let file = dir.join("a-file");
+    std::fs::write(&file, b"").expect("write");
+    let report = file.join("reports");
+    let out = tilec(&[
+        "conformance",
+        "--backend",
+        "ref",
+        "--filter",
+        "tilec.l1.gemm.nn.f16_f32.m*",
+        "--report",
+        report.to_str().expect("UTF-8"),
+    ]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("cannot write reports in {}", report.display())),
+        "{}",
+        stderr(&out)
+    );
+    // Nothing ran.
+    assert!(!stdout(&out).contains("tests in"), "{}", stdout(&out));
+}
+
+#[test]
+fn a_zero_timeout_is_refused_and_jobs_are_capped() {
+    let out = tilec(&["conformance", "--backend", "ref", "--timeout", "0"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`--timeout 0` gives no test any time"),
+        "{}",
+        stderr(&out)
+    );
+    // A deadline that overflows the clock crashed tilec.
+    let out = tilec(&[
+        "conformance",
+        "--backend",
+        "ref",
+        "--timeout",
+        "18446744073709551615",
+    ]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is longer than the longest limit, 86400 s (a day)"),
+        "{}",
+        stderr(&out)
+    );
+    let out = tilec(&[
+        "conformance",
+        "--backend",
+        "ref",
+        "--filter",
+        "tilec.l1.gemm.nn.f16_f32.m*",
+        "-j",
+        "100000",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "note: `-j 100000` is more than the {cpus} CPUs here; running {cpus} workers at once"
+        )),
+        "{err}"
+    );
+    assert!(err.contains(&format!("{cpus} worker(s)")), "{err}");
+}
+
+#[test]
+fn abort_or_exit_in_compile_is_a_crash() {
+    let lib = fixture(None);
+    for (how, needle) in [("abort", "SIGABRT"), ("exit", "exited with status 7")] {
+        let dir = scratch(&format!("compile-{how}"));
+        let out = tilec_env(
+            &[
+                "conformance",
+                "--backend",
+                "fixture",
+                "--plugin",
+                lib.to_str().expect("UTF-8"),
+                "--filter",
+                "tilec.l1.gemm.nn.f16_f32.m*",
+                "--report",
+                dir.to_str().expect("UTF-8"),
+            ],
+            &[("TILEC_FIXTURE_COMPILE", how)],
+        );
+        assert_eq!(code(&out), 3, "{}", stderr(&out));
+        let recs = records(&dir);
+        assert!(recs.len() >= 2, "{recs:?}");
+        assert_all(&recs, "Crash", needle);
+    }
+}
+
+#[test]
+fn the_reference_backend_runs_no_plugin_code() {
+    // `--plugin` files are checked, not loaded, when the backend is built
+    // in: the plugin's `info` (which writes the mark) never runs.
+    let lib = fixture(None);
+    let dir = scratch("no-plugin-code");
+    std::fs::create_dir_all(&dir).expect("create");
+    let mark = dir.join("mark");
+    let out = tilec_env(
+        &[
+            "conformance",
+            "--backend",
+            "ref",
+            "--plugin",
+            lib.to_str().expect("UTF-8"),
+            "--filter",
+            "tilec.l1.gemm.nn.f16_f32.m*",
+        ],
+        &[("TILEC_FIXTURE_MARK", mark.to_str().expect("UTF-8"))],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!mark.exists(), "the plugin's code ran");
+    // The same plugin as the backend does run it.
+    let out = tilec_env(
+        &[
+            "conformance",
+            "--backend",
+            "fixture",
+            "--plugin",
+            lib.to_str().expect("UTF-8"),
+            "--filter",
+            "tilec.l1.gemm.nn.f16_f32.m*",
+        ],
+        &[("TILEC_FIXTURE_MARK", mark.to_str().expect("UTF-8"))],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(mark.exists());
+}
+
+#[test]
+fn a_plugin_declaring_another_name_is_not_loaded() {
+    // The fixture declares its backend name in its file: a run for another
+    // backend never loads it (its `info`, which writes the mark, never
+    // runs), yet names it among those available.
+    let lib = fixture(None);
+    let dir = scratch("declared");
+    std::fs::create_dir_all(&dir).expect("create");
+    std::fs::copy(&lib, dir.join(format!("{DLL_PREFIX}fixture{DLL_SUFFIX}"))).expect("copy");
+    let mark = dir.join("mark");
+    let out = Command::new(env!("CARGO_BIN_EXE_tilec"))
+        .args(["conformance", "--backend", "nope"])
+        .current_dir(workspace_root())
+        .env("TILEC_PLUGIN_PATH", &dir)
+        .env("TILEC_FIXTURE_MARK", &mark)
+        .output()
+        .expect("tilec starts");
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "backend `nope` is not available: no plugin provides it (available: fixture)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!mark.exists(), "the plugin's code ran");
+}

@@ -412,3 +412,85 @@ warning: `{shown}` generated 1 warning
     );
     assert_eq!(text, expected);
 }
+
+#[test]
+fn a_truncated_library_on_the_search_path_is_listed_and_skipped() {
+    // The system loader maps a truncated file and the first touch killed
+    // tilec with SIGBUS, for every command that searches for plugins.
+    let folder = scratch("truncated-plugin");
+    let bytes = std::fs::read(template_library()).expect("read the template");
+    let cut = folder.join(format!(
+        "{}cut{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    ));
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).expect("write a truncated copy");
+    let out = tilec_with(&["plugins"], &[("TILEC_PLUGIN_PATH", &folder)]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!(
+            "  {}\n    `{}` is not a complete shared object: ",
+            cut.display(),
+            cut.display()
+        )),
+        "{text}"
+    );
+    // Given explicitly, it is an error.
+    let out = tilec(&[
+        "check",
+        "examples/gemm.py",
+        "--plugin",
+        cut.to_str().expect("UTF-8"),
+    ]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is not a complete shared object"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_bare_plugin_name_is_the_file_in_the_working_folder() {
+    // `--plugin NAME` without a slash: the file checked and listed is
+    // ./NAME, and so must be the library loaded, whatever the system
+    // loader's search path (LD_LIBRARY_PATH) holds.
+    let work = scratch("bare-name/work");
+    let decoy = scratch("bare-name/decoy");
+    let name = format!(
+        "{}tilec_backend_bare{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    );
+    std::fs::copy(template_library(), work.join(&name)).expect("copy the template");
+    std::fs::write(decoy.join(&name), b"not the library in the working folder")
+        .expect("write the decoy");
+    let out = Command::new(env!("CARGO_BIN_EXE_tilec"))
+        .args(["plugins", "--json", "--plugin", &name])
+        .current_dir(&work)
+        .env_remove("TILEC_PLUGIN_PATH")
+        .env("LD_LIBRARY_PATH", &decoy)
+        .output()
+        .expect("tilec starts");
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let value = json(&out);
+    let template = value["plugins"]
+        .as_array()
+        .and_then(|a| a.iter().find(|p| p["name"] == "template"))
+        .unwrap_or_else(|| panic!("no template: {value}"));
+    let expected = std::fs::canonicalize(work.join(&name)).expect("canonical");
+    assert_eq!(template["file"], expected.display().to_string());
+}
+
+#[test]
+fn a_relative_plugin_path_entry_is_ignored_with_a_warning() {
+    let out = tilec_with(&["plugins"], &[("TILEC_PLUGIN_PATH", Path::new("plugins"))]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("warning: the TILEC_PLUGIN_PATH entry `plugins` is relative and is ignored"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -25,6 +25,10 @@ use crate::diagnostics::Report;
 /// The id of the record that says whether the backend loaded at all.
 const LOAD_ID: &str = "tilec.l0.abi.load";
 
+/// The longest `--timeout`, in seconds: a day. (A deadline far in the
+/// future overflows the clock.)
+const MAX_TIMEOUT_S: u64 = 86_400;
+
 /// The suite's name in JUnit reports.
 const SUITE: &str = "tilec-conformance";
 
@@ -38,12 +42,20 @@ pub fn run(args: &ConformanceArgs, cx: &Context) -> Exit {
     }
 }
 
-/// The hidden `tilec conformance-worker`: serves one job on the standard
-/// streams.
+/// The hidden `tilec conformance-worker`: reads one job on standard input
+/// and answers on a private channel (its standard output, moved aside
+/// before the backend loads, so that nothing a plugin prints can pass for
+/// a record).
 pub fn worker() -> Exit {
     let stdin = std::io::stdin().lock();
-    let stdout = std::io::stdout().lock();
-    match tilec_conformance::worker::serve(stdin, stdout) {
+    let channel = match tilec_conformance::worker::private_channel() {
+        Ok(channel) => std::io::BufWriter::new(channel),
+        Err(e) => {
+            eprintln!("tilec conformance-worker: {e}");
+            return Exit::Error;
+        }
+    };
+    match tilec_conformance::worker::serve(stdin, channel) {
         Ok(()) => Exit::Success,
         Err(e) => {
             eprintln!("tilec conformance-worker: {e}");
@@ -175,6 +187,32 @@ fn conformance(args: &ConformanceArgs) -> Result<Exit, Stop> {
             ));
         }
     }
+    if args.timeout == 0 {
+        return Err(Stop::usage(
+            "`--timeout 0` gives no test any time: the limit is in whole seconds, at least 1",
+        ));
+    }
+    if args.timeout > MAX_TIMEOUT_S {
+        return Err(Stop::usage(format!(
+            "`--timeout {}` is longer than the longest limit, {MAX_TIMEOUT_S} s (a day)",
+            args.timeout
+        )));
+    }
+    if args.jobs == Some(0) {
+        return Err(Stop::usage(
+            "`-j 0` runs no worker: give at least 1 (default: the number of CPUs)",
+        ));
+    }
+    if let Some(dir) = &args.report {
+        report::check_report_dir(dir).map_err(|e| {
+            Stop::error(format!(
+                "cannot write reports in {}: {}",
+                dir.display(),
+                io_reason(&e)
+            ))
+            .note("checked before the run, so that its results are not lost; choose another `--report DIR`")
+        })?;
+    }
     let sim = args.backend == crate::backends::SIM;
     if let Some(kind) = &args.emit
         && (sim || args.backend == crate::backends::BUILTIN)
@@ -184,10 +222,13 @@ fn conformance(args: &ConformanceArgs) -> Result<Exit, Stop> {
             args.backend
         )));
     }
-    let plugins = Plugins::load(
-        &args.plugins.paths,
-        args.backend != crate::backends::BUILTIN && !sim,
-    );
+    // Only the plugin tested is loaded: libraries that declare another
+    // backend name in their file are skipped unloaded.
+    let plugins = if sim || args.backend == crate::backends::BUILTIN {
+        Plugins::load(&args.plugins.paths, false)
+    } else {
+        Plugins::load_for(&args.plugins.paths, &args.backend)
+    };
     if let Some(failure) = plugins.explicit_failures().into_iter().next() {
         return Err(Stop {
             report: failure,
@@ -222,13 +263,21 @@ fn conformance(args: &ConformanceArgs) -> Result<Exit, Stop> {
         program,
         args: vec!["conformance-worker".into()],
     };
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get));
+    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let jobs = match args.jobs {
+        Some(j) if j > cpus => {
+            eprintln!(
+                "note: `-j {j}` is more than the {cpus} CPUs here; running {cpus} workers at once"
+            );
+            cpus
+        }
+        Some(j) => j,
+        None => cpus,
+    };
     let settings = Settings {
         backend: spec.clone(),
         corpus,
-        timeout: Duration::from_secs(args.timeout.max(1)),
+        timeout: Duration::from_secs(args.timeout),
         jobs: jobs.max(1),
         fast_math: false,
         emit: args.emit.clone().unwrap_or_default(),
@@ -258,6 +307,21 @@ fn conformance(args: &ConformanceArgs) -> Result<Exit, Stop> {
     {
         return Err(no_such_test(id, &cases, is_plugin));
     }
+    let load_selected = selection
+        .filter
+        .as_deref()
+        .is_none_or(|f| plan::glob_match(f, LOAD_ID));
+    if plan.tests.is_empty() && !(is_plugin && load_selected) {
+        let why = match &selection.filter {
+            Some(f) => format!("no test id matches `--filter {f}`"),
+            None => format!(
+                "the corpus in {} gives no test up to the level asked",
+                settings.corpus.display()
+            ),
+        };
+        return Err(Stop::error(format!("the run would execute no test: {why}"))
+            .note("a run that tests nothing proves nothing, so it is an error; ids look like `tilec.l2.gemm.nt.f16_f32.m257n129k77`"));
+    }
 
     eprintln!("{}", header(&identity, &plan.tests, &settings));
     let bar = progress_bar(plan.tests.len());
@@ -273,10 +337,6 @@ fn conformance(args: &ConformanceArgs) -> Result<Exit, Stop> {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let load_selected = selection
-        .filter
-        .as_deref()
-        .is_none_or(|f| plan::glob_match(f, LOAD_ID));
     if is_plugin && load_selected {
         records.insert(0, load_record(&identity));
     }

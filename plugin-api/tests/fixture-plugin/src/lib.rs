@@ -27,6 +27,22 @@
 //! | `hang`            | `compile` sleeps forever |
 //! | `refuse-claimed`  | `compile` refuses any module with a `gemm` ([`REFUSED_GEMM`], `UnsupportedFeature`), while `t0` still claims the `gemm.*` profiles |
 //! | `abort-launch`    | `Launch` aborts the process |
+//! | `abi-1-2`         | built for plugin ABI 1.2, a minor version newer than the host's, with one call more |
+//! | `layout-mismatch` | the root module's layout does not match the ABI version it declares (`AbiVersion` has a third field) |
+//!
+//! Two knobs work in every variant, read from the environment at run time
+//! (so they need no build of their own):
+//!
+//! | variable              | effect |
+//! |-----------------------|--------|
+//! | `TILEC_FIXTURE_NAME`  | the backend name `info` gives, instead of `fixture` |
+//! | `TILEC_FIXTURE_FORGE` | comma-separated test ids: `compile` prints a forged conformance `Pass` record for each on standard output, as the worker protocol writes them, then aborts the process |
+//! | `TILEC_FIXTURE_MARK`  | a file path: `info` appends a line to it, so a test can see whether the plugin's code ran |
+//! | `TILEC_FIXTURE_PANIC` | `info`, `describe_target` or `runtime`: that call panics with [`PANIC_MESSAGE`]'s text, the call's name in place of `compile` |
+//! | `TILEC_FIXTURE_IR`    | `MIN-MAX` (e.g. `9.0-9.1`): the Tile IR formats `info` claims to read |
+//! | `TILEC_FIXTURE_COMPILE` | `abort` or `exit`: `compile` calls `std::process::abort()` or `std::process::exit(7)` |
+//! | `TILEC_FIXTURE_GARBAGE_INFO` | (`garbage` variant only) `info` answers bytes that are not a document |
+//! | `TILEC_FIXTURE_TARGET_0_1` | (`garbage` variant only) `describe_target` answers a target description of the provisional version 0.1 |
 
 pub mod runtime;
 
@@ -66,13 +82,26 @@ pub struct Fixture;
 
 /// What the plugin says about itself.
 fn plugin_info() -> PluginInfo {
-    let ir_formats = if cfg!(feature = "old-ir") {
+    if let Ok(mark) = std::env::var("TILEC_FIXTURE_MARK") {
+        use std::io::Write as _;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(mark)
+        {
+            let _ = writeln!(f, "info");
+        }
+    }
+    panic_if("info");
+    let ir_formats = if let Some(range) = knob_ir() {
+        range
+    } else if cfg!(feature = "old-ir") {
         (Version::new(0, 0), Version::new(0, 0))
     } else {
         (TILE_IR_FORMAT, TILE_IR_FORMAT)
     };
     PluginInfo {
-        name: "fixture".to_string(),
+        name: std::env::var("TILEC_FIXTURE_NAME").unwrap_or_else(|_| "fixture".to_string()),
         vendor: "tilec tests".to_string(),
         plugin_version: env!("CARGO_PKG_VERSION").to_string(),
         ir_formats,
@@ -97,7 +126,26 @@ fn unknown_target(arch: &str) -> PluginError {
 /// added in [`target_description`].
 const T0_JSON: &str = include_str!("../targets/t0.json");
 
+/// The `TILEC_FIXTURE_PANIC` knob: panics when it names `call`.
+pub fn panic_if(call: &str) {
+    if std::env::var("TILEC_FIXTURE_PANIC").is_ok_and(|c| c == call) {
+        panic!("fixture: deliberate panic in {call}");
+    }
+}
+
+/// The `TILEC_FIXTURE_IR` knob: `MIN-MAX`, each `major.minor`.
+fn knob_ir() -> Option<(Version, Version)> {
+    let text = std::env::var("TILEC_FIXTURE_IR").ok()?;
+    let version = |v: &str| {
+        let (major, minor) = v.split_once('.')?;
+        Some(Version::new(major.parse().ok()?, minor.parse().ok()?))
+    };
+    let (min, max) = text.split_once('-')?;
+    Some((version(min)?, version(max)?))
+}
+
 fn target_description(arch: &str) -> Result<TargetDescription, PluginError> {
+    panic_if("describe_target");
     if arch != TARGET {
         return Err(unknown_target(arch));
     }
@@ -273,7 +321,37 @@ fn check_shared(f: &Function) -> Result<u64, PluginError> {
     }
 }
 
+/// The `TILEC_FIXTURE_FORGE` knob: forged `Pass` records on standard
+/// output, in the form the conformance worker once wrote its protocol there
+/// (a public marker, then a JSON message), then an abort.
+fn forge(ids: &str) -> ! {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    for id in ids.split(',').filter(|id| !id.is_empty()) {
+        let level = id
+            .split('.')
+            .nth(1)
+            .map_or("L1".to_string(), str::to_uppercase);
+        let _ = writeln!(
+            out,
+            "\u{1}tilec-worker {{\"Record\":{{\"id\":\"{id}\",\"level\":\"{level}\",\
+             \"outcome\":\"Pass\",\"duration_ms\":1.0,\"seed\":0,\"max_abs_err\":null,\
+             \"max_ulp_err\":null,\"message\":\"forged\"}}}}"
+        );
+    }
+    let _ = out.flush();
+    std::process::abort()
+}
+
 fn compile(request: CompileRequest) -> Result<CompileResult, PluginError> {
+    if let Ok(ids) = std::env::var("TILEC_FIXTURE_FORGE") {
+        forge(&ids);
+    }
+    match std::env::var("TILEC_FIXTURE_COMPILE").as_deref() {
+        Ok("abort") => std::process::abort(),
+        Ok("exit") => std::process::exit(7),
+        _ => {}
+    }
     if cfg!(feature = "panic-compile") {
         panic!("{PANIC_MESSAGE}");
     }
@@ -316,6 +394,10 @@ fn compile(request: CompileRequest) -> Result<CompileResult, PluginError> {
 }
 
 impl BackendPlugin for Fixture {
+    // Declared in the file, so a search for another backend skips it
+    // unloaded. (`TILEC_FIXTURE_NAME` changes only what `info` says.)
+    const NAME: &'static str = "fixture";
+
     fn info() -> PluginInfo {
         plugin_info()
     }
@@ -329,6 +411,7 @@ impl BackendPlugin for Fixture {
     }
 
     fn runtime(request: RuntimeRequest) -> Result<RuntimeResponse, PluginError> {
+        panic_if("runtime");
         runtime::call(request)
     }
 }
@@ -365,11 +448,26 @@ mod garbage {
         Encoding::from_byte(byte).unwrap_or(Encoding::Postcard)
     }
 
+    /// With `TILEC_FIXTURE_GARBAGE_INFO` set, `info` answers bytes that
+    /// are not a document too.
     extern "C" fn info(enc: u8) -> ByteResult {
+        if std::env::var_os("TILEC_FIXTURE_GARBAGE_INFO").is_some() {
+            return RResult::ROk(vec![1u8, 2, 3].into());
+        }
         RResult::ROk(document::encode(&super::plugin_info(), encoding(enc)).into())
     }
 
+    /// With `TILEC_FIXTURE_TARGET_0_1` set, `describe_target` answers a
+    /// target description of the provisional version 0.1.
     extern "C" fn describe_target(arch: RStr<'_>, enc: u8) -> ByteResult {
+        if std::env::var_os("TILEC_FIXTURE_TARGET_0_1").is_some() {
+            let doc = format!(
+                "{{\"tilec_document\":\"target-description\",\"version\":[0,1],\
+                 \"body\":{{\"arch\":\"{}\",\"max_threads\":1024}}}}",
+                arch.as_str()
+            );
+            return RResult::ROk(doc.into_bytes().into());
+        }
         match super::target_description(arch.as_str()) {
             Ok(t) => RResult::ROk(document::encode(&t, encoding(enc)).into()),
             Err(e) => RResult::RErr(document::encode(&e, encoding(enc)).into()),
