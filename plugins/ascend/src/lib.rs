@@ -129,6 +129,8 @@ fn compile(request: CompileRequest) -> Result<CompileResult, PluginError> {
 }
 
 impl BackendPlugin for Ascend {
+    const NAME: &'static str = NAME;
+
     fn info() -> PluginInfo {
         plugin_info()
     }

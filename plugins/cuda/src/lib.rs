@@ -168,6 +168,8 @@ fn with_shared_bytes(
 }
 
 impl BackendPlugin for Cuda {
+    const NAME: &'static str = NAME;
+
     fn info() -> PluginInfo {
         plugin_info()
     }

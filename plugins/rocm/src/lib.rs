@@ -332,6 +332,8 @@ fn compile(request: CompileRequest) -> Result<CompileResult, PluginError> {
 }
 
 impl BackendPlugin for Rocm {
+    const NAME: &'static str = NAME;
+
     fn info() -> PluginInfo {
         plugin_info()
     }

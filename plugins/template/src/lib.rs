@@ -31,6 +31,8 @@ pub const BACKEND_NAME: &str = "template";
 pub struct TemplateBackend;
 
 impl BackendPlugin for TemplateBackend {
+    const NAME: &'static str = BACKEND_NAME;
+
     fn info() -> PluginInfo {
         PluginInfo {
             name: BACKEND_NAME.to_string(),
