@@ -103,6 +103,19 @@ impl Plugins {
         }
     }
 
+    /// The plugins a command running backend `backend` needs: none for
+    /// the built-in `ref` and `sim` (the `--plugin` files only checked),
+    /// every one for `auto`, and for a plugin backend only the libraries
+    /// that may provide it ([`Plugins::load_for`]), so that other
+    /// backends' code never runs.
+    pub fn load_for_backend(explicit: &[PathBuf], backend: &str) -> Plugins {
+        match backend {
+            BUILTIN | SIM => Plugins::load(explicit, false),
+            AUTO => Plugins::load(explicit, true),
+            name => Plugins::load_for(explicit, name),
+        }
+    }
+
     /// Whether `path` was given with `--plugin`.
     pub fn is_explicit(&self, path: &Path) -> bool {
         self.search.explicit.iter().any(|p| p == path)

@@ -759,3 +759,35 @@ fn a_plugin_declaring_another_name_is_not_loaded() {
     );
     assert!(!mark.exists(), "the plugin's code ran");
 }
+
+#[test]
+fn compile_and_run_for_another_backend_do_not_load_a_declaring_plugin() {
+    // As for conformance: `compile`, `run` and `bench` for a plugin backend
+    // load only the libraries that may provide it, so the fixture, which
+    // declares its own name, never runs its code for another backend.
+    let lib = fixture(None);
+    let dir = scratch("declared-compile");
+    std::fs::create_dir_all(&dir).expect("create");
+    std::fs::copy(&lib, dir.join(format!("{DLL_PREFIX}fixture{DLL_SUFFIX}"))).expect("copy");
+    let mark = dir.join("mark");
+    for command in [
+        &["compile", "examples/gemm.py", "--backend", "nope"][..],
+        &["run", "examples/gemm.py", "--backend", "nope"][..],
+        &["bench", "examples/gemm.py", "--backend", "nope"][..],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_tilec"))
+            .args(command)
+            .current_dir(workspace_root())
+            .env("TILEC_PLUGIN_PATH", &dir)
+            .env("TILEC_FIXTURE_MARK", &mark)
+            .output()
+            .expect("tilec starts");
+        assert_ne!(code(&out), 0, "{command:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("nope"),
+            "{command:?}: {}",
+            stderr(&out)
+        );
+        assert!(!mark.exists(), "{command:?}: the plugin's code ran");
+    }
+}

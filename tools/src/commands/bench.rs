@@ -149,7 +149,7 @@ fn error(report: Report) -> (Exit, Option<Report>) {
 
 fn measure(args: &BenchArgs, func: &Function, out: &mut BenchOutput) -> Outcome {
     out.kernel = Some(func.name.clone());
-    let plugins = Plugins::load(&args.plugins.paths, true);
+    let plugins = Plugins::load_for_backend(&args.plugins.paths, &args.backend);
     if let Some(failure) = plugins.explicit_failures().into_iter().next() {
         return Err(error(failure));
     }

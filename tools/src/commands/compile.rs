@@ -68,10 +68,7 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
         diagnostics: Vec::new(),
     };
     let sim = args.backend == crate::backends::SIM;
-    let plugins = Plugins::load(
-        &args.plugins.paths,
-        args.backend != crate::backends::BUILTIN && !sim,
-    );
+    let plugins = Plugins::load_for_backend(&args.plugins.paths, &args.backend);
     let selected = if sim {
         select_sim(args, &plugins)
     } else {

@@ -157,7 +157,7 @@ enum Runner {
 /// `--plugin` files must load all the same.
 fn select_backend(args: &RunArgs) -> Result<Runner, Report> {
     let sim = args.backend == SIM;
-    let plugins = Plugins::load(&args.plugins.paths, args.backend != BUILTIN && !sim);
+    let plugins = Plugins::load_for_backend(&args.plugins.paths, &args.backend);
     if let Some(failure) = plugins.explicit_failures().into_iter().next() {
         return Err(failure);
     }
