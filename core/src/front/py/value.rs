@@ -293,16 +293,27 @@ pub(crate) fn table_has(table: &[(&str, &'static str)], name: &str) -> bool {
 }
 
 impl<'a> Value<'a> {
+    // The constructors charge what they hold to the build-time budgets
+    // (`budget.rs`), which the evaluator checks after each expression.
     pub fn str(s: &str) -> Self {
+        super::budget::charge_str(s.len());
         Value::Str(Rc::from(s))
     }
 
     pub fn tuple(items: Vec<Value<'a>>) -> Self {
+        super::budget::charge_elements(items.len());
         Value::Tuple(Rc::from(items))
     }
 
     pub fn list(items: Vec<Value<'a>>) -> Self {
+        super::budget::charge_elements(items.len());
         Value::List(Rc::new(RefCell::new(items)))
+    }
+
+    /// A dict of `items` (distinct keys).
+    pub fn dict(items: Vec<(Value<'a>, Value<'a>)>) -> Self {
+        super::budget::charge_elements(items.len().saturating_mul(2));
+        Value::Dict(Rc::new(RefCell::new(items)))
     }
 
     /// Python's type name, for messages.
@@ -662,17 +673,21 @@ pub(crate) fn py_binop<'a>(
     // Sequences and strings.
     match (op, a, b) {
         (PyBinOp::Add, Value::Str(x), Value::Str(y)) => {
-            return Ok(Some(Value::str(&format!("{x}{y}"))));
+            super::budget::grow_str(x.len() + y.len(), "`+` of two strings", span)?;
+            return Ok(Some(Value::Str(Rc::from(format!("{x}{y}")))));
         }
         (PyBinOp::Add, Value::Tuple(x), Value::Tuple(y)) => {
+            super::budget::grow_elements(x.len() + y.len(), "`+` of two tuples", span)?;
             let mut v = x.to_vec();
             v.extend(y.iter().cloned());
-            return Ok(Some(Value::tuple(v)));
+            return Ok(Some(Value::Tuple(Rc::from(v))));
         }
         (PyBinOp::Add, Value::List(x), Value::List(y)) => {
+            let n = x.borrow().len() + y.borrow().len();
+            super::budget::grow_elements(n, "`+` of two lists", span)?;
             let mut v = x.borrow().clone();
             v.extend(y.borrow().iter().cloned());
-            return Ok(Some(Value::list(v)));
+            return Ok(Some(Value::List(Rc::new(RefCell::new(v)))));
         }
         (PyBinOp::Mul, Value::List(_) | Value::Tuple(_) | Value::Str(_), Value::Int(_))
         | (PyBinOp::Mul, Value::Int(_), Value::List(_) | Value::Tuple(_) | Value::Str(_)) => {
@@ -703,14 +718,21 @@ pub(crate) fn py_binop<'a>(
                     .with_label("too large for compile-time evaluation"),
                 ));
             }
+            let what = format!("`{}` of {}", op.symbol(), seq.a_type_name());
+            match seq {
+                Value::Str(_) => super::budget::grow_str(len * n, &what, span)?,
+                _ => super::budget::grow_elements(len * n, &what, span)?,
+            }
             return Ok(Some(match seq {
-                Value::Str(s) => Value::str(&s.repeat(n)),
+                Value::Str(s) => Value::Str(Rc::from(s.repeat(n))),
                 Value::Tuple(t) => {
-                    Value::tuple(t.iter().cloned().cycle().take(t.len() * n).collect())
+                    Value::Tuple(t.iter().cloned().cycle().take(t.len() * n).collect())
                 }
                 Value::List(l) => {
                     let l = l.borrow();
-                    Value::list(l.iter().cloned().cycle().take(l.len() * n).collect())
+                    Value::List(Rc::new(RefCell::new(
+                        l.iter().cloned().cycle().take(l.len() * n).collect(),
+                    )))
                 }
                 _ => return Ok(None),
             }));
