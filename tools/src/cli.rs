@@ -688,6 +688,23 @@ pub struct RunArgs {
     /// output.
     #[arg(long)]
     pub json: bool,
+
+    /// The most bytes the interpreters (`ref`, `sim`, and `ref` under
+    /// `--check`) may use for the kernel's arguments and buffers (8 bytes
+    /// an element; for `sim`, one block's registers and shared memory with
+    /// their race records); past it the run is refused before allocating
+    /// (T0500).
+    #[arg(long, value_name = "BYTES", default_value_t = tilec_core::interp::DEFAULT_MEMORY_LIMIT)]
+    pub max_interp_memory: u64,
+
+    /// The most steps the interpreters may take over the whole run (every
+    /// block of every kernel): for `ref` statements, loop iterations, blocks
+    /// and tile-op elements (default 2^30); for `sim` statement executions
+    /// times the block's threads (default 2^29). Either is well under a
+    /// minute of work. A grid or fixed-count loops that surely pass it are
+    /// refused before the first block (T0500).
+    #[arg(long, value_name = "N")]
+    pub max_interp_steps: Option<u64>,
 }
 
 #[cfg(test)]

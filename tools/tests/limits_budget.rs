@@ -105,3 +105,61 @@ fn raised_build_budgets_are_honoured() {
     let out = tilec_bounded(&["check", "tools/tests/limits/build_table.py"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
 }
+
+#[test]
+fn three_huge_shared_buffers_hit_the_interpreter_memory_limit() {
+    let out = tilec_bounded(&["run", "tools/tests/limits/huge_shared.py"]);
+    assert_limit(&out, "T0500", "--max-interp-memory");
+    assert!(
+        stderr(&out).contains("huge_shared.py:12:"),
+        "{}",
+        stderr(&out)
+    );
+    // (`--backend sim` refuses it earlier: the lowering finds no target
+    // with that much shared memory.)
+}
+
+#[test]
+fn arguments_past_the_interpreter_memory_limit_are_refused_before_allocation() {
+    let out = tilec_bounded(&[
+        "run",
+        "tools/tests/limits/long_loop.py",
+        "-D",
+        "N=1073741824",
+    ]);
+    assert_limit(&out, "T0500", "--max-interp-memory");
+    assert!(stderr(&out).contains("the arguments"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_huge_grid_is_refused_by_the_reference_interpreter_at_once() {
+    let out = tilec_bounded(&["run", "tools/tests/limits/huge_grid.py"]);
+    assert_limit(&out, "T0500", "--max-interp-steps");
+    assert!(
+        stderr(&out).contains("1099511627776 blocks"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_long_loop_is_refused_by_the_simt_interpreter_at_once() {
+    let out = tilec_bounded(&["run", "tools/tests/limits/long_loop.py", "--backend", "sim"]);
+    assert_limit(&out, "T0500", "--max-interp-steps");
+}
+
+#[test]
+fn a_long_loop_stops_at_the_reference_interpreter_step_limit() {
+    let out = tilec_bounded(&[
+        "run",
+        "tools/tests/limits/long_loop.py",
+        "--max-interp-steps",
+        "1000000",
+    ]);
+    assert_limit(&out, "T0500", "--max-interp-steps");
+    assert!(
+        stderr(&out).contains("step limit of 1000000"),
+        "{}",
+        stderr(&out)
+    );
+}
