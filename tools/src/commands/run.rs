@@ -1196,6 +1196,27 @@ fn render_check(check: &CheckResult) -> String {
     text
 }
 
+/// The code of a run that stopped at an interpreter limit.
+const INTERP_LIMIT: &str = "T0500";
+
+/// A run refused or stopped at a limit of the interpreters: T0500, naming
+/// the flags that raise the limits.
+fn interp_limit_report(function: &str, detail: &str, span: Option<tilec_core::ir::Span>) -> Report {
+    let mut report = Report::error(format!(
+        "the kernel `{function}` reached an interpreter limit: {detail}"
+    ));
+    report.code = Some(INTERP_LIMIT);
+    if let Some(span) = span {
+        report.primary = Some(Box::new(Label {
+            span,
+            message: "while running this statement".to_string(),
+        }));
+    }
+    report.with_note(
+        "`--max-interp-memory BYTES` and `--max-interp-steps N` raise the interpreters' limits",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1287,25 +1308,4 @@ mod tests {
         let result = describe_params(&f, vec![vec![usize::MAX, 2], vec![1, 1]]);
         assert!(result.is_err());
     }
-}
-
-/// The code of a run that stopped at an interpreter limit.
-const INTERP_LIMIT: &str = "T0500";
-
-/// A run refused or stopped at a limit of the interpreters: T0500, naming
-/// the flags that raise the limits.
-fn interp_limit_report(function: &str, detail: &str, span: Option<tilec_core::ir::Span>) -> Report {
-    let mut report = Report::error(format!(
-        "the kernel `{function}` reached an interpreter limit: {detail}"
-    ));
-    report.code = Some(INTERP_LIMIT);
-    if let Some(span) = span {
-        report.primary = Some(Box::new(Label {
-            span,
-            message: "while running this statement".to_string(),
-        }));
-    }
-    report.with_note(
-        "`--max-interp-memory BYTES` and `--max-interp-steps N` raise the interpreters' limits",
-    )
 }
