@@ -110,6 +110,18 @@ pub(crate) fn charge_str(len: usize) {
     add(len as u64, (len as u64) / 16);
 }
 
+/// The bytes a string may still grow to before it passes the byte budget
+/// (at least 1). Code that builds a string from many parts (`str.join`, a
+/// repr, `%`) stops there: the string it returns is then charged past the
+/// budget, and the check after the expression reports it.
+pub(crate) fn room() -> usize {
+    let c = COUNTERS.with(Cell::get);
+    let left = c.limits.max_bytes.saturating_sub(c.bytes);
+    usize::try_from(left)
+        .unwrap_or(usize::MAX)
+        .saturating_add(1)
+}
+
 /// Charges `n` steps of container work (keys compared, elements scanned).
 pub(crate) fn work(n: usize) {
     add(0, n as u64);

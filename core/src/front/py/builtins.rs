@@ -1382,18 +1382,34 @@ pub(crate) fn call_method<'a>(
                 return Err(bad_args("join", span, "an iterable"));
             };
             let items = ev.iterate(it, span)?;
-            Ok(Value::str(
-                &items
-                    .iter()
-                    .map(Value::to_py_str)
-                    .collect::<Vec<_>>()
-                    .join(s),
-            ))
+            let room = super::budget::room();
+            let mut out = String::new();
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(s);
+                }
+                out.push_str(&item.to_py_str());
+                if out.len() > room {
+                    super::budget::grow_str(out.len(), "`str.join`", span)?;
+                }
+            }
+            Ok(Value::str(&out))
         }
         ("str.replace", Value::Str(s)) => {
             let (Some(Value::Str(a)), Some(Value::Str(b))) = (args.first(), args.get(1)) else {
                 return Err(bad_args("replace", span, "two strings"));
             };
+            // Known before replacing: the length of the result.
+            let hits = if a.is_empty() {
+                s.chars().count() + 1
+            } else {
+                s.matches(&**a).count()
+            };
+            let len = (s.len() - hits.min(s.len()) * a.len().min(s.len()))
+                .saturating_add(hits.saturating_mul(b.len()));
+            if len > super::budget::room() {
+                super::budget::grow_str(len, "`str.replace`", span)?;
+            }
             Ok(Value::str(&s.replace(&**a, b)))
         }
         ("str.format", Value::Str(s)) => {
@@ -1420,6 +1436,9 @@ pub(crate) fn call_method<'a>(
                         .map(|(_, v)| v.clone())
                 };
                 out.push_str(&v.map(|v| v.to_py_str()).unwrap_or_default());
+                if out.len() > super::budget::room() {
+                    super::budget::grow_str(out.len(), "`str.format`", span)?;
+                }
                 rest = &rest[open + close + 1..];
             }
             out.push_str(rest);

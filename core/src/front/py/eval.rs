@@ -2084,6 +2084,9 @@ impl<'a> Evaluator<'a> {
                             ast::InterpolatedStringElement::Interpolation(i) => {
                                 let v = self.eval(&i.expression, scope)?;
                                 out.push_str(&v.to_py_str());
+                                if out.len() > super::budget::room() {
+                                    super::budget::grow_str(out.len(), "an f-string", span_of(f))?;
+                                }
                             }
                         }
                     }

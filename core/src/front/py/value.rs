@@ -442,12 +442,7 @@ impl<'a> Value<'a> {
             Value::Str(s) => format!("{:?}", &**s).replace('"', "'"),
             Value::Tuple(t) => {
                 let mut out = String::from("(");
-                for (i, v) in t.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    out.push_str(&v.repr());
-                }
+                repr_items(&mut out, t.iter().map(Value::repr));
                 if t.len() == 1 {
                     out.push(',');
                 }
@@ -455,16 +450,20 @@ impl<'a> Value<'a> {
                 out
             }
             Value::List(l) => {
-                let items: Vec<String> = l.borrow().iter().map(Value::repr).collect();
-                format!("[{}]", items.join(", "))
+                let mut out = String::from("[");
+                repr_items(&mut out, l.borrow().iter().map(Value::repr));
+                out.push(']');
+                out
             }
             Value::Dict(d) => {
-                let items: Vec<String> = d
-                    .borrow()
-                    .iter()
-                    .map(|(k, v)| format!("{}: {}", k.repr(), v.repr()))
-                    .collect();
-                format!("{{{}}}", items.join(", "))
+                let mut out = String::from("{");
+                let d = d.borrow();
+                repr_items(
+                    &mut out,
+                    d.iter().map(|(k, v)| format!("{}: {}", k.repr(), v.repr())),
+                );
+                out.push('}');
+                out
             }
             Value::DType(d) => format!("'{}'", d.tilelang_name()),
             Value::Policy(p) => format!("GemmWarpPolicy.{}", policy_python_name(*p)),
@@ -482,6 +481,23 @@ impl<'a> Value<'a> {
             Value::Str(s) => s.to_string(),
             Value::DType(d) => d.tilelang_name().to_string(),
             other => other.repr(),
+        }
+    }
+}
+
+/// Appends `items` separated by `, `, stopping with `...` once the text
+/// passes the room left in the byte budget (`budget::room`), so that the
+/// repr of many references to one large value is never built whole.
+fn repr_items(out: &mut String, items: impl Iterator<Item = String>) {
+    let room = super::budget::room();
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&item);
+        if out.len() > room {
+            out.push_str("...");
+            return;
         }
     }
 }
@@ -844,7 +860,13 @@ fn percent_format(fmt: &str, args: &Value<'_>) -> String {
     let mut out = String::new();
     let mut it = args.iter();
     let mut chars = fmt.chars().peekable();
+    // Past the room left in the byte budget the result is charged and
+    // reported; building it further would only take memory.
+    let room = super::budget::room();
     while let Some(c) = chars.next() {
+        if out.len() > room {
+            break;
+        }
         if c == '%' {
             match chars.next() {
                 Some('%') => out.push('%'),
