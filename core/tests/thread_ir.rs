@@ -1022,7 +1022,7 @@ fn a_loop_with_a_run_time_count_stops_at_the_thread_step_limit() {
 
 #[test]
 fn storage_past_the_memory_limit_is_refused_before_the_run() {
-    // 2^27 shared elements with their race records: past 1 GiB.
+    // 2^27 shared elements with their race records: past 512 MiB.
     let m = looping_kernel(Some(1), 1 << 27);
     let err = run_looping(&m, 0, SimtOptions::default()).expect_err("too much storage");
     assert!(matches!(err, SimtError::MemoryLimit { .. }), "{err}");

@@ -120,7 +120,7 @@
 //! ([`InterpError::GridTooLarge`]). The storage alive at once — the
 //! arguments, every buffer allocated (a block's buffers stay until the
 //! next block allocates them again), per-thread copies — at 8 bytes an
-//! element may not pass [`RunOptions::memory_limit`] (default 1 GiB): the
+//! element may not pass [`RunOptions::memory_limit`] (default 512 MiB): the
 //! allocation that would pass it fails with [`InterpError::MemoryLimit`]
 //! before it is made. One buffer (or tile-op region) may hold at most 2^30
 //! elements. Expressions may nest at most
@@ -183,8 +183,10 @@ pub type SymbolValues = BTreeMap<String, i64>;
 /// work on a busy two-core machine (some 30 million steps a second).
 pub const DEFAULT_STEP_LIMIT: u64 = 1 << 30;
 
-/// The default [`RunOptions::memory_limit`]: 1 GiB.
-pub const DEFAULT_MEMORY_LIMIT: u64 = 1 << 30;
+/// The default [`RunOptions::memory_limit`]: 512 MiB, so that `tilec run`
+/// with its copies of the arguments (the inputs kept for `--check`, the
+/// reference run of `--backend sim --check`) stays near 2 GB.
+pub const DEFAULT_MEMORY_LIMIT: u64 = 512 << 20;
 
 /// The bytes the interpreter stores per element of any dtype (an `f64` or
 /// an `i64`, see [`TensorData`]).

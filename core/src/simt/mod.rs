@@ -171,8 +171,9 @@ pub const DEFAULT_STEP_LIMIT: u64 = 1 << 32;
 /// The default [`SimtOptions::work_limit`]: 2^29 thread steps, about 45 s
 /// on a busy two-core machine (some 12 million thread steps a second).
 pub const DEFAULT_WORK_LIMIT: u64 = 1 << 29;
-/// The default [`SimtOptions::memory_limit`]: 1 GiB.
-pub const DEFAULT_MEMORY_LIMIT: u64 = 1 << 30;
+/// The default [`SimtOptions::memory_limit`]: 512 MiB, as the reference
+/// interpreter's.
+pub const DEFAULT_MEMORY_LIMIT: u64 = crate::interp::DEFAULT_MEMORY_LIMIT;
 
 impl Default for SimtOptions {
     fn default() -> Self {
