@@ -945,3 +945,94 @@ fn warpgroups_that_take_turns_run_apart_and_alternate() {
         "{err}"
     );
 }
+
+/// A kernel whose every thread loops `count` times (a literal, or
+/// `thread_idx + %n`, known only while running, when `count` is `None`)
+/// over a register update, with a `shared` buffer of `shared` elements.
+fn looping_kernel(count: Option<u64>, shared: u64) -> Module {
+    let count = count.map_or("thread_idx + %n".to_string(), |c| c.to_string());
+    let text = format!(
+        "thread_ir 0.1\n\nkernel @k(%x: global f32[4], %n: i32) grid(2, 1, 1) threads(32) {{\n  shared %s: f32[{shared}] align(4)\n  var %a: f32\n  for %i from 0 count {count} step 1 {{\n    %a = f32(1.0)\n  }}\n}}\n"
+    );
+    thread::parse_module(&text).expect("parse")
+}
+
+fn run_looping(m: &Module, n: i64, options: SimtOptions) -> Result<Stats, SimtError> {
+    // A description that states no shared capacity: the interpreter's own
+    // limits decide.
+    let mut target = target::builtin("sm_80").expect("sm_80");
+    for space in &mut target.memory_spaces {
+        space.capacity_bytes = None;
+    }
+    let mut args = [f32s(&[4], vec![0.0; 4])];
+    let options = SimtOptions {
+        symbols: [("n".to_string(), n)].into(),
+        ..options
+    };
+    simt::run(&m.kernels[0], &target, &mut args, &options)
+}
+
+#[test]
+fn a_loop_with_a_fixed_count_past_the_limits_is_refused_before_it_runs() {
+    // 10^9 iterations in each of 2 blocks: refused at once.
+    let m = looping_kernel(Some(1_000_000_000), 1);
+    let start = std::time::Instant::now();
+    let err = run_looping(&m, 0, SimtOptions::default()).expect_err("10^9 iterations");
+    assert!(
+        matches!(err, SimtError::WorkLimit { needed, .. } if needed > 4_000_000_000),
+        "{err}"
+    );
+    assert!(err.is_limit());
+    assert!(start.elapsed().as_secs() < 5);
+    // 1000 iterations: 2 blocks × (1 + 1 + 1000 × 2) steps, × 32 threads.
+    let m = looping_kernel(Some(1000), 1);
+    let stats = run_looping(&m, 0, SimtOptions::default()).expect("fits");
+    assert_eq!(stats.steps, 2 * 2002);
+    let tight = SimtOptions {
+        work_limit: 2 * 2002 * 32 - 1,
+        ..SimtOptions::default()
+    };
+    let err = run_looping(&m, 0, tight).expect_err("one thread step short");
+    assert!(
+        matches!(
+            err,
+            SimtError::WorkLimit {
+                what: "thread steps",
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_loop_with_a_run_time_count_stops_at_the_thread_step_limit() {
+    let m = looping_kernel(None, 1);
+    let options = SimtOptions {
+        work_limit: 100_000,
+        ..SimtOptions::default()
+    };
+    let err = run_looping(&m, 1_000_000_000, options).expect_err("runaway");
+    assert!(
+        matches!(exec_kind(&err), ExecErrorKind::WorkLimit(100_000)),
+        "{err}"
+    );
+    assert!(err.is_limit());
+}
+
+#[test]
+fn storage_past_the_memory_limit_is_refused_before_the_run() {
+    // 2^27 shared elements with their race records: past 512 MiB.
+    let m = looping_kernel(Some(1), 1 << 27);
+    let err = run_looping(&m, 0, SimtOptions::default()).expect_err("too much storage");
+    assert!(matches!(err, SimtError::MemoryLimit { .. }), "{err}");
+    assert!(err.is_limit());
+    let small = looping_kernel(Some(1), 1024);
+    let tight = SimtOptions {
+        memory_limit: 1024,
+        ..SimtOptions::default()
+    };
+    let err = run_looping(&small, 0, tight).expect_err("1 KiB");
+    assert!(matches!(err, SimtError::MemoryLimit { .. }), "{err}");
+    run_looping(&small, 0, SimtOptions::default()).expect("fits the default");
+}

@@ -343,12 +343,32 @@ pub struct SourceArgs {
     /// from these. May be repeated; a later binding of a name wins.
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define, action = clap::ArgAction::Append)]
     pub define: Vec<(String, String)>,
+
+    /// The most bytes the file's build-time Python values (lists, tuples,
+    /// dicts, strings) may take in total, garbage included; past it the
+    /// build stops with T0109.
+    #[arg(long, value_name = "BYTES", default_value_t = tilec_core::front::py::DEFAULT_MAX_BYTES)]
+    pub max_build_memory: u64,
+
+    /// The most steps build-time Python may take (statements, expressions,
+    /// loop iterations, and every element a list copy or dict look-up
+    /// touches); past it the build stops with T0109.
+    #[arg(long, value_name = "N", default_value_t = tilec_core::front::py::DEFAULT_MAX_STEPS)]
+    pub max_build_steps: u64,
 }
 
 impl SourceArgs {
     /// The `-D` bindings by name, later ones replacing earlier ones.
     pub fn defines(&self) -> BTreeMap<String, String> {
         self.define.iter().cloned().collect()
+    }
+
+    /// The budgets of build-time evaluation.
+    pub fn build_limits(&self) -> tilec_core::front::py::BuildLimits {
+        tilec_core::front::py::BuildLimits {
+            max_steps: self.max_build_steps,
+            max_bytes: self.max_build_memory,
+        }
     }
 }
 
@@ -690,6 +710,23 @@ pub struct RunArgs {
     /// output.
     #[arg(long)]
     pub json: bool,
+
+    /// The most bytes the interpreters (`ref`, `sim`, and `ref` under
+    /// `--check`) may use for the kernel's arguments and buffers (8 bytes
+    /// an element; for `sim`, one block's registers and shared memory with
+    /// their race records); past it the run is refused before allocating
+    /// (T0500).
+    #[arg(long, value_name = "BYTES", default_value_t = tilec_core::interp::DEFAULT_MEMORY_LIMIT)]
+    pub max_interp_memory: u64,
+
+    /// The most steps the interpreters may take over the whole run (every
+    /// block of every kernel): for `ref` statements, loop iterations, blocks
+    /// and tile-op elements (default 2^30); for `sim` statement executions
+    /// times the block's threads (default 2^29). Either is well under a
+    /// minute of work. A grid or fixed-count loops that surely pass it are
+    /// refused before the first block (T0500).
+    #[arg(long, value_name = "N")]
+    pub max_interp_steps: Option<u64>,
 }
 
 #[cfg(test)]

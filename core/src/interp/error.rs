@@ -97,6 +97,28 @@ pub enum InterpError {
     Unsupported { what: String, span: Span },
     #[error("step limit of {limit} exceeded (a runaway loop?)")]
     StepLimit { limit: u64, span: Span },
+    /// A grid with more blocks than the steps left (each block takes at
+    /// least one), refused before any block runs.
+    #[error(
+        "a grid of {blocks} blocks takes more than the {left} steps left of the step limit {limit}"
+    )]
+    GridTooLarge {
+        blocks: u64,
+        left: u64,
+        limit: u64,
+        span: Span,
+    },
+    /// Storage past [`super::RunOptions::memory_limit`], refused before it
+    /// is allocated.
+    #[error(
+        "{what} would bring the interpreter's storage to {bytes} bytes, past the memory limit of {limit} bytes"
+    )]
+    MemoryLimit {
+        what: String,
+        bytes: u64,
+        limit: u64,
+        span: Span,
+    },
     #[error("`{op}`: {detail}")]
     TileShape {
         op: &'static str,
@@ -118,6 +140,17 @@ pub enum InterpError {
 }
 
 impl InterpError {
+    /// Whether the run stopped at one of the limits of [`super::RunOptions`]
+    /// (steps, grid size, memory) rather than at an error of the kernel.
+    pub fn is_limit(&self) -> bool {
+        matches!(
+            self,
+            InterpError::StepLimit { .. }
+                | InterpError::GridTooLarge { .. }
+                | InterpError::MemoryLimit { .. }
+        )
+    }
+
     /// The span of the statement that failed, when the error has one and it
     /// is known.
     pub fn span(&self) -> Option<Span> {
@@ -130,6 +163,8 @@ impl InterpError {
             | InterpError::DeviceAssertFailed { span }
             | InterpError::Unsupported { span, .. }
             | InterpError::StepLimit { span, .. }
+            | InterpError::GridTooLarge { span, .. }
+            | InterpError::MemoryLimit { span, .. }
             | InterpError::TileShape { span, .. }
             | InterpError::Unallocated { span, .. }
             | InterpError::Deadlock { span, .. }
@@ -149,6 +184,8 @@ impl InterpError {
             | InterpError::DeviceAssertFailed { span }
             | InterpError::Unsupported { span, .. }
             | InterpError::StepLimit { span, .. }
+            | InterpError::GridTooLarge { span, .. }
+            | InterpError::MemoryLimit { span, .. }
             | InterpError::TileShape { span, .. }
             | InterpError::Unallocated { span, .. }
             | InterpError::Deadlock { span, .. }

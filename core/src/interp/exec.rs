@@ -45,9 +45,21 @@ pub(crate) fn exec(env: &mut Env, op: &Op) -> Eval<()> {
                 return Ok(());
             }
             let total = dims.iter().try_fold(1i64, |n, &d| n.checked_mul(d));
-            let total = total.ok_or_else(|| malformed("grid size overflows"))?;
+            // Every block takes at least a step: a grid with more blocks
+            // than the steps left is refused before its first block.
+            let left = env.step_limit.saturating_sub(env.steps);
+            if total.is_none_or(|n| n as u64 > left) {
+                return Err(Box::new(InterpError::GridTooLarge {
+                    blocks: total.map_or(u64::MAX, |n| n as u64),
+                    left,
+                    limit: env.step_limit,
+                    span: Span::UNKNOWN,
+                }));
+            }
+            let total = total.unwrap_or(0);
             // Row-major over the grid with x (the first extent) fastest.
             for linear in 0..total {
+                env.tick(1)?;
                 let mut rest = linear;
                 for (var, &d) in block_vars.iter().zip(&dims) {
                     env.ints[var.index] = var.dtype.wrap_i64(rest % d);
@@ -260,6 +272,15 @@ fn alloc(
             })
         })?;
     let init = init.map(|code| code.eval(env)).transpose()?;
+    let reused = scope == Scope::Global
+        && matches!(env.slots.get(buffer), Some(Some(existing)) if existing.shape == extents);
+    if !reused {
+        let what = format!(
+            "allocating `{}` ({count} elements)",
+            env.buffer_name(buffer)
+        );
+        env.check_memory(buffer, count as u64, &what)?;
+    }
     if scope == Scope::Global
         && let Some(Some(existing)) = env.slots.get(buffer)
     {

@@ -110,6 +110,8 @@ pub(crate) struct Env {
     /// Scalar steps taken so far and the most allowed.
     pub(crate) steps: u64,
     pub(crate) step_limit: u64,
+    /// The most bytes of storage alive at once.
+    pub(crate) memory_limit: u64,
     /// How many threads run the current code: what one `arrive` adds to a
     /// barrier ([`super::roles`]).
     pub(crate) arrivals: u32,
@@ -121,7 +123,7 @@ pub(crate) struct Env {
 }
 
 impl Env {
-    pub(crate) fn new(func: &Function, step_limit: u64) -> Env {
+    pub(crate) fn new(func: &Function, step_limit: u64, memory_limit: u64) -> Env {
         Env {
             ints: vec![0; func.vars.len()],
             floats: vec![0.0; func.vars.len()],
@@ -129,6 +131,7 @@ impl Env {
             buffer_names: func.buffers.iter().map(|(_, b)| b.name.clone()).collect(),
             steps: 0,
             step_limit,
+            memory_limit,
             arrivals: 1,
             copies: (0..func.buffers.len()).map(|_| None).collect(),
         }
@@ -163,6 +166,40 @@ impl Env {
             buffer: self.buffer_name(buffer),
             span: Span::UNKNOWN,
         })
+    }
+
+    /// Checks that `elements` more elements (for `what`) fit the memory
+    /// limit beside the storage alive now, less `buffer`'s own storage and
+    /// copies (which the new storage replaces).
+    pub(crate) fn check_memory(&self, buffer: usize, elements: u64, what: &str) -> Eval<()> {
+        let len = |d: &TensorData| match d {
+            TensorData::Float(v) => v.len() as u64,
+            TensorData::Int(v) => v.len() as u64,
+        };
+        let mut alive = 0u64;
+        for (i, (slot, copies)) in self.slots.iter().zip(&self.copies).enumerate() {
+            if i == buffer {
+                continue;
+            }
+            if let Some(slot) = slot {
+                alive = alive.saturating_add(len(&slot.data));
+            }
+            for copy in copies.iter().flatten() {
+                alive = alive.saturating_add(len(copy));
+            }
+        }
+        let bytes = alive
+            .saturating_add(elements)
+            .saturating_mul(super::ELEMENT_BYTES);
+        if bytes > self.memory_limit {
+            return Err(Box::new(InterpError::MemoryLimit {
+                what: what.to_string(),
+                bytes,
+                limit: self.memory_limit,
+                span: Span::UNKNOWN,
+            }));
+        }
+        Ok(())
     }
 
     /// Counts `n` steps against the limit.

@@ -445,6 +445,10 @@ pub(crate) fn alloc_copies(env: &mut Env, buffer: usize, copies: u32) -> Eval<()
         (0, _) => None,
         (n, Some(Some(slot))) => {
             let cost = u64::from(n) * slot.shape.iter().product::<usize>() as u64;
+            // The copies come beside the buffer's own storage.
+            let what = format!("{n} per-thread copies of `{}`", env.buffer_name(buffer));
+            let own = slot.shape.iter().product::<usize>() as u64;
+            env.check_memory(buffer, own.saturating_add(cost), &what)?;
             let made = vec![slot.data.clone(); n as usize];
             env.tick(cost)?;
             Some(made)

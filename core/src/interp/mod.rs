@@ -112,10 +112,18 @@
 //! "non-zero" (NaN is false, as [`DType::round_f64`] defines it).
 //!
 //! # Limits
-//! Every statement, loop iteration and tile-op element counts as a step;
-//! past [`RunOptions::step_limit`] (default 2^36) the run fails with
-//! [`InterpError::StepLimit`] instead of hanging. One buffer (or tile-op
-//! region) may hold at most 2^30 elements. Expressions may nest at most
+//! Every statement, loop iteration, block and tile-op element counts as a
+//! step, over the whole run (every block of every kernel); past
+//! [`RunOptions::step_limit`] (default 2^30, well under a minute) the run
+//! fails with [`InterpError::StepLimit`] instead of hanging. A grid with
+//! more blocks than the steps left is refused before its first block
+//! ([`InterpError::GridTooLarge`]). The storage alive at once — the
+//! arguments, every buffer allocated (a block's buffers stay until the
+//! next block allocates them again), per-thread copies — at 8 bytes an
+//! element may not pass [`RunOptions::memory_limit`] (default 512 MiB): the
+//! allocation that would pass it fails with [`InterpError::MemoryLimit`]
+//! before it is made. One buffer (or tile-op region) may hold at most 2^30
+//! elements. Expressions may nest at most
 //! 10,000 levels; a shared subexpression is compiled once but evaluated at
 //! each use. A run executes on its own thread with a large stack, so the
 //! caller's stack size does not matter. Errors raised while compiling or
@@ -171,8 +179,18 @@ pub struct Tensor {
 /// Values of symbolic sizes, by variable name.
 pub type SymbolValues = BTreeMap<String, i64>;
 
-/// The default [`RunOptions::step_limit`]: 2^36 steps.
-pub const DEFAULT_STEP_LIMIT: u64 = 1 << 36;
+/// The default [`RunOptions::step_limit`]: 2^30 steps, about 35 s of
+/// work on a busy two-core machine (some 30 million steps a second).
+pub const DEFAULT_STEP_LIMIT: u64 = 1 << 30;
+
+/// The default [`RunOptions::memory_limit`]: 512 MiB, so that `tilec run`
+/// with its copies of the arguments (the inputs kept for `--check`, the
+/// reference run of `--backend sim --check`) stays near 2 GB.
+pub const DEFAULT_MEMORY_LIMIT: u64 = 512 << 20;
+
+/// The bytes the interpreter stores per element of any dtype (an `f64` or
+/// an `i64`, see [`TensorData`]).
+pub const ELEMENT_BYTES: u64 = 8;
 
 /// Settings of a run.
 #[derive(Clone, Debug, PartialEq)]
@@ -180,6 +198,11 @@ pub struct RunOptions {
     /// Most steps (statements, loop iterations, tile-op elements) a run may
     /// take before it fails with [`InterpError::StepLimit`].
     pub step_limit: u64,
+    /// Most bytes the run's storage may take at once: the arguments and
+    /// every buffer allocated and alive ([`ELEMENT_BYTES`] per element,
+    /// per-thread copies included). An allocation past it fails with
+    /// [`InterpError::MemoryLimit`] before it is made.
+    pub memory_limit: u64,
     /// Values of symbolic sizes given explicitly; they must agree with the
     /// argument shapes, and they are the only way to bind a symbol that no
     /// parameter extent names on its own.
@@ -190,6 +213,7 @@ impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
             step_limit: DEFAULT_STEP_LIMIT,
+            memory_limit: DEFAULT_MEMORY_LIMIT,
             symbols: SymbolValues::new(),
         }
     }
@@ -285,12 +309,13 @@ fn run_here(func: &Function, args: &mut [Tensor], options: &RunOptions) -> Resul
         })?;
     }
     let shapes: Vec<Vec<usize>> = args.iter().map(|t| t.shape.clone()).collect();
+    check_arguments_fit(&shapes, options)?;
     let bound = symbols::bind(func, &shapes, &options.symbols)?;
     let program = Compiler::new(func, &bound)
         .block(&func.body)
         .map_err(|e| *e)?;
 
-    let mut env = Env::new(func, options.step_limit);
+    let mut env = Env::new(func, options.step_limit, options.memory_limit);
     for (param, arg) in func.params.iter().zip(args.iter_mut()) {
         let data = std::mem::replace(&mut arg.data, TensorData::Int(Vec::new()));
         let mut slot = Slot::new(arg.dtype, Scope::Global, arg.shape.clone(), data);
@@ -305,6 +330,29 @@ fn run_here(func: &Function, args: &mut [Tensor], options: &RunOptions) -> Resul
         }
     }
     result.map_err(|e| *e)
+}
+
+/// Checks that arguments of `shapes` fit [`RunOptions::memory_limit`], so
+/// that a caller can refuse a run before allocating them: an
+/// [`InterpError::MemoryLimit`] when they do not.
+pub fn check_arguments_fit(shapes: &[Vec<usize>], options: &RunOptions) -> Result<(), InterpError> {
+    let elements = shapes.iter().fold(0u64, |n, shape| {
+        let count = shape
+            .iter()
+            .try_fold(1u64, |c, &d| c.checked_mul(d as u64))
+            .unwrap_or(u64::MAX);
+        n.saturating_add(count)
+    });
+    let bytes = elements.saturating_mul(ELEMENT_BYTES);
+    if bytes > options.memory_limit {
+        return Err(InterpError::MemoryLimit {
+            what: "the arguments".to_string(),
+            bytes,
+            limit: options.memory_limit,
+            span: crate::ir::Span::UNKNOWN,
+        });
+    }
+    Ok(())
 }
 
 /// Where the elements of global `buffer` (of `shape`) lie in the caller's

@@ -102,7 +102,7 @@ pub(crate) fn bind(
     }
     // Pass 2: every extent must evaluate to the tensor's.
     let compiler = Compiler::new(func, &bound);
-    let env = Env::new(func, u64::MAX);
+    let env = Env::new(func, u64::MAX, u64::MAX);
     for (param, shape) in func.params.iter().zip(shapes) {
         let buffer = &func.buffers[param.buffer];
         for (dim, (&extent, &found)) in buffer.shape.iter().zip(shape).enumerate() {
@@ -137,7 +137,7 @@ pub(crate) fn param_shapes(
 ) -> Result<Vec<Vec<usize>>, InterpError> {
     let bound = preset(func, values)?;
     let compiler = Compiler::new(func, &bound);
-    let env = Env::new(func, u64::MAX);
+    let env = Env::new(func, u64::MAX, u64::MAX);
     func.params
         .iter()
         .map(|param| {

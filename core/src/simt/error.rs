@@ -59,6 +59,25 @@ pub enum SimtError {
     TooLarge { what: String, size: u64, limit: u64 },
     #[error("grid extent {index} is {value}, which cannot be launched")]
     Grid { index: usize, value: i64 },
+    /// The storage a block needs beside the arguments passes
+    /// [`super::SimtOptions::memory_limit`]; refused before the run.
+    #[error(
+        "the run needs {bytes} bytes of interpreter storage ({detail}), past the memory limit of {limit} bytes"
+    )]
+    MemoryLimit {
+        bytes: u64,
+        limit: u64,
+        detail: String,
+    },
+    /// The grid and the loops with a fixed trip count alone take more
+    /// steps or thread steps than the limits allow; refused before the
+    /// first block.
+    #[error("the run takes at least {needed} {what}, past the limit of {limit}")]
+    WorkLimit {
+        what: &'static str,
+        needed: u64,
+        limit: u64,
+    },
     #[error("{kind} ({at})")]
     Exec {
         at: Box<Location>,
@@ -67,6 +86,21 @@ pub enum SimtError {
 }
 
 impl SimtError {
+    /// Whether the run stopped at one of the limits of
+    /// [`super::SimtOptions`] (steps, thread steps, memory, the grid's
+    /// size) rather than at an error of the kernel.
+    pub fn is_limit(&self) -> bool {
+        match self {
+            SimtError::MemoryLimit { .. } | SimtError::WorkLimit { .. } => true,
+            SimtError::TooLarge { what, .. } => what == "the grid",
+            SimtError::Exec { kind, .. } => matches!(
+                **kind,
+                ExecErrorKind::StepLimit(_) | ExecErrorKind::WorkLimit(_)
+            ),
+            _ => false,
+        }
+    }
+
     /// The kind of an execution error.
     pub fn exec_kind(&self) -> Option<&ExecErrorKind> {
         match self {
@@ -274,6 +308,8 @@ pub enum ExecErrorKind {
     ZeroStep,
     #[error("step limit of {0} exceeded (a runaway loop?)")]
     StepLimit(u64),
+    #[error("thread-step limit of {0} exceeded (a runaway loop?)")]
+    WorkLimit(u64),
     #[error("argument of type {found} where {expected} was expected")]
     Dtype { expected: DType, found: DType },
     #[error("malformed kernel (a verifier gap): {0}")]

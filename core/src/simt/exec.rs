@@ -37,7 +37,15 @@ pub(super) struct Ctx<'a> {
     /// Statements by address.
     pub stmts: HashMap<usize, StmtInfo>,
     pub step_limit: u64,
+    /// Most thread steps, and those taken so far over every block.
+    pub work_limit: u64,
+    pub work: std::cell::Cell<u64>,
 }
+
+/// The bytes one register element takes, and one shared element with its
+/// race-detection record.
+pub(super) const REGISTER_BYTES: u64 = size_of::<Val>() as u64;
+pub(super) const SHARED_ELEMENT_BYTES: u64 = (size_of::<Val>() + size_of::<Shadow>()) as u64;
 
 pub(super) fn stmt_key(s: &Stmt) -> usize {
     s as *const Stmt as usize
@@ -678,6 +686,11 @@ impl<'a, 't> Machine<'a, 't> {
         self.stats.steps += 1;
         if self.stats.steps > self.cx.step_limit {
             return Err(self.fail(s, None, Fault::StepLimit(self.cx.step_limit)));
+        }
+        let work = self.cx.work.get().saturating_add(self.n as u64);
+        self.cx.work.set(work);
+        if work > self.cx.work_limit {
+            return Err(self.fail(s, None, Fault::WorkLimit(self.cx.work_limit)));
         }
         Ok(())
     }

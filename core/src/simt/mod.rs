@@ -113,7 +113,17 @@
 //!   access that happens (no guard, or a true predicate) and is out of
 //!   bounds; a vector access whose element index is not a multiple of its
 //!   width (alignment);
-//! - integer division by zero, a zero loop step, and the step limit.
+//! - integer division by zero, a zero loop step, and the step limits.
+//!
+//! # Limits
+//! [`SimtOptions`] bounds a run: statement steps and thread steps (each
+//! statement execution counts the block's threads) over every block, and
+//! the bytes of the arguments and one block's storage. Storage past the
+//! memory limit, and a grid whose blocks and loops of fixed trip count
+//! (up to the first statement that may stop the block) surely pass the
+//! step limits, are refused before the first block
+//! ([`SimtError::MemoryLimit`], [`SimtError::WorkLimit`]); other runaway
+//! loops stop where they pass a limit.
 //!
 //! Global memory is not race-checked (blocks run sequentially, and within
 //! a block global accesses happen in lockstep order). Every execution error
@@ -142,15 +152,36 @@ pub struct SimtOptions {
     /// Values of scalar parameters by name (without `%`).
     pub symbols: BTreeMap<String, i64>,
     /// Most statement executions (counted once per statement per block,
-    /// plus once per loop iteration) before the run fails.
+    /// plus once per loop iteration, plus once per block) before the run
+    /// fails.
     pub step_limit: u64,
+    /// Most thread steps: each statement execution counts the block's
+    /// threads, as it costs the interpreter work for each. Past it the run
+    /// fails ([`ExecErrorKind::WorkLimit`]).
+    pub work_limit: u64,
+    /// Most bytes of storage: the arguments (8 bytes an element) and one
+    /// block's registers and shared memory with its race-detection records
+    /// (blocks run one at a time). Checked before the run
+    /// ([`SimtError::MemoryLimit`]).
+    pub memory_limit: u64,
 }
+
+/// The default [`SimtOptions::step_limit`].
+pub const DEFAULT_STEP_LIMIT: u64 = 1 << 32;
+/// The default [`SimtOptions::work_limit`]: 2^29 thread steps, about 45 s
+/// on a busy two-core machine (some 12 million thread steps a second).
+pub const DEFAULT_WORK_LIMIT: u64 = 1 << 29;
+/// The default [`SimtOptions::memory_limit`]: 512 MiB, as the reference
+/// interpreter's.
+pub const DEFAULT_MEMORY_LIMIT: u64 = crate::interp::DEFAULT_MEMORY_LIMIT;
 
 impl Default for SimtOptions {
     fn default() -> Self {
         SimtOptions {
             symbols: BTreeMap::new(),
-            step_limit: 1 << 32,
+            step_limit: DEFAULT_STEP_LIMIT,
+            work_limit: DEFAULT_WORK_LIMIT,
+            memory_limit: DEFAULT_MEMORY_LIMIT,
         }
     }
 }
@@ -306,6 +337,8 @@ pub fn run(
         }
         grid[index] = v;
     }
+    check_memory(kernel, args, options)?;
+    check_work(kernel, &grid, &symbols, options)?;
     let mut stmts = HashMap::new();
     index_statements(kernel, &kernel.body, &mut Vec::new(), &mut stmts);
     let cx = Ctx {
@@ -316,9 +349,12 @@ pub fn run(
         arg_of,
         stmts,
         step_limit: options.step_limit,
+        work_limit: options.work_limit,
+        work: std::cell::Cell::new(0),
     };
     let mut stats = Stats::default();
     let mut atoms = HashMap::new();
+    // Blocks run one at a time: the loop below counts a step for each.
     for z in 0..grid[2] {
         for y in 0..grid[1] {
             for x in 0..grid[0] {
@@ -343,6 +379,133 @@ pub fn run(
 /// elements (threads × length) of one register the interpreter allocates.
 const MAX_THREADS: u64 = 1 << 16;
 const MAX_ELEMENTS: u64 = 1 << 28;
+
+/// Refuses a run whose storage passes [`SimtOptions::memory_limit`]: the
+/// arguments and one block's registers and shared memory, in the bytes the
+/// interpreter really uses for them.
+fn check_memory(kernel: &Kernel, args: &[Tensor], options: &SimtOptions) -> Result<(), SimtError> {
+    let arguments = args
+        .iter()
+        .fold(0u64, |n, a| n.saturating_add(a.len() as u64));
+    let arguments = arguments.saturating_mul(crate::interp::ELEMENT_BYTES);
+    let threads = u64::from(kernel.threads);
+    let registers = kernel.registers.iter().fold(0u64, |n, r| {
+        n.saturating_add(threads.saturating_mul(u64::from(r.len())))
+    });
+    let registers = registers.saturating_mul(exec::REGISTER_BYTES);
+    let shared = kernel
+        .shared
+        .iter()
+        .fold(0u64, |n, s| n.saturating_add(s.len));
+    let shared = shared.saturating_mul(exec::SHARED_ELEMENT_BYTES);
+    let bytes = arguments.saturating_add(registers).saturating_add(shared);
+    if bytes > options.memory_limit {
+        return Err(SimtError::MemoryLimit {
+            bytes,
+            limit: options.memory_limit,
+            detail: format!(
+                "arguments {arguments}, registers {registers}, shared memory {shared} with its race records"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Refuses a run that surely passes the step or thread-step limits: each
+/// block takes a step, and the statements of the kernel's body that run
+/// whatever the data — up to the first that may stop the block early, with
+/// the bodies of loops whose trip count is fixed — a step each.
+fn check_work(
+    kernel: &Kernel,
+    grid: &[i64; 3],
+    symbols: &[i64],
+    options: &SimtOptions,
+) -> Result<(), SimtError> {
+    let blocks = grid
+        .iter()
+        .fold(1u64, |n, &g| n.saturating_mul(g.max(0) as u64));
+    if blocks == 0 {
+        return Ok(());
+    }
+    let per_block = fixed_steps(&kernel.body, symbols).0.saturating_add(1);
+    let steps = blocks.saturating_mul(per_block);
+    if steps > options.step_limit {
+        return Err(SimtError::WorkLimit {
+            what: "steps",
+            needed: steps,
+            limit: options.step_limit,
+        });
+    }
+    let work = steps.saturating_mul(u64::from(kernel.threads));
+    if work > options.work_limit {
+        return Err(SimtError::WorkLimit {
+            what: "thread steps",
+            needed: work,
+            limit: options.work_limit,
+        });
+    }
+    Ok(())
+}
+
+/// The steps `body` surely takes, and whether it surely runs to its end.
+fn fixed_steps(body: &[crate::thread::Stmt], symbols: &[i64]) -> (u64, bool) {
+    use crate::thread::StmtKind;
+    let mut steps = 0u64;
+    for s in body {
+        match &s.kind {
+            StmtKind::For { count, body, .. } => {
+                steps = steps.saturating_add(1);
+                let Ok(count) = eval_uniform(count, symbols) else {
+                    return (steps, false);
+                };
+                let count = count.as_i64().max(0) as u64;
+                if count == 0 {
+                    continue;
+                }
+                let (inner, whole) = fixed_steps(body, symbols);
+                steps = steps.saturating_add(count.saturating_mul(inner.saturating_add(1)));
+                if !whole {
+                    return (steps, false);
+                }
+            }
+            // Which branch runs depends on the data; the block goes on
+            // after it unless a branch may stop it.
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                steps = steps.saturating_add(1);
+                let branches = then_body.iter().chain(else_body.iter().flatten());
+                if branches.clone().any(may_stop) {
+                    return (steps, false);
+                }
+            }
+            _ if may_stop(s) => return (steps.saturating_add(1), false),
+            _ => steps = steps.saturating_add(1),
+        }
+    }
+    (steps, true)
+}
+
+/// Whether `s` may end the run or hold its threads back: a trap or a wait
+/// on other threads, in it or in its bodies.
+fn may_stop(s: &crate::thread::Stmt) -> bool {
+    use crate::thread::StmtKind;
+    match &s.kind {
+        StmtKind::Trap | StmtKind::MbarrierWait { .. } | StmtKind::NamedBarrier { .. } => true,
+        StmtKind::For { body, .. } => body.iter().any(may_stop),
+        StmtKind::If {
+            then_body,
+            else_body,
+            ..
+        } => then_body
+            .iter()
+            .chain(else_body.iter().flatten())
+            .any(may_stop),
+        _ => false,
+    }
+}
 
 /// Refuses kernels whose storage the interpreter could not allocate.
 fn check_sizes(kernel: &Kernel) -> Result<(), SimtError> {

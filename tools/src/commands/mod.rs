@@ -100,7 +100,12 @@ impl Frontend {
                     target.unwrap_or(FRONT_END_DEFAULT_TARGET),
                 )),
             };
-            let output = py::compile_file(&text, Some(&args.file), &options);
+            let output = py::compile_file_with_limits(
+                &text,
+                Some(&args.file),
+                &options,
+                args.build_limits(),
+            );
             frontend
                 .reports
                 .extend(output.diagnostics.iter().map(Report::from));

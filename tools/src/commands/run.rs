@@ -305,6 +305,16 @@ fn execute(
             func.name
         )))
     })?;
+    let options = RunOptions {
+        symbols,
+        step_limit: args.max_interp_steps.unwrap_or(interp::DEFAULT_STEP_LIMIT),
+        memory_limit: args.max_interp_memory,
+    };
+    // On an interpreter, refused before the arguments are allocated.
+    if matches!(runner, Runner::Ref | Runner::Sim) {
+        interp::check_arguments_fit(&shapes, &options)
+            .map_err(|e| Failure::error(interp_limit_report(&func.name, &e.to_string(), None)))?;
+    }
     let mut params = describe_params(func, shapes)?;
 
     let mut tensors: Vec<Tensor> = params
@@ -327,12 +337,8 @@ fn execute(
         None => None,
     };
 
-    // Symbols go to the interpreter too: a symbol that no parameter extent
-    // names on its own can only be bound this way.
-    let options = RunOptions {
-        symbols,
-        ..RunOptions::default()
-    };
+    // Symbols go to the interpreter too (`options` above): a symbol that no
+    // parameter extent names on its own can only be bound this way.
     match runner {
         Runner::Ref => {}
         Runner::Sim => {
@@ -350,6 +356,13 @@ fn execute(
     if let Err(e) = result {
         if let Some(dump) = &mut dump {
             dump.finish(args, frontend, func, &params, None)?;
+        }
+        if e.is_limit() {
+            return Err(Failure::error(interp_limit_report(
+                &func.name,
+                &e.to_string(),
+                e.span(),
+            )));
         }
         let mut report = Report::error(format!(
             "the kernel `{}` failed at run time: {e}",
@@ -417,9 +430,16 @@ fn execute_sim(
     };
     let lowered = tilec_core::lower::to_thread(&module, &target)
         .map_err(|e| Failure::error(crate::commands::compile::lower_report(&e)))?;
+    // One step budget: SIMT statement steps never outnumber its thread
+    // steps.
+    let work_limit = args
+        .max_interp_steps
+        .unwrap_or(tilec_core::simt::DEFAULT_WORK_LIMIT);
     let sim_options = tilec_core::simt::SimtOptions {
         symbols: options.symbols.clone(),
-        ..tilec_core::simt::SimtOptions::default()
+        step_limit: work_limit,
+        work_limit,
+        memory_limit: options.memory_limit,
     };
     let start = Instant::now();
     let mut counts = tilec_core::simt::Stats::default();
@@ -441,6 +461,14 @@ fn execute_sim(
             counts.add(stats);
         }
         if let Err(e) = stats {
+            if e.is_limit() {
+                let span = e.location().map(|l| l.span).filter(|s| !s.is_unknown());
+                return Err(Failure::error(interp_limit_report(
+                    &func.name,
+                    &e.to_string(),
+                    span,
+                )));
+            }
             let mut report = Report::error(format!(
                 "the kernel `{}` failed under the SIMT interpreter (target `{}`): {e}",
                 func.name, target.name
@@ -1166,6 +1194,27 @@ fn render_check(check: &CheckResult) -> String {
         }
     }
     text
+}
+
+/// The code of a run that stopped at an interpreter limit.
+const INTERP_LIMIT: &str = "T0500";
+
+/// A run refused or stopped at a limit of the interpreters: T0500, naming
+/// the flags that raise the limits.
+fn interp_limit_report(function: &str, detail: &str, span: Option<tilec_core::ir::Span>) -> Report {
+    let mut report = Report::error(format!(
+        "the kernel `{function}` reached an interpreter limit: {detail}"
+    ));
+    report.code = Some(INTERP_LIMIT);
+    if let Some(span) = span {
+        report.primary = Some(Box::new(Label {
+            span,
+            message: "while running this statement".to_string(),
+        }));
+    }
+    report.with_note(
+        "`--max-interp-memory BYTES` and `--max-interp-steps N` raise the interpreters' limits",
+    )
 }
 
 #[cfg(test)]

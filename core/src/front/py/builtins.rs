@@ -10,7 +10,6 @@ use super::value::{
 };
 use crate::front::Diagnostic;
 use crate::ir::{DType, GemmPolicy, Span};
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -461,7 +460,7 @@ pub(crate) fn call<'a>(
             for (k, v) in kwargs {
                 items.push((Value::str(&k), v));
             }
-            Ok(Value::Dict(Rc::new(RefCell::new(items))))
+            Ok(Value::dict(items))
         }
         "print" => Ok(Value::None),
         "enumerate" => {
@@ -1210,6 +1209,7 @@ pub(crate) fn call_method<'a>(
             let [v] = args.as_slice() else {
                 return Err(bad_args("append", span, "one value"));
             };
+            super::budget::grow_elements(1, "`append`", span)?;
             l.borrow_mut().push(v.clone());
             Ok(Value::None)
         }
@@ -1218,6 +1218,7 @@ pub(crate) fn call_method<'a>(
                 return Err(bad_args("extend", span, "one iterable"));
             };
             let items = ev.iterate(v, span)?;
+            super::budget::grow_elements(items.len(), "`extend`", span)?;
             l.borrow_mut().extend(items);
             Ok(Value::None)
         }
@@ -1230,6 +1231,8 @@ pub(crate) fn call_method<'a>(
                 need_int(i, "the index", span)?.clamp(0, i64::try_from(len).unwrap_or(0)),
             )
             .unwrap_or(0);
+            super::budget::grow_elements(1, "`insert`", span)?;
+            super::budget::work(len);
             l.borrow_mut().insert(i, v.clone());
             Ok(Value::None)
         }
@@ -1276,6 +1279,7 @@ pub(crate) fn call_method<'a>(
             let Some(k) = args.first() else {
                 return Err(bad_args("get", span, "a key"));
             };
+            super::budget::work(d.borrow().len());
             Ok(d.borrow()
                 .iter()
                 .find(|(key, _)| py_eq(key, k))
@@ -1286,9 +1290,11 @@ pub(crate) fn call_method<'a>(
             let Some(k) = args.first() else {
                 return Err(bad_args("setdefault", span, "a key"));
             };
+            super::budget::work(d.borrow().len());
             if let Some((_, v)) = d.borrow().iter().find(|(key, _)| py_eq(key, k)) {
                 return Ok(v.clone());
             }
+            super::budget::grow_elements(2, "a dict insert", span)?;
             let v = args.get(1).cloned().unwrap_or(Value::None);
             d.borrow_mut().push((k.clone(), v.clone()));
             Ok(v)
@@ -1297,6 +1303,7 @@ pub(crate) fn call_method<'a>(
             let Some(k) = args.first() else {
                 return Err(bad_args("pop", span, "a key"));
             };
+            super::budget::work(d.borrow().len());
             let pos = d.borrow().iter().position(|(key, _)| py_eq(key, k));
             match (pos, args.get(1)) {
                 (Some(i), _) => Ok(d.borrow_mut().remove(i).1),
@@ -1328,8 +1335,10 @@ pub(crate) fn call_method<'a>(
             for (k, v) in kwargs {
                 pairs.push((Value::str(&k), v));
             }
+            super::budget::grow_elements(pairs.len().saturating_mul(2), "`update`", span)?;
             let mut d = d.borrow_mut();
             for (k, v) in pairs {
+                super::budget::work(d.len());
                 if let Some(e) = d.iter_mut().find(|(key, _)| py_eq(key, &k)) {
                     e.1 = v;
                 } else {
@@ -1373,18 +1382,34 @@ pub(crate) fn call_method<'a>(
                 return Err(bad_args("join", span, "an iterable"));
             };
             let items = ev.iterate(it, span)?;
-            Ok(Value::str(
-                &items
-                    .iter()
-                    .map(Value::to_py_str)
-                    .collect::<Vec<_>>()
-                    .join(s),
-            ))
+            let room = super::budget::room();
+            let mut out = String::new();
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(s);
+                }
+                out.push_str(&item.to_py_str());
+                if out.len() > room {
+                    super::budget::grow_str(out.len(), "`str.join`", span)?;
+                }
+            }
+            Ok(Value::str(&out))
         }
         ("str.replace", Value::Str(s)) => {
             let (Some(Value::Str(a)), Some(Value::Str(b))) = (args.first(), args.get(1)) else {
                 return Err(bad_args("replace", span, "two strings"));
             };
+            // Known before replacing: the length of the result.
+            let hits = if a.is_empty() {
+                s.chars().count() + 1
+            } else {
+                s.matches(&**a).count()
+            };
+            let len = (s.len() - hits.min(s.len()) * a.len().min(s.len()))
+                .saturating_add(hits.saturating_mul(b.len()));
+            if len > super::budget::room() {
+                super::budget::grow_str(len, "`str.replace`", span)?;
+            }
             Ok(Value::str(&s.replace(&**a, b)))
         }
         ("str.format", Value::Str(s)) => {
@@ -1411,6 +1436,9 @@ pub(crate) fn call_method<'a>(
                         .map(|(_, v)| v.clone())
                 };
                 out.push_str(&v.map(|v| v.to_py_str()).unwrap_or_default());
+                if out.len() > super::budget::room() {
+                    super::budget::grow_str(out.len(), "`str.format`", span)?;
+                }
                 rest = &rest[open + close + 1..];
             }
             out.push_str(rest);

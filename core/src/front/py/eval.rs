@@ -44,9 +44,9 @@ pub(crate) enum Flow<'a> {
     Continue,
 }
 
-/// Limits that turn runaway compile-time programs into diagnostics.
+/// The limit that turns runaway compile-time recursion into a diagnostic
+/// (steps and bytes are `budget.rs`'s).
 const MAX_DEPTH: u32 = 200;
-const MAX_STEPS: u64 = 50_000_000;
 
 pub(crate) fn span_of(node: &impl Ranged) -> Span {
     let r = node.range();
@@ -71,7 +71,6 @@ pub(crate) struct Evaluator<'a> {
     /// plain Python (helper functions).
     frames: Vec<bool>,
     depth: u32,
-    steps: u64,
     /// The kernel file's helper modules (`user_modules.rs`).
     pub user_modules: Option<Rc<super::user_modules::UserModules<'a>>>,
 }
@@ -89,7 +88,6 @@ impl<'a> Evaluator<'a> {
             target: None,
             frames: vec![false],
             depth: 0,
-            steps: 0,
             user_modules: None,
         }
     }
@@ -144,19 +142,7 @@ impl<'a> Evaluator<'a> {
     }
 
     fn tick(&mut self, span: Span) -> EResult<()> {
-        self.steps += 1;
-        if self.steps > MAX_STEPS {
-            return Err(Box::new(
-                Diagnostic::error(
-                    codes::EVAL_LIMIT,
-                    "compile-time evaluation takes too long (more than 50 million steps)",
-                    span,
-                )
-                .with_label("still running here")
-                .with_note("look for a loop whose condition never becomes false at compile time"),
-            ));
-        }
-        Ok(())
+        super::budget::tick(span)
     }
 
     // ----------------------------------------------------------------
@@ -488,6 +474,7 @@ impl<'a> Evaluator<'a> {
                 }
                 Value::Dict(d) => {
                     let key = self.eval(&sub.slice, scope)?;
+                    super::budget::work(d.borrow().len());
                     let pos = d.borrow().iter().position(|(k, _)| py_eq(k, &key));
                     match pos {
                         Some(i) => {
@@ -1612,10 +1599,12 @@ impl<'a> Evaluator<'a> {
                     }
                     Value::Dict(d) => {
                         let key = self.eval(&sub.slice, scope)?;
+                        super::budget::work(d.borrow().len());
                         let mut d = d.borrow_mut();
                         if let Some(entry) = d.iter_mut().find(|(k, _)| py_eq(k, &key)) {
                             entry.1 = value;
                         } else {
+                            super::budget::grow_elements(2, "a dict insert", span)?;
                             d.push((key, value));
                         }
                         Ok(())
@@ -1801,6 +1790,7 @@ impl<'a> Evaluator<'a> {
                 // In-place list extension.
                 if let (Value::List(l), PyBinOp::Add) = (&current, op) {
                     let extra = self.iterate(&rhs, span)?;
+                    super::budget::grow_elements(extra.len(), "`+=` on a list", span)?;
                     l.borrow_mut().extend(extra);
                     return Ok(());
                 }
@@ -1918,6 +1908,19 @@ impl<'a> Evaluator<'a> {
     pub fn eval(&mut self, expr: &'a ast::Expr, scope: &Rc<Scope<'a>>) -> EResult<Value<'a>> {
         let span = span_of(expr);
         self.tick(span)?;
+        let value = self.eval_expr(expr, scope, span)?;
+        // What the expression created counts against the byte budget: the
+        // innermost expression that crossed it is reported.
+        super::budget::check(span)?;
+        Ok(value)
+    }
+
+    fn eval_expr(
+        &mut self,
+        expr: &'a ast::Expr,
+        scope: &Rc<Scope<'a>>,
+        span: Span,
+    ) -> EResult<Value<'a>> {
         match expr {
             ast::Expr::Name(n) => self.lookup(n.id.as_str(), scope, span),
             ast::Expr::NumberLiteral(n) => match &n.value {
@@ -1948,6 +1951,7 @@ impl<'a> Evaluator<'a> {
                     match &item.key {
                         Some(k) => {
                             let k = self.eval(k, scope)?;
+                            super::budget::work(items.len());
                             items.retain(|(old, _): &(Value<'a>, Value<'a>)| !py_eq(old, &k));
                             items.push((k, v));
                         }
@@ -1963,7 +1967,7 @@ impl<'a> Evaluator<'a> {
                         },
                     }
                 }
-                Ok(Value::Dict(Rc::new(std::cell::RefCell::new(items))))
+                Ok(Value::dict(items))
             }
             ast::Expr::Attribute(a) => {
                 let base = self.eval(&a.value, scope)?;
@@ -2040,7 +2044,7 @@ impl<'a> Evaluator<'a> {
                         _ => None,
                     })
                     .collect();
-                Ok(Value::Dict(Rc::new(std::cell::RefCell::new(items))))
+                Ok(Value::dict(items))
             }
             ast::Expr::Named(n) => {
                 let v = self.eval(&n.value, scope)?;
@@ -2080,6 +2084,9 @@ impl<'a> Evaluator<'a> {
                             ast::InterpolatedStringElement::Interpolation(i) => {
                                 let v = self.eval(&i.expression, scope)?;
                                 out.push_str(&v.to_py_str());
+                                if out.len() > super::budget::room() {
+                                    super::budget::grow_str(out.len(), "an f-string", span_of(f))?;
+                                }
                             }
                         }
                     }
@@ -2171,9 +2178,13 @@ impl<'a> Evaluator<'a> {
             match value {
                 Some(v) => {
                     let v = self.eval(v, scope)?;
+                    super::budget::charge_elements(1);
                     out.push(Value::tuple(vec![k, v]));
                 }
-                None => out.push(k),
+                None => {
+                    super::budget::charge_elements(1);
+                    out.push(k);
+                }
             }
             return Ok(());
         };
@@ -2317,7 +2328,10 @@ impl<'a> Evaluator<'a> {
                         Value::Str(needle) => s.contains(&**needle),
                         _ => false,
                     },
-                    Value::Dict(d) => d.borrow().iter().any(|(k, _)| py_eq(k, a)),
+                    Value::Dict(d) => {
+                        super::budget::work(d.borrow().len());
+                        d.borrow().iter().any(|(k, _)| py_eq(k, a))
+                    }
                     other => self.iterate(other, span)?.iter().any(|x| py_eq(x, a)),
                 };
                 found == matches!(op, ast::CmpOp::In)
@@ -2626,6 +2640,7 @@ impl<'a> Evaluator<'a> {
             (Value::Dict(d), _) => d
                 .borrow()
                 .iter()
+                .inspect(|_| super::budget::work(1))
                 .find(|(k, _)| py_eq(k, key))
                 .map(|(_, v)| v.clone())
                 .ok_or_else(|| {
@@ -2841,7 +2856,11 @@ impl<'a> Evaluator<'a> {
     /// Iterates a plain value.
     pub fn iterate(&mut self, v: &Value<'a>, span: Span) -> EResult<Vec<Value<'a>>> {
         match v {
-            Value::Tuple(_) | Value::List(_) => Ok(v.as_sequence().unwrap_or_default()),
+            Value::Tuple(_) | Value::List(_) => {
+                let items = v.as_sequence().unwrap_or_default();
+                super::budget::grow_elements(items.len(), "iterating a sequence", span)?;
+                Ok(items)
+            }
             Value::Str(s) => Ok(s.chars().map(|c| Value::str(&c.to_string())).collect()),
             // TileLang's dtypes are strings (`tvm.DataType` subclasses
             // `str`): iterating one yields the characters of its name.
@@ -2850,7 +2869,10 @@ impl<'a> Evaluator<'a> {
                 .chars()
                 .map(|c| Value::str(&c.to_string()))
                 .collect()),
-            Value::Dict(d) => Ok(d.borrow().iter().map(|(k, _)| k.clone()).collect()),
+            Value::Dict(d) => {
+                super::budget::grow_elements(d.borrow().len(), "iterating a dict", span)?;
+                Ok(d.borrow().iter().map(|(k, _)| k.clone()).collect())
+            }
             Value::Torch(t) => super::torch_tensor::iterate(t, span),
             Value::Poison(_) => Err(stage::cascade()),
             Value::Loop(_) => Err(Box::new(
@@ -3040,10 +3062,7 @@ impl<'a> Evaluator<'a> {
             bound.push((va.name.id.to_string(), Some(Value::tuple(extra_positional))));
         }
         if let Some(kw) = &c.params.kwarg {
-            bound.push((
-                kw.name.id.to_string(),
-                Some(Value::Dict(Rc::new(std::cell::RefCell::new(extra_kw)))),
-            ));
+            bound.push((kw.name.id.to_string(), Some(Value::dict(extra_kw))));
         }
         Ok(bound)
     }

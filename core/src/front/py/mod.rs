@@ -12,6 +12,7 @@
 
 mod big_layout;
 mod blackwell;
+mod budget;
 mod builtins;
 pub mod codes;
 mod cp_async;
@@ -47,6 +48,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use value::Value;
 
+pub use budget::{BuildLimits, DEFAULT_MAX_BYTES, DEFAULT_MAX_STEPS};
 pub use pylib::TargetFacts;
 
 /// What to compile from a file.
@@ -127,18 +129,31 @@ pub fn compile(source: &str, options: &Options) -> Output {
 /// beside it and, for dotted names, in its ancestor folders, and run by the
 /// evaluator. `None`: such imports stay opaque, as with [`compile`].
 pub fn compile_file(source: &str, path: Option<&std::path::Path>, options: &Options) -> Output {
+    compile_file_with_limits(source, path, options, BuildLimits::default())
+}
+
+/// [`compile_file`] with build-time evaluation bounded by `limits` instead
+/// of the defaults: past either budget the build fails with T0109.
+pub fn compile_file_with_limits(
+    source: &str,
+    path: Option<&std::path::Path>,
+    options: &Options,
+    limits: BuildLimits,
+) -> Output {
     std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
             .name("tilec-front".into())
             .stack_size(COMPILE_STACK_BYTES)
-            .spawn_scoped(scope, || compile_on_this_thread(source, path, options));
+            .spawn_scoped(scope, || {
+                compile_on_this_thread(source, path, options, limits)
+            });
         match worker {
             Ok(handle) => match handle.join() {
                 Ok(out) => out,
                 Err(panic) => std::panic::resume_unwind(panic),
             },
             // No thread could be started: compile here.
-            Err(_) => compile_on_this_thread(source, path, options),
+            Err(_) => compile_on_this_thread(source, path, options, limits),
         }
     })
 }
@@ -147,6 +162,7 @@ fn compile_on_this_thread(
     source: &str,
     path: Option<&std::path::Path>,
     options: &Options,
+    limits: BuildLimits,
 ) -> Output {
     // The `--kernel` expression is parsed as text appended after the file,
     // so its nodes have spans beyond the file's end; diagnostics there are
@@ -223,6 +239,7 @@ fn compile_on_this_thread(
     }
 
     let loaded = user_modules::load(path, &module.body, text.len());
+    budget::reset(limits);
     let mut ev = Evaluator::new(defines.clone());
     ev.target.clone_from(&options.target);
     ev.user_modules = Some(Rc::new(user_modules::UserModules::new(&loaded)));

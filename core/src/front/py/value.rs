@@ -293,16 +293,27 @@ pub(crate) fn table_has(table: &[(&str, &'static str)], name: &str) -> bool {
 }
 
 impl<'a> Value<'a> {
+    // The constructors charge what they hold to the build-time budgets
+    // (`budget.rs`), which the evaluator checks after each expression.
     pub fn str(s: &str) -> Self {
+        super::budget::charge_str(s.len());
         Value::Str(Rc::from(s))
     }
 
     pub fn tuple(items: Vec<Value<'a>>) -> Self {
+        super::budget::charge_elements(items.len());
         Value::Tuple(Rc::from(items))
     }
 
     pub fn list(items: Vec<Value<'a>>) -> Self {
+        super::budget::charge_elements(items.len());
         Value::List(Rc::new(RefCell::new(items)))
+    }
+
+    /// A dict of `items` (distinct keys).
+    pub fn dict(items: Vec<(Value<'a>, Value<'a>)>) -> Self {
+        super::budget::charge_elements(items.len().saturating_mul(2));
+        Value::Dict(Rc::new(RefCell::new(items)))
     }
 
     /// Python's type name, for messages.
@@ -431,12 +442,7 @@ impl<'a> Value<'a> {
             Value::Str(s) => format!("{:?}", &**s).replace('"', "'"),
             Value::Tuple(t) => {
                 let mut out = String::from("(");
-                for (i, v) in t.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    out.push_str(&v.repr());
-                }
+                repr_items(&mut out, t.iter().map(Value::repr));
                 if t.len() == 1 {
                     out.push(',');
                 }
@@ -444,16 +450,20 @@ impl<'a> Value<'a> {
                 out
             }
             Value::List(l) => {
-                let items: Vec<String> = l.borrow().iter().map(Value::repr).collect();
-                format!("[{}]", items.join(", "))
+                let mut out = String::from("[");
+                repr_items(&mut out, l.borrow().iter().map(Value::repr));
+                out.push(']');
+                out
             }
             Value::Dict(d) => {
-                let items: Vec<String> = d
-                    .borrow()
-                    .iter()
-                    .map(|(k, v)| format!("{}: {}", k.repr(), v.repr()))
-                    .collect();
-                format!("{{{}}}", items.join(", "))
+                let mut out = String::from("{");
+                let d = d.borrow();
+                repr_items(
+                    &mut out,
+                    d.iter().map(|(k, v)| format!("{}: {}", k.repr(), v.repr())),
+                );
+                out.push('}');
+                out
             }
             Value::DType(d) => format!("'{}'", d.tilelang_name()),
             Value::Policy(p) => format!("GemmWarpPolicy.{}", policy_python_name(*p)),
@@ -471,6 +481,23 @@ impl<'a> Value<'a> {
             Value::Str(s) => s.to_string(),
             Value::DType(d) => d.tilelang_name().to_string(),
             other => other.repr(),
+        }
+    }
+}
+
+/// Appends `items` separated by `, `, stopping with `...` once the text
+/// passes the room left in the byte budget (`budget::room`), so that the
+/// repr of many references to one large value is never built whole.
+fn repr_items(out: &mut String, items: impl Iterator<Item = String>) {
+    let room = super::budget::room();
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&item);
+        if out.len() > room {
+            out.push_str("...");
+            return;
         }
     }
 }
@@ -662,17 +689,21 @@ pub(crate) fn py_binop<'a>(
     // Sequences and strings.
     match (op, a, b) {
         (PyBinOp::Add, Value::Str(x), Value::Str(y)) => {
-            return Ok(Some(Value::str(&format!("{x}{y}"))));
+            super::budget::grow_str(x.len() + y.len(), "`+` of two strings", span)?;
+            return Ok(Some(Value::Str(Rc::from(format!("{x}{y}")))));
         }
         (PyBinOp::Add, Value::Tuple(x), Value::Tuple(y)) => {
+            super::budget::grow_elements(x.len() + y.len(), "`+` of two tuples", span)?;
             let mut v = x.to_vec();
             v.extend(y.iter().cloned());
-            return Ok(Some(Value::tuple(v)));
+            return Ok(Some(Value::Tuple(Rc::from(v))));
         }
         (PyBinOp::Add, Value::List(x), Value::List(y)) => {
+            let n = x.borrow().len() + y.borrow().len();
+            super::budget::grow_elements(n, "`+` of two lists", span)?;
             let mut v = x.borrow().clone();
             v.extend(y.borrow().iter().cloned());
-            return Ok(Some(Value::list(v)));
+            return Ok(Some(Value::List(Rc::new(RefCell::new(v)))));
         }
         (PyBinOp::Mul, Value::List(_) | Value::Tuple(_) | Value::Str(_), Value::Int(_))
         | (PyBinOp::Mul, Value::Int(_), Value::List(_) | Value::Tuple(_) | Value::Str(_)) => {
@@ -703,14 +734,21 @@ pub(crate) fn py_binop<'a>(
                     .with_label("too large for compile-time evaluation"),
                 ));
             }
+            let what = format!("`{}` of {}", op.symbol(), seq.a_type_name());
+            match seq {
+                Value::Str(_) => super::budget::grow_str(len * n, &what, span)?,
+                _ => super::budget::grow_elements(len * n, &what, span)?,
+            }
             return Ok(Some(match seq {
-                Value::Str(s) => Value::str(&s.repeat(n)),
+                Value::Str(s) => Value::Str(Rc::from(s.repeat(n))),
                 Value::Tuple(t) => {
-                    Value::tuple(t.iter().cloned().cycle().take(t.len() * n).collect())
+                    Value::Tuple(t.iter().cloned().cycle().take(t.len() * n).collect())
                 }
                 Value::List(l) => {
                     let l = l.borrow();
-                    Value::list(l.iter().cloned().cycle().take(l.len() * n).collect())
+                    Value::List(Rc::new(RefCell::new(
+                        l.iter().cloned().cycle().take(l.len() * n).collect(),
+                    )))
                 }
                 _ => return Ok(None),
             }));
@@ -822,7 +860,13 @@ fn percent_format(fmt: &str, args: &Value<'_>) -> String {
     let mut out = String::new();
     let mut it = args.iter();
     let mut chars = fmt.chars().peekable();
+    // Past the room left in the byte budget the result is charged and
+    // reported; building it further would only take memory.
+    let room = super::budget::room();
     while let Some(c) = chars.next() {
+        if out.len() > room {
+            break;
+        }
         if c == '%' {
             match chars.next() {
                 Some('%') => out.push('%'),

@@ -568,3 +568,114 @@ fn deep_expressions_run_and_excessive_nesting_is_reported() {
     fb.body(vec![st]);
     run(&fb.f, &mut [Tensor::zeros(DType::I32, [1])]).expect("compiles in linear time");
 }
+
+/// A kernel over `grid` whose blocks each allocate three shared buffers of
+/// `elements` f32 elements.
+fn three_shared_buffers(grid: &[i64], elements: i64) -> Fb {
+    let mut fb = Fb::new();
+    fb.param("out", DType::F32, &[1]);
+    let kernel = fb.kernel(grid, |fb, _| {
+        let allocs = ["a", "b", "c"].map(|name| {
+            let s = fb.buffer(name, DType::F32, Scope::Shared, &[elements]);
+            fb.alloc(s)
+        });
+        block(allocs.to_vec())
+    });
+    fb.body(vec![kernel]);
+    fb
+}
+
+#[test]
+fn allocations_past_the_memory_limit_are_refused_before_they_are_made() {
+    // 3 × 1000 elements of 8 bytes, plus the argument: 24,008 bytes.
+    let fb = three_shared_buffers(&[2], 1000);
+    let mut args = [Tensor::zeros(DType::F32, [1])];
+    let fits = RunOptions {
+        memory_limit: 24_008,
+        ..RunOptions::default()
+    };
+    run_with(&fb.f, &mut args, &fits).expect("fits the limit exactly");
+    let tight = RunOptions {
+        memory_limit: 24_000,
+        ..RunOptions::default()
+    };
+    let err = run_with(&fb.f, &mut args, &tight).expect_err("past the limit");
+    assert!(
+        matches!(
+            &err,
+            InterpError::MemoryLimit { what, bytes: 24_008, limit: 24_000, .. } if what.contains("`c`")
+        ),
+        "{err}"
+    );
+    assert!(err.is_limit());
+    assert!(
+        err.to_string().contains("memory limit of 24000 bytes"),
+        "{err}"
+    );
+
+    // The probe: three 2^30-element shared buffers (24 GiB as f64) are
+    // refused at the first, under the default limit, without allocating.
+    let fb = three_shared_buffers(&[1], 1 << 30);
+    let err = run_with(&fb.f, &mut args, &RunOptions::default()).expect_err("24 GiB");
+    assert!(
+        matches!(&err, InterpError::MemoryLimit { what, .. } if what.contains("`a`")),
+        "{err}"
+    );
+}
+
+#[test]
+fn arguments_past_the_memory_limit_are_refused() {
+    let options = RunOptions {
+        memory_limit: 1 << 20,
+        ..RunOptions::default()
+    };
+    crate::interp::check_arguments_fit(&[vec![256, 512]], &options).expect("1 MiB fits");
+    let err = crate::interp::check_arguments_fit(&[vec![256, 512], vec![1]], &options)
+        .expect_err("past 1 MiB");
+    assert!(
+        matches!(
+            err,
+            InterpError::MemoryLimit {
+                bytes: 1_048_584,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let fb = three_shared_buffers(&[1], 1);
+    let err = run_with(&fb.f, &mut [Tensor::zeros(DType::F32, [1 << 18])], &options)
+        .expect_err("the argument alone");
+    assert!(matches!(err, InterpError::MemoryLimit { .. }), "{err}");
+}
+
+#[test]
+fn a_grid_larger_than_the_step_limit_is_refused_before_its_first_block() {
+    // 2^40 blocks: refused at once, not after hours.
+    let fb = three_shared_buffers(&[1 << 20, 1 << 20], 1);
+    let start = std::time::Instant::now();
+    let err = run_with(
+        &fb.f,
+        &mut [Tensor::zeros(DType::F32, [1])],
+        &RunOptions::default(),
+    )
+    .expect_err("2^40 blocks");
+    assert!(
+        matches!(err, InterpError::GridTooLarge { blocks, .. } if blocks == 1 << 40),
+        "{err}"
+    );
+    assert!(err.is_limit());
+    assert!(start.elapsed().as_secs() < 5);
+    // Blocks count against the limit over the whole run: 100 blocks of 4
+    // steps each pass 300 steps though the grid itself fits.
+    let fb = three_shared_buffers(&[100], 1);
+    let options = RunOptions {
+        step_limit: 300,
+        ..RunOptions::default()
+    };
+    let err = run_with(&fb.f, &mut [Tensor::zeros(DType::F32, [1])], &options)
+        .expect_err("steps over the grid");
+    assert!(
+        matches!(err, InterpError::StepLimit { limit: 300, .. }),
+        "{err}"
+    );
+}

@@ -1,0 +1,13 @@
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[-1])
+def grows(N=64):
+    rows = [[i] * 100000 for i in range(100000)]  # ERROR: T0109
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=64) as bx:
+            T.copy(A, B)
+    return main

@@ -1,0 +1,14 @@
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[-1])
+def grows(N=64):
+    s = "a" * 1000000
+    t = s.replace("a", s)  # ERROR: T0109
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=64) as bx:
+            T.copy(A, B)
+    return main
