@@ -120,6 +120,15 @@ impl Frontend {
             );
             return frontend;
         };
+        if module.functions.is_empty() {
+            // A header alone reads as a module of no kernel: compiling it
+            // would write an empty artifact and report success.
+            frontend.reports.push(
+                Report::error(format!("`{}` defines no kernel: there is nothing to compile", frontend.file))
+                    .with_note("a Tile IR file holds one or more `func` definitions after its `tile_ir` header"),
+            );
+            return frontend;
+        }
         if let Err(failures) = verify_module(&module) {
             for (function, error) in failures {
                 let span = error.span();

@@ -181,6 +181,10 @@ fn compile_on_this_thread(
             return out;
         }
     };
+    if let Some(d) = too_deep(&module.body) {
+        out.diagnostics.push(d);
+        return out;
+    }
     let kernel_expr = match kernel_range {
         Some(range) => match parser::parse_expression_range(text, range) {
             Ok(parsed) => Some(parsed.into_syntax()),
@@ -586,6 +590,26 @@ fn check_function(function: &crate::ir::Function, diags: &mut Vec<Diagnostic>) {
             )
                 .with_label(format!("`{name}` is indexed here"))
                 .with_note("inside `T.Parallel`, store into a fragment through the parallel loop variables (a constant 0 only on a dimension of extent 1): any other index has several iterations write one element"),
+            VerifyError::ExprTooDeep { depth, limit, .. } => Diagnostic::error(
+                codes::EXPR_TOO_DEEP,
+                format!("this expression nests {depth} levels deep; the limit is {limit}"),
+                e.span(),
+            )
+                .with_label("nested too deeply")
+                .with_note(format!("a chain `a + b + c + ...` nests one level per operand, also when built up through Python variables; add into a `T.alloc_var` (or a fragment) in steps of fewer than {limit} terms")),
+            VerifyError::DivisionByZero { op, .. } => Diagnostic::error(
+                codes::COMPILE_TIME_ARITHMETIC,
+                format!("`{}` by a constant zero", op.symbol()),
+                e.span(),
+            )
+                .with_label("the divisor is 0 here")
+                .with_note("Python raises ZeroDivisionError here, and a GPU gives an undefined result"),
+            VerifyError::BadExtent { what, value, min, .. } => Diagnostic::error(
+                codes::BAD_TILELANG_ARGUMENT,
+                format!("{what} is {value}; it must be at least {min}"),
+                e.span(),
+            )
+                .with_label("here"),
             VerifyError::IndexOutOfBounds {
                 name,
                 dim,
@@ -606,4 +630,79 @@ fn check_function(function: &crate::ir::Function, diags: &mut Vec<Diagnostic>) {
         };
         diags.push(d);
     }
+}
+
+/// Deepest nesting of source syntax (expressions and statements together)
+/// the front end reads. The evaluator and the scans before it recurse over
+/// the syntax tree, so deeper source is refused before they run; staged
+/// expressions are held to the tighter [`crate::ir::MAX_EXPR_DEPTH`] after.
+pub const MAX_SOURCE_DEPTH: u32 = 1000;
+
+/// The first statement of `body` whose syntax nests deeper than
+/// [`MAX_SOURCE_DEPTH`], as a diagnostic. The walk recurses, but never
+/// more than the limit deep.
+fn too_deep(body: &[ast::Stmt]) -> Option<Diagnostic> {
+    use ast::visitor::{Visitor, walk_expr, walk_stmt};
+    use rustpython_ruff_text_size::Ranged;
+    struct Depth {
+        depth: u32,
+        stmt: Option<TextRange>,
+        found: Option<TextRange>,
+    }
+    impl Depth {
+        fn enter(&mut self) -> bool {
+            if self.found.is_some() {
+                return false;
+            }
+            if self.depth >= MAX_SOURCE_DEPTH {
+                self.found = self.stmt;
+                return false;
+            }
+            self.depth += 1;
+            true
+        }
+    }
+    impl<'a> Visitor<'a> for Depth {
+        fn visit_stmt(&mut self, stmt: &'a ast::Stmt) {
+            let outer = self.stmt.replace(stmt.range());
+            if self.enter() {
+                walk_stmt(self, stmt);
+                self.depth -= 1;
+            }
+            if self.found.is_none() {
+                self.stmt = outer;
+            }
+        }
+        fn visit_expr(&mut self, expr: &'a ast::Expr) {
+            if self.enter() {
+                walk_expr(self, expr);
+                self.depth -= 1;
+            }
+        }
+    }
+    let mut walk = Depth {
+        depth: 0,
+        stmt: None,
+        found: None,
+    };
+    for stmt in body {
+        walk.visit_stmt(stmt);
+    }
+    let range = walk.found?;
+    // The statement's first line: a long expression is all on it.
+    let span = Span::new(range.start().to_u32(), range.end().to_u32());
+    Some(
+        Diagnostic::error(
+            codes::EXPR_TOO_DEEP,
+            format!(
+                "this statement nests more than {MAX_SOURCE_DEPTH} levels deep (expressions and statements together); the limit is {MAX_SOURCE_DEPTH}"
+            ),
+            span,
+        )
+        .with_label("nested too deeply")
+        .with_note(format!(
+            "a chain `a + b + c + ...` nests one level per operand; a staged expression may nest at most {} levels, so add into a `T.alloc_var` (or a fragment) in steps of fewer terms",
+            crate::ir::MAX_EXPR_DEPTH
+        )),
+    )
 }
