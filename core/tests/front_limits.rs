@@ -96,3 +96,36 @@ fn a_sum_built_up_in_a_python_loop_is_refused_too() {
     assert_eq!((errors[0].0.as_str(), errors[0].1), ("T0114", 16));
     assert!(errors[0].2.contains("5002 levels deep"), "{}", errors[0].2);
 }
+
+#[test]
+fn a_helper_module_nested_too_deeply_is_refused_not_a_crash() {
+    let dir = std::env::temp_dir().join(format!("tilec-front-limits-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let helper = format!("TOTAL = {}\n", vec!["1"; 100_000].join(" + "));
+    std::fs::write(dir.join("deep_helper.py"), helper).unwrap_or_else(|e| panic!("{e}"));
+    let source = "import tilelang\n\
+                  import tilelang.language as T\n\
+                  import deep_helper\n\
+                  \n\
+                  \n\
+                  @T.prim_func\n\
+                  def main(A: T.Tensor((128,), \"float32\"), B: T.Tensor((128,), \"float32\")):\n\
+                  \x20   with T.Kernel(1, threads=128) as bx:\n\
+                  \x20       for i in T.Parallel(128):\n\
+                  \x20           B[i] = A[i] * deep_helper.TOTAL\n";
+    let path = dir.join("kernel.py");
+    let out = py::compile_file(source, Some(&path), &py::Options::default());
+    let _ = std::fs::remove_dir_all(&dir);
+    // The import fails with T0114; the use of the module reports it.
+    let errors: Vec<_> = out
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].code, "T0108", "{errors:?}");
+    assert!(
+        errors[0].notes.iter().any(|n| n.contains("T0114")),
+        "{errors:?}"
+    );
+}
