@@ -25,9 +25,30 @@ use std::rc::Rc;
 /// accepted and ignored); the arms below read `args` alone, so any other
 /// keyword is refused before them.
 const POSITIONAL_ONLY: &[&str] = &[
-    "ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "exp", "exp2", "log", "log2",
-    "sqrt", "rsqrt", "abs", "sigmoid", "tanh", "sin", "cos", "floor", "ceil", "isnan", "isinf",
-    "max", "min", "pow",
+    "ceildiv",
+    "floordiv",
+    "floormod",
+    "truncdiv",
+    "truncmod",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "sqrt",
+    "rsqrt",
+    "abs",
+    "sigmoid",
+    "tanh",
+    "sin",
+    "cos",
+    "floor",
+    "ceil",
+    "isnan",
+    "isinf",
+    "max",
+    "min",
+    "pow",
+    "if_then_else",
 ];
 
 /// Every function name under `T.` that tilec knows.
@@ -2001,10 +2022,16 @@ pub(crate) fn call<'a>(
         }
         "fill" | "clear" => {
             let (target, value) = if name == "clear" {
-                let a = Args::new("clear", &["buffer"], args, kwargs, span)?;
+                let a = Args::new("clear", &["buffer", "annotations:dict"], args, kwargs, span)?;
                 (a.req(0, "a buffer")?.clone(), Value::Int(0))
             } else {
-                let a = Args::new("fill", &["buffer", "value"], args, kwargs, span)?;
+                let a = Args::new(
+                    "fill",
+                    &["buffer", "value", "annotations:dict"],
+                    args,
+                    kwargs,
+                    span,
+                )?;
                 (a.req(0, "a buffer")?.clone(), a.req(1, "a value")?.clone())
             };
             need_kernel(ev, &format!("`T.{name}`"), span)?;
@@ -2034,7 +2061,7 @@ pub(crate) fn call<'a>(
                     "clear",
                     "batch",
                     "nan_propagate",
-                    "annotations",
+                    "annotations:dict",
                 ],
                 args,
                 kwargs,
@@ -2106,7 +2133,7 @@ pub(crate) fn call<'a>(
         "cumsum" | "cummax" => {
             let a = Args::new(
                 leak_name(name),
-                &["src", "dst", "dim", "reverse", "annotations"],
+                &["src", "dst", "dim", "reverse", "annotations:dict"],
                 args,
                 kwargs,
                 span,
@@ -2930,6 +2957,7 @@ fn gemm<'a>(
             "k_pack",
             "wg_wait",
             "mbar",
+            "annotations:dict",
         ],
         args,
         kwargs,
