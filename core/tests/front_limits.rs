@@ -62,12 +62,25 @@ fn a_12000_term_sum_is_refused_at_its_line() {
     assert_eq!(errors.len(), 1, "{errors:?}");
     let (code, line, message) = &errors[0];
     assert_eq!((code.as_str(), *line), ("T0114", 9), "{message}");
-    assert!(message.contains("the limit is"), "{message}");
+    assert!(
+        message.contains("a chain of 12000 operands") && message.contains("the limit is 1000"),
+        "{message}"
+    );
 }
 
 #[test]
 fn a_100000_term_sum_is_refused_not_a_crash() {
     let source = sum_kernel(100_000);
+    let errors = errors(&source);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!((errors[0].0.as_str(), errors[0].1), ("T0114", 9));
+}
+
+#[test]
+fn deep_nesting_other_than_a_chain_is_refused_too() {
+    // `-(-(-(...A[i]...)))`: unary minus nests down its operand.
+    let neg = format!("{}A[i]{}", "-(".repeat(5_000), ")".repeat(5_000));
+    let source = sum_kernel(1).replace("A[i]\n", &format!("{neg}\n"));
     let errors = errors(&source);
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert_eq!((errors[0].0.as_str(), errors[0].1), ("T0114", 9));

@@ -648,6 +648,8 @@ fn too_deep(body: &[ast::Stmt]) -> Option<Diagnostic> {
         depth: u32,
         stmt: Option<TextRange>,
         found: Option<TextRange>,
+        /// The operands of the binary-operator chain that went too deep.
+        chain: usize,
     }
     impl Depth {
         fn enter(&mut self) -> bool {
@@ -674,6 +676,33 @@ fn too_deep(body: &[ast::Stmt]) -> Option<Diagnostic> {
             }
         }
         fn visit_expr(&mut self, expr: &'a ast::Expr) {
+            // A chain `a + b + c` nests down its left operands: walked in a
+            // loop, so that its length can be reported.
+            if let ast::Expr::BinOp(_) = expr {
+                let mut spine = Vec::new();
+                let mut leaf = expr;
+                while let ast::Expr::BinOp(b) = leaf {
+                    spine.push(b);
+                    leaf = &b.left;
+                }
+                let n = u32::try_from(spine.len()).unwrap_or(u32::MAX);
+                if self.found.is_none() && self.depth.saturating_add(n) >= MAX_SOURCE_DEPTH {
+                    self.found = self.stmt;
+                    self.chain = spine.len() + 1;
+                    return;
+                }
+                // The right operand of the k-th operator from the top is k + 1
+                // levels down.
+                for (k, b) in (0u32..).zip(&spine) {
+                    self.depth += k + 1;
+                    self.visit_expr(&b.right);
+                    self.depth -= k + 1;
+                }
+                self.depth += n;
+                self.visit_expr(leaf);
+                self.depth -= n;
+                return;
+            }
             if self.enter() {
                 walk_expr(self, expr);
                 self.depth -= 1;
@@ -684,6 +713,7 @@ fn too_deep(body: &[ast::Stmt]) -> Option<Diagnostic> {
         depth: 0,
         stmt: None,
         found: None,
+        chain: 0,
     };
     for stmt in body {
         walk.visit_stmt(stmt);
@@ -691,14 +721,18 @@ fn too_deep(body: &[ast::Stmt]) -> Option<Diagnostic> {
     let range = walk.found?;
     // The statement's first line: a long expression is all on it.
     let span = Span::new(range.start().to_u32(), range.end().to_u32());
-    Some(
-        Diagnostic::error(
-            codes::EXPR_TOO_DEEP,
-            format!(
-                "this statement nests more than {MAX_SOURCE_DEPTH} levels deep (expressions and statements together); the limit is {MAX_SOURCE_DEPTH}"
-            ),
-            span,
+    let message = if walk.chain > 0 {
+        format!(
+            "a chain of {} operands nests this statement more than {MAX_SOURCE_DEPTH} levels deep; the limit is {MAX_SOURCE_DEPTH}",
+            walk.chain
         )
+    } else {
+        format!(
+            "this statement nests more than {MAX_SOURCE_DEPTH} levels deep (expressions and statements together); the limit is {MAX_SOURCE_DEPTH}"
+        )
+    };
+    Some(
+        Diagnostic::error(codes::EXPR_TOO_DEEP, message, span)
         .with_label("nested too deeply")
         .with_note(format!(
             "a chain `a + b + c + ...` nests one level per operand; a staged expression may nest at most {} levels, so add into a `T.alloc_var` (or a fragment) in steps of fewer terms",
