@@ -142,3 +142,15 @@ fn a_helper_module_nested_too_deeply_is_refused_not_a_crash() {
         "{errors:?}"
     );
 }
+
+#[test]
+fn a_kernel_expression_nested_too_deeply_is_refused() {
+    let options = py::Options {
+        kernel: Some(format!("main({})", vec!["1"; 5_000].join(" + "))),
+        ..py::Options::default()
+    };
+    let source = "import tilelang\nimport tilelang.language as T\n\n\ndef main(n):\n    return n\n";
+    let out = py::compile(source, &options);
+    let codes: Vec<&str> = out.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, vec!["T0114"], "{:?}", out.diagnostics);
+}

@@ -38,10 +38,11 @@ mod warp;
 
 use crate::front::Diagnostic;
 use crate::ir::{Module, Span};
+use ast::visitor::{Visitor, walk_expr, walk_stmt};
 use eval::{Evaluator, span_of};
 use rustpython_ruff_python_ast as ast;
 use rustpython_ruff_python_parser as parser;
-use rustpython_ruff_text_size::{TextRange, TextSize};
+use rustpython_ruff_text_size::{Ranged, TextRange, TextSize};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use value::Value;
@@ -187,7 +188,13 @@ fn compile_on_this_thread(
     }
     let kernel_expr = match kernel_range {
         Some(range) => match parser::parse_expression_range(text, range) {
-            Ok(parsed) => Some(parsed.into_syntax()),
+            Ok(parsed) => match kernel_too_deep(&parsed.syntax().body) {
+                Some(d) => {
+                    out.diagnostics.push(d);
+                    return out;
+                }
+                None => Some(parsed.into_syntax()),
+            },
             Err(e) => {
                 out.diagnostics.push(
                     Diagnostic::error(
@@ -642,85 +649,38 @@ pub const MAX_SOURCE_DEPTH: u32 = 1000;
 /// [`MAX_SOURCE_DEPTH`], as a diagnostic. The walk recurses, but never
 /// more than the limit deep.
 fn too_deep(body: &[ast::Stmt]) -> Option<Diagnostic> {
-    use ast::visitor::{Visitor, walk_expr, walk_stmt};
-    use rustpython_ruff_text_size::Ranged;
-    struct Depth {
-        depth: u32,
-        stmt: Option<TextRange>,
-        found: Option<TextRange>,
-        /// The operands of the binary-operator chain that went too deep.
-        chain: usize,
-    }
-    impl Depth {
-        fn enter(&mut self) -> bool {
-            if self.found.is_some() {
-                return false;
-            }
-            if self.depth >= MAX_SOURCE_DEPTH {
-                self.found = self.stmt;
-                return false;
-            }
-            self.depth += 1;
-            true
+    too_deep_in(|walk| {
+        for stmt in body {
+            walk.visit_stmt(stmt);
         }
-    }
-    impl<'a> Visitor<'a> for Depth {
-        fn visit_stmt(&mut self, stmt: &'a ast::Stmt) {
-            let outer = self.stmt.replace(stmt.range());
-            if self.enter() {
-                walk_stmt(self, stmt);
-                self.depth -= 1;
-            }
-            if self.found.is_none() {
-                self.stmt = outer;
-            }
-        }
-        fn visit_expr(&mut self, expr: &'a ast::Expr) {
-            // A chain `a + b + c` nests down its left operands: walked in a
-            // loop, so that its length can be reported.
-            if let ast::Expr::BinOp(_) = expr {
-                let mut spine = Vec::new();
-                let mut leaf = expr;
-                while let ast::Expr::BinOp(b) = leaf {
-                    spine.push(b);
-                    leaf = &b.left;
-                }
-                let n = u32::try_from(spine.len()).unwrap_or(u32::MAX);
-                if self.found.is_none() && self.depth.saturating_add(n) >= MAX_SOURCE_DEPTH {
-                    self.found = self.stmt;
-                    self.chain = spine.len() + 1;
-                    return;
-                }
-                // The right operand of the k-th operator from the top is k + 1
-                // levels down.
-                for (k, b) in (0u32..).zip(&spine) {
-                    self.depth += k + 1;
-                    self.visit_expr(&b.right);
-                    self.depth -= k + 1;
-                }
-                self.depth += n;
-                self.visit_expr(leaf);
-                self.depth -= n;
-                return;
-            }
-            if self.enter() {
-                walk_expr(self, expr);
-                self.depth -= 1;
-            }
-        }
-    }
-    let mut walk = Depth {
+    })
+}
+
+/// Whether the `--kernel` expression nests deeper than
+/// [`MAX_SOURCE_DEPTH`], as a diagnostic.
+fn kernel_too_deep(expr: &ast::Expr) -> Option<Diagnostic> {
+    too_deep_in(|walk| walk.visit_expr(expr)).map(|mut d| {
+        d.primary.span = Span::UNKNOWN;
+        d.with_note("in the `--kernel` expression")
+    })
+}
+
+/// Runs `visit` with a depth-bounded walker (see [`too_deep`]).
+fn too_deep_in(visit: impl FnOnce(&mut SourceDepth)) -> Option<Diagnostic> {
+    let mut walk = SourceDepth {
         depth: 0,
         stmt: None,
+        hit: false,
         found: None,
         chain: 0,
     };
-    for stmt in body {
-        walk.visit_stmt(stmt);
+    visit(&mut walk);
+    if !walk.hit {
+        return None;
     }
-    let range = walk.found?;
-    // The statement's first line: a long expression is all on it.
-    let span = Span::new(range.start().to_u32(), range.end().to_u32());
+    let span = walk.found.map_or(Span::UNKNOWN, |range| {
+        Span::new(range.start().to_u32(), range.end().to_u32())
+    });
     let message = if walk.chain > 0 {
         format!(
             "a chain of {} operands nests this statement more than {MAX_SOURCE_DEPTH} levels deep; the limit is {MAX_SOURCE_DEPTH}",
@@ -739,4 +699,82 @@ fn too_deep(body: &[ast::Stmt]) -> Option<Diagnostic> {
             crate::ir::MAX_EXPR_DEPTH
         )),
     )
+}
+
+/// The walk of [`too_deep_in`]: it recurses, but never more than
+/// [`MAX_SOURCE_DEPTH`] levels deep.
+struct SourceDepth {
+    depth: u32,
+    /// The statement being walked.
+    stmt: Option<TextRange>,
+    /// Whether the limit was hit, and in which statement.
+    hit: bool,
+    found: Option<TextRange>,
+    /// The operands of the binary-operator chain that went too deep.
+    chain: usize,
+}
+
+impl SourceDepth {
+    fn enter(&mut self) -> bool {
+        if self.hit {
+            return false;
+        }
+        if self.depth >= MAX_SOURCE_DEPTH {
+            self.hit = true;
+            self.found = self.stmt;
+            return false;
+        }
+        self.depth += 1;
+        true
+    }
+}
+
+impl<'a> Visitor<'a> for SourceDepth {
+    fn visit_stmt(&mut self, stmt: &'a ast::Stmt) {
+        let outer = self.stmt.replace(stmt.range());
+        if self.enter() {
+            walk_stmt(self, stmt);
+            self.depth -= 1;
+        }
+        if !self.hit {
+            self.stmt = outer;
+        }
+    }
+    fn visit_expr(&mut self, expr: &'a ast::Expr) {
+        // A chain `a + b + c` nests down its left operands: walked in a
+        // loop, so that its length can be reported.
+        if let ast::Expr::BinOp(_) = expr {
+            let mut spine = Vec::new();
+            let mut leaf = expr;
+            while let ast::Expr::BinOp(b) = leaf {
+                spine.push(b);
+                leaf = &b.left;
+            }
+            let n = u32::try_from(spine.len()).unwrap_or(u32::MAX);
+            if self.hit {
+                return;
+            }
+            if self.depth.saturating_add(n) >= MAX_SOURCE_DEPTH {
+                self.hit = true;
+                self.found = self.stmt;
+                self.chain = spine.len() + 1;
+                return;
+            }
+            // The right operand of the k-th operator from the top is k + 1
+            // levels down.
+            for (k, b) in (0u32..).zip(&spine) {
+                self.depth += k + 1;
+                self.visit_expr(&b.right);
+                self.depth -= k + 1;
+            }
+            self.depth += n;
+            self.visit_expr(leaf);
+            self.depth -= n;
+            return;
+        }
+        if self.enter() {
+            walk_expr(self, expr);
+            self.depth -= 1;
+        }
+    }
 }
