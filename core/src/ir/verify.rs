@@ -14,8 +14,9 @@
 //!   [`Function::add_expr`], given the recorded types of its operands, and
 //!   its recorded type is the one those rules infer.
 //! - No expression used by a statement is nested deeper than
-//!   [`crate::ir::MAX_EXPR_DEPTH`] levels, and none divides (`/`, `//`,
-//!   `%`) by a literal zero.
+//!   [`crate::ir::MAX_EXPR_DEPTH`] levels. In written IR
+//!   ([`verify_input_function`]: from the front end or a `.tir` file), none
+//!   divides (`/`, `//`, `%`) by a literal zero.
 //! - Literals are canonical: an `Int` has an integer type and a value
 //!   already wrapped to it, a `Float` a floating type and a value already
 //!   rounded to it.
@@ -499,7 +500,20 @@ impl VerifyError {
 /// Checks every invariant of the module documentation; returns every
 /// violation found.
 pub fn verify_function(f: &Function) -> Result<(), Vec<VerifyError>> {
+    verify_function_with(f, false)
+}
+
+/// [`verify_function`], plus the checks of IR as it enters the compiler
+/// (from the front end or a `.tir` file): no division or remainder by a
+/// literal zero. A pass may fold a divisor to zero inside a branch that
+/// never runs, so this is not an invariant of every IR, only of written IR.
+pub fn verify_input_function(f: &Function) -> Result<(), Vec<VerifyError>> {
+    verify_function_with(f, true)
+}
+
+fn verify_function_with(f: &Function, input: bool) -> Result<(), Vec<VerifyError>> {
     let mut cx = Checker::new(f);
+    cx.input = input;
     cx.check_arenas();
     cx.check_names();
     cx.check_signature();
@@ -514,6 +528,15 @@ pub fn verify_function(f: &Function) -> Result<(), Vec<VerifyError>> {
 /// Verifies every function and that function names are unique. Each error
 /// comes with the name of its function.
 pub fn verify_module(m: &Module) -> Result<(), Vec<(String, VerifyError)>> {
+    verify_module_with(m, false)
+}
+
+/// [`verify_module`] with the checks of [`verify_input_function`].
+pub fn verify_input_module(m: &Module) -> Result<(), Vec<(String, VerifyError)>> {
+    verify_module_with(m, true)
+}
+
+fn verify_module_with(m: &Module, input: bool) -> Result<(), Vec<(String, VerifyError)>> {
     let mut errors = Vec::new();
     let mut seen = HashSet::new();
     for f in &m.functions {
@@ -525,7 +548,7 @@ pub fn verify_module(m: &Module) -> Result<(), Vec<(String, VerifyError)>> {
                 },
             ));
         }
-        if let Err(errs) = verify_function(f) {
+        if let Err(errs) = verify_function_with(f, input) {
             errors.extend(errs.into_iter().map(|e| (f.name.clone(), e)));
         }
     }
@@ -615,6 +638,8 @@ struct Checker<'a> {
     depths: Vec<u32>,
     /// Expressions already reported too deep or dividing by zero.
     reported_exprs: HashSet<Handle<Expr>>,
+    /// Whether the checks of written IR run ([`verify_input_function`]).
+    input: bool,
 }
 
 impl<'a> Checker<'a> {
@@ -639,6 +664,7 @@ impl<'a> Checker<'a> {
             reported_buffers: HashSet::new(),
             depths: f.expr_depths(),
             reported_exprs: HashSet::new(),
+            input: false,
         }
     }
 
@@ -1148,7 +1174,7 @@ impl<'a> Checker<'a> {
                         Some(Expr::Literal(Literal::Float(v, _))) => *v == 0.0,
                         _ => false,
                     };
-                    if zero && self.reported_exprs.insert(h) {
+                    if zero && self.input && self.reported_exprs.insert(h) {
                         self.error(VerifyError::DivisionByZero {
                             op: *op,
                             expr: h,

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use tilec_core::front::py::{self, KernelCall, Options};
 use tilec_core::front::{Label, Severity};
-use tilec_core::ir::verify::verify_module;
+use tilec_core::ir::verify::verify_input_module;
 use tilec_core::ir::{Function, Module, Span};
 use tilec_core::text::parse_module;
 
@@ -129,7 +129,7 @@ impl Frontend {
             );
             return frontend;
         }
-        if let Err(failures) = verify_module(&module) {
+        if let Err(failures) = verify_input_module(&module) {
             for (function, error) in failures {
                 let span = error.span();
                 // Malformed IR from the front end is a tilec bug; in a

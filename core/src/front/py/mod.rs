@@ -581,11 +581,11 @@ fn unfollowed_lists(
 }
 
 fn check_function(function: &crate::ir::Function, diags: &mut Vec<Diagnostic>) {
-    use crate::ir::verify::{VerifyError, verify_function};
+    use crate::ir::verify::{VerifyError, verify_input_function};
     if diags.iter().any(Diagnostic::is_error) {
         return;
     }
-    let Err(errors) = verify_function(function) else {
+    let Err(errors) = verify_input_function(function) else {
         return;
     };
     for e in errors {
