@@ -7,14 +7,14 @@
 //! - Every `*.tir` file in an `errors/` folder starts with an expectation
 //!   comment: `# ERROR: <line>:<col>: <substring>` (parsing fails there
 //!   with a message containing the substring) or `# VERIFY-ERROR:
-//!   <substring>` (parsing succeeds and the verifier reports an error whose
-//!   message contains the substring).
+//!   <substring>` (parsing succeeds and the verifier, with the checks of
+//!   written IR, reports an error whose message contains the substring).
 //! - Mutated corpus files never make the parser, the printer or the
 //!   verifier panic, and whatever parses prints to a fixed point.
 
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
-use tilec_core::ir::verify::verify_module;
+use tilec_core::ir::verify::{verify_input_module, verify_module};
 use tilec_core::text::{parse_module, print_module};
 
 fn tests_root() -> PathBuf {
@@ -234,7 +234,8 @@ fn error_files_fail_as_expected() {
             (Expectation::Verify { .. }, Err(e)) => {
                 failures.push(format!("{}:{e}", path.display()));
             }
-            (Expectation::Verify { needle }, Ok(module)) => match verify_module(&module) {
+            // As IR enters the compiler: with the checks of written IR.
+            (Expectation::Verify { needle }, Ok(module)) => match verify_input_module(&module) {
                 Ok(()) => failures.push(format!("{}: verified, expected an error", path.display())),
                 Err(errors) => {
                     if !errors.iter().any(|(_, e)| e.to_string().contains(&needle)) {

@@ -1081,6 +1081,16 @@ pub struct Function {
     pub scalars: Vec<ScalarParam>,
 }
 
+/// Deepest nesting of an expression the IR admits: a literal or a variable
+/// is 1 deep, an operation one more than its deepest operand. Every pass,
+/// the lowering and the plugins walk expressions recursively; this bound
+/// keeps them far from the end of an 8 MiB stack (a debug build of the
+/// lowering overflows it near 1,200 levels). Real kernels nest about 30
+/// deep. The front end refuses deeper source expressions, the text reader
+/// deeper `.tir` expressions, and the verifier deeper IR
+/// (`docs/tilelang-support.md`, "Limits").
+pub const MAX_EXPR_DEPTH: u32 = 128;
+
 /// A translation unit: the functions compiled together.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Module {
@@ -1123,6 +1133,30 @@ pub enum TypeError {
 }
 
 impl Function {
+    /// The nesting depth of every expression, indexed like `exprs` (see
+    /// [`MAX_EXPR_DEPTH`]), in one pass over the arena: operands precede
+    /// the expressions that use them. An operand that does not (malformed
+    /// IR, which the verifier reports) counts as 1 deep.
+    pub fn expr_depths(&self) -> Vec<u32> {
+        let mut depths: Vec<u32> = Vec::with_capacity(self.exprs.len());
+        for (h, e) in self.exprs.iter() {
+            let deepest = e
+                .operands()
+                .into_iter()
+                .map(|o| {
+                    if o < h {
+                        depths.get(o.index()).copied().unwrap_or(1)
+                    } else {
+                        1
+                    }
+                })
+                .max()
+                .unwrap_or(0);
+            depths.push(deepest.saturating_add(1));
+        }
+        depths
+    }
+
     pub fn new(name: impl Into<String>) -> Self {
         Function {
             name: name.into(),

@@ -13,6 +13,10 @@
 //! - Every expression type-checks under the rules of
 //!   [`Function::add_expr`], given the recorded types of its operands, and
 //!   its recorded type is the one those rules infer.
+//! - No expression used by a statement is nested deeper than
+//!   [`crate::ir::MAX_EXPR_DEPTH`] levels. In written IR
+//!   ([`verify_input_function`]: from the front end or a `.tir` file), none
+//!   divides (`/`, `//`, `%`) by a literal zero.
 //! - Literals are canonical: an `Int` has an integer type and a value
 //!   already wrapped to it, a `Float` a floating type and a value already
 //!   rounded to it.
@@ -47,7 +51,9 @@
 //!
 //! **Statements**
 //! - A kernel grid has one to three extents, one block variable each, and
-//!   at least one thread. Grid, loop and buffer extents, region starts and
+//!   at least one thread. Constant grid extents are at least 1, constant
+//!   buffer extents at least 0 (a loop of extent 0 or less runs no
+//!   iteration: `T.serial(4, 2)` is such a loop). Grid, loop and buffer extents, region starts and
 //!   extents, and indices are integers; loop bounds and parallel extents
 //!   have the type of their variable.
 //! - Parallel loops have one variable per extent, and every extent is a
@@ -404,6 +410,29 @@ pub enum VerifyError {
     },
     #[error("function name `@{name}` is used more than once in the module")]
     DuplicateFunction { name: String },
+    #[error(
+        "expression {} is nested {depth} levels deep, deeper than the limit of {limit}",
+        .expr.index()
+    )]
+    ExprTooDeep {
+        expr: Handle<Expr>,
+        depth: u32,
+        limit: u32,
+        span: Span,
+    },
+    #[error("`{}` by a constant zero (expression {})", .op.symbol(), .expr.index())]
+    DivisionByZero {
+        op: BinaryOp,
+        expr: Handle<Expr>,
+        span: Span,
+    },
+    #[error("{what} is {value}; it must be at least {min}")]
+    BadExtent {
+        what: &'static str,
+        value: i64,
+        min: i64,
+        span: Span,
+    },
 }
 
 impl VerifyError {
@@ -449,7 +478,10 @@ impl VerifyError {
             | E::ParallelExtent { span, .. }
             | E::FragmentIndex { span, .. }
             | E::IndexOutOfBounds { span, .. }
-            | E::PipelineAnnotation { span, .. } => *span,
+            | E::PipelineAnnotation { span, .. }
+            | E::ExprTooDeep { span, .. }
+            | E::DivisionByZero { span, .. }
+            | E::BadExtent { span, .. } => *span,
             E::ExprTypesLength { .. }
             | E::BufferSpansLength { .. }
             | E::OperandOrder { .. }
@@ -468,7 +500,20 @@ impl VerifyError {
 /// Checks every invariant of the module documentation; returns every
 /// violation found.
 pub fn verify_function(f: &Function) -> Result<(), Vec<VerifyError>> {
+    verify_function_with(f, false)
+}
+
+/// [`verify_function`], plus the checks of IR as it enters the compiler
+/// (from the front end or a `.tir` file): no division or remainder by a
+/// literal zero. A pass may fold a divisor to zero inside a branch that
+/// never runs, so this is not an invariant of every IR, only of written IR.
+pub fn verify_input_function(f: &Function) -> Result<(), Vec<VerifyError>> {
+    verify_function_with(f, true)
+}
+
+fn verify_function_with(f: &Function, input: bool) -> Result<(), Vec<VerifyError>> {
     let mut cx = Checker::new(f);
+    cx.input = input;
     cx.check_arenas();
     cx.check_names();
     cx.check_signature();
@@ -483,6 +528,15 @@ pub fn verify_function(f: &Function) -> Result<(), Vec<VerifyError>> {
 /// Verifies every function and that function names are unique. Each error
 /// comes with the name of its function.
 pub fn verify_module(m: &Module) -> Result<(), Vec<(String, VerifyError)>> {
+    verify_module_with(m, false)
+}
+
+/// [`verify_module`] with the checks of [`verify_input_function`].
+pub fn verify_input_module(m: &Module) -> Result<(), Vec<(String, VerifyError)>> {
+    verify_module_with(m, true)
+}
+
+fn verify_module_with(m: &Module, input: bool) -> Result<(), Vec<(String, VerifyError)>> {
     let mut errors = Vec::new();
     let mut seen = HashSet::new();
     for f in &m.functions {
@@ -494,7 +548,7 @@ pub fn verify_module(m: &Module) -> Result<(), Vec<(String, VerifyError)>> {
                 },
             ));
         }
-        if let Err(errs) = verify_function(f) {
+        if let Err(errs) = verify_function_with(f, input) {
             errors.extend(errs.into_iter().map(|e| (f.name.clone(), e)));
         }
     }
@@ -580,6 +634,12 @@ struct Checker<'a> {
     kernel_roles: Vec<Vec<u32>>,
     reported_vars: HashSet<Handle<Var>>,
     reported_buffers: HashSet<Handle<Buffer>>,
+    /// The nesting depth of every expression ([`Function::expr_depths`]).
+    depths: Vec<u32>,
+    /// Expressions already reported too deep or dividing by zero.
+    reported_exprs: HashSet<Handle<Expr>>,
+    /// Whether the checks of written IR run ([`verify_input_function`]).
+    input: bool,
 }
 
 impl<'a> Checker<'a> {
@@ -602,6 +662,9 @@ impl<'a> Checker<'a> {
             kernel_roles: Vec::new(),
             reported_vars: HashSet::new(),
             reported_buffers: HashSet::new(),
+            depths: f.expr_depths(),
+            reported_exprs: HashSet::new(),
+            input: false,
         }
     }
 
@@ -952,6 +1015,7 @@ impl<'a> Checker<'a> {
         for &e in &buffer.shape {
             self.use_expr(e, span);
             self.int_expr(e, "buffer extent", span);
+            self.min_extent(e, "buffer extent", 0, span);
         }
         if let Some(p) = buffer.placement {
             let reason = if buffer.scope != Scope::Shared {
@@ -1045,6 +1109,20 @@ impl<'a> Checker<'a> {
             });
             return;
         }
+        let depth = self.depths.get(root.index()).copied().unwrap_or(0);
+        if depth > crate::ir::MAX_EXPR_DEPTH {
+            // Reported once, at the first statement using it: its operands
+            // are not walked either, so that the walk stays short.
+            if self.reported_exprs.insert(root) {
+                self.error(VerifyError::ExprTooDeep {
+                    expr: root,
+                    depth,
+                    limit: crate::ir::MAX_EXPR_DEPTH,
+                    span,
+                });
+            }
+            return;
+        }
         // Each operand with whether it sits in an arm of a `select`.
         let mut stack = vec![(root, false)];
         let mut seen = HashSet::new();
@@ -1086,8 +1164,43 @@ impl<'a> Checker<'a> {
                     stack.push((*then, true));
                     stack.push((*otherwise, true));
                 }
+                Expr::Binary {
+                    op: op @ (BinaryOp::Div | BinaryOp::FloorDiv | BinaryOp::FloorMod),
+                    lhs,
+                    rhs,
+                } => {
+                    let zero = match self.f.exprs.try_get(*rhs) {
+                        Some(Expr::Literal(Literal::Int(0, _))) => true,
+                        Some(Expr::Literal(Literal::Float(v, _))) => *v == 0.0,
+                        _ => false,
+                    };
+                    if zero && self.input && self.reported_exprs.insert(h) {
+                        self.error(VerifyError::DivisionByZero {
+                            op: *op,
+                            expr: h,
+                            span,
+                        });
+                    }
+                    stack.push((*lhs, in_arm));
+                    stack.push((*rhs, in_arm));
+                }
                 other => stack.extend(other.operands().into_iter().map(|o| (o, in_arm))),
             }
+        }
+    }
+
+    /// A constant extent below `min` (a negative buffer or loop extent, an
+    /// empty grid dimension) is an error; a run-time one is not judged.
+    fn min_extent(&mut self, e: Handle<Expr>, what: &'static str, min: i64, span: Span) {
+        if let Some(value) = self.const_int(e)
+            && value < min
+        {
+            self.error(VerifyError::BadExtent {
+                what,
+                value,
+                min,
+                span,
+            });
         }
     }
 
@@ -1323,6 +1436,7 @@ impl<'a> Checker<'a> {
                 for &e in grid {
                     self.use_expr(e, span);
                     self.int_expr(e, "grid extent", span);
+                    self.min_extent(e, "grid extent", 1, span);
                 }
                 let mark = self.undo.len();
                 for &v in block_vars {

@@ -11,14 +11,18 @@
 //! reported on.
 //!
 //! Nesting (blocks, parentheses, prefix operators) is limited to
-//! [`MAX_DEPTH`] levels so that hostile input cannot exhaust the stack.
+//! [`MAX_DEPTH`] levels so that hostile input cannot exhaust the stack, and
+//! every expression to [`MAX_EXPR_DEPTH`] levels of operands, counted on the
+//! expression built, so that a left-associative chain read in a loop
+//! (`a + a + ... + a`) is as deep as it is long.
 
 use super::lexer::{Tok, Token, tokenize};
 use super::{ParseError, VERSION, binary_function_from_name, infix_from_punct};
 use crate::ir::{
     AtomicOp, AtomicValue, BinaryOp, Block, BlockOrder, Buffer, BufferLayout, DType, DTypeKind,
-    Expr, Function, GemmPolicy, Handle, Literal, LoopKind, Module, Param, PipelineSchedule,
-    Placement, Range, ReduceKind, Region, ScalarParam, Scope, Span, Stmt, UnaryOp, Var, VarKind,
+    Expr, Function, GemmPolicy, Handle, Literal, LoopKind, MAX_EXPR_DEPTH, Module, Param,
+    PipelineSchedule, Placement, Range, ReduceKind, Region, ScalarParam, Scope, Span, Stmt,
+    UnaryOp, Var, VarKind,
 };
 use std::collections::HashMap;
 
@@ -48,6 +52,7 @@ pub(crate) fn module(src: &str) -> PResult<Module> {
         eof,
         pos: 0,
         depth: 0,
+        expr_depths: Vec::new(),
         f: Function::default(),
         names: HashMap::new(),
         var_visible: Vec::new(),
@@ -75,6 +80,8 @@ struct Parser {
     eof: Token,
     pos: usize,
     depth: u32,
+    /// Nesting depth of each expression of `f` ([`Parser::add`]).
+    expr_depths: Vec<u32>,
     /// The function being built.
     f: Function,
     /// Every name defined so far in the function.
@@ -1278,10 +1285,45 @@ impl Parser {
 
     // ---- Expressions -------------------------------------------------------
 
+    /// Adds an expression, refusing one nested deeper than
+    /// [`MAX_EXPR_DEPTH`]: operands of a left-associative chain
+    /// (`a + a + ... + a`) are read in a loop, not by recursion, but each
+    /// nests the expression one level deeper, and the passes after the
+    /// reader recurse over that nesting.
     fn add(&mut self, expr: Expr, at: &Token) -> PResult<Handle<Expr>> {
-        self.f
+        // The depths of the current function's expressions, by handle,
+        // brought up to date with any added by other paths.
+        self.expr_depths.truncate(self.f.exprs.len());
+        for (h, e) in self.f.exprs.iter().skip(self.expr_depths.len()) {
+            let d = e
+                .operands()
+                .iter()
+                .filter(|o| **o < h)
+                .map(|o| self.expr_depths.get(o.index()).copied().unwrap_or(1))
+                .max()
+                .unwrap_or(0);
+            self.expr_depths.push(d + 1);
+        }
+        let depth = 1 + expr
+            .operands()
+            .iter()
+            .map(|o| self.expr_depths.get(o.index()).copied().unwrap_or(1))
+            .max()
+            .unwrap_or(0);
+        if depth > MAX_EXPR_DEPTH {
+            return Err(self.err_at(
+                at,
+                format!("expression nested deeper than {MAX_EXPR_DEPTH} levels"),
+            ));
+        }
+        let h = self
+            .f
             .add_expr(expr)
-            .map_err(|e| self.err_at(at, format!("type error: {e}")))
+            .map_err(|e| self.err_at(at, format!("type error: {e}")))?;
+        if h.index() == self.expr_depths.len() {
+            self.expr_depths.push(depth);
+        }
+        Ok(h)
     }
 
     fn expr(&mut self) -> PResult<Handle<Expr>> {

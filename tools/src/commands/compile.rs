@@ -158,7 +158,10 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
             Backend::Ref => "printing Tile IR",
             Backend::Plugin(_) => "backend plugin (lowering and code generation)",
         };
-        let (result, reports) = match backend {
+        // The lowering and the plugin recurse over the IR: they run on a
+        // thread of a large stack, a margin beyond the depth limit that the
+        // front end, the reader and the verifier enforce.
+        let (result, reports) = on_large_stack(|| match backend {
             Backend::Ref if sim && args.emit.as_deref() != Some(EMIT_TILE_IR) => {
                 match lowered.take() {
                     // `--passes` ended with the same lowering, for the same
@@ -179,7 +182,13 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
                 &lower_options,
                 frontend.source.as_ref(),
             ),
-        };
+        })
+        .unwrap_or_else(|| {
+            let report = Report::error("cannot start a thread to lower the kernel on").with_note(
+                "the system refused a thread with a 64 MiB stack; free memory and retry",
+            );
+            (None, vec![report])
+        });
         frontend.reports.extend(reports);
         produced = result.filter(|_| !frontend.has_errors());
         phases.record(phase, started);
@@ -205,6 +214,25 @@ pub fn run(args: &CompileArgs, cx: &Context) -> Exit {
         Err(report) => reports.push(report),
     }
     finish(args, cx, out, Some(&frontend), &reports)
+}
+
+/// Stack of the thread that lowers and calls the plugin.
+const LOWERING_STACK_BYTES: usize = 64 << 20;
+
+/// Runs `f` on a thread with a [`LOWERING_STACK_BYTES`] stack and returns
+/// its result; a panic propagates. `None` when no thread could be started.
+fn on_large_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Option<T> {
+    std::thread::scope(|scope| {
+        let handle = std::thread::Builder::new()
+            .name("tilec-lower".into())
+            .stack_size(LOWERING_STACK_BYTES)
+            .spawn_scoped(scope, f)
+            .ok()?;
+        match handle.join() {
+            Ok(out) => Some(out),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
 }
 
 /// The pipeline of `--passes`, with the points `--print-before` and

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use tilec_core::front::py::{self, KernelCall, Options};
 use tilec_core::front::{Label, Severity};
-use tilec_core::ir::verify::verify_module;
+use tilec_core::ir::verify::verify_input_module;
 use tilec_core::ir::{Function, Module, Span};
 use tilec_core::text::parse_module;
 
@@ -125,7 +125,16 @@ impl Frontend {
             );
             return frontend;
         };
-        if let Err(failures) = verify_module(&module) {
+        if module.functions.is_empty() {
+            // A header alone reads as a module of no kernel: compiling it
+            // would write an empty artifact and report success.
+            frontend.reports.push(
+                Report::error(format!("`{}` defines no kernel: there is nothing to compile", frontend.file))
+                    .with_note("a Tile IR file holds one or more `func` definitions after its `tile_ir` header"),
+            );
+            return frontend;
+        }
+        if let Err(failures) = verify_input_module(&module) {
             for (function, error) in failures {
                 let span = error.span();
                 // Malformed IR from the front end is a tilec bug; in a

@@ -29,6 +29,8 @@ pub const COMPILE_TIME_ARITHMETIC: &str = "T0107";
 pub const POISONED_NAME: &str = "T0108";
 /// Evaluation did not finish within the limits (recursion, loop count).
 pub const EVAL_LIMIT: &str = "T0109";
+/// An expression (or the source around it) nests deeper than the limit.
+pub const EXPR_TOO_DEEP: &str = "T0114";
 /// Index or key out of range in a compile-time list, tuple, dict or string.
 pub const INDEX_ERROR: &str = "T0110";
 /// A build-time device query (`torch.cuda.get_device_capability()`,

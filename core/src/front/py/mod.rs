@@ -40,10 +40,11 @@ mod warp;
 
 use crate::front::Diagnostic;
 use crate::ir::{Module, Span};
+use ast::visitor::{Visitor, walk_expr, walk_stmt};
 use eval::{Evaluator, span_of};
 use rustpython_ruff_python_ast as ast;
 use rustpython_ruff_python_parser as parser;
-use rustpython_ruff_text_size::{TextRange, TextSize};
+use rustpython_ruff_text_size::{Ranged, TextRange, TextSize};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use value::Value;
@@ -198,9 +199,19 @@ fn compile_on_this_thread(
             return out;
         }
     };
+    if let Some(d) = too_deep(&module.body) {
+        out.diagnostics.push(d);
+        return out;
+    }
     let kernel_expr = match kernel_range {
         Some(range) => match parser::parse_expression_range(text, range) {
-            Ok(parsed) => Some(parsed.into_syntax()),
+            Ok(parsed) => match kernel_too_deep(&parsed.syntax().body) {
+                Some(d) => {
+                    out.diagnostics.push(d);
+                    return out;
+                }
+                None => Some(parsed.into_syntax()),
+            },
             Err(e) => {
                 out.diagnostics.push(
                     Diagnostic::error(
@@ -589,11 +600,11 @@ fn unfollowed_lists(
 }
 
 fn check_function(function: &crate::ir::Function, diags: &mut Vec<Diagnostic>) {
-    use crate::ir::verify::{VerifyError, verify_function};
+    use crate::ir::verify::{VerifyError, verify_input_function};
     if diags.iter().any(Diagnostic::is_error) {
         return;
     }
-    let Err(errors) = verify_function(function) else {
+    let Err(errors) = verify_input_function(function) else {
         return;
     };
     for e in errors {
@@ -605,6 +616,26 @@ fn check_function(function: &crate::ir::Function, diags: &mut Vec<Diagnostic>) {
             )
                 .with_label(format!("`{name}` is indexed here"))
                 .with_note("inside `T.Parallel`, store into a fragment through the parallel loop variables (a constant 0 only on a dimension of extent 1): any other index has several iterations write one element"),
+            VerifyError::ExprTooDeep { depth, limit, .. } => Diagnostic::error(
+                codes::EXPR_TOO_DEEP,
+                format!("this expression nests {depth} levels deep; the limit is {limit}"),
+                e.span(),
+            )
+                .with_label("nested too deeply")
+                .with_note(format!("a chain `a + b + c + ...` nests one level per operand, also when built up through Python variables; add into a `T.alloc_var` (or a fragment) in steps of fewer than {limit} terms")),
+            VerifyError::DivisionByZero { op, .. } => Diagnostic::error(
+                codes::COMPILE_TIME_ARITHMETIC,
+                format!("`{}` by a constant zero", op.symbol()),
+                e.span(),
+            )
+                .with_label("the divisor is 0 here")
+                .with_note("Python raises ZeroDivisionError here, and a GPU gives an undefined result"),
+            VerifyError::BadExtent { what, value, min, .. } => Diagnostic::error(
+                codes::BAD_TILELANG_ARGUMENT,
+                format!("{what} is {value}; it must be at least {min}"),
+                e.span(),
+            )
+                .with_label("here"),
             VerifyError::IndexOutOfBounds {
                 name,
                 dim,
@@ -624,5 +655,145 @@ fn check_function(function: &crate::ir::Function, diags: &mut Vec<Diagnostic>) {
                 .with_note("if the source looks valid, this is a bug in tilec; please report it with this file"),
         };
         diags.push(d);
+    }
+}
+
+/// Deepest nesting of source syntax (expressions and statements together)
+/// the front end reads. The evaluator and the scans before it recurse over
+/// the syntax tree, so deeper source is refused before they run; staged
+/// expressions are held to the tighter [`crate::ir::MAX_EXPR_DEPTH`] after.
+pub const MAX_SOURCE_DEPTH: u32 = 1000;
+
+/// The first statement of `body` whose syntax nests deeper than
+/// [`MAX_SOURCE_DEPTH`], as a diagnostic. The walk recurses, but never
+/// more than the limit deep.
+fn too_deep(body: &[ast::Stmt]) -> Option<Diagnostic> {
+    too_deep_in(|walk| {
+        for stmt in body {
+            walk.visit_stmt(stmt);
+        }
+    })
+}
+
+/// Whether the `--kernel` expression nests deeper than
+/// [`MAX_SOURCE_DEPTH`], as a diagnostic.
+fn kernel_too_deep(expr: &ast::Expr) -> Option<Diagnostic> {
+    too_deep_in(|walk| walk.visit_expr(expr)).map(|mut d| {
+        d.primary.span = Span::UNKNOWN;
+        d.with_note("in the `--kernel` expression")
+    })
+}
+
+/// Runs `visit` with a depth-bounded walker (see [`too_deep`]).
+fn too_deep_in(visit: impl FnOnce(&mut SourceDepth)) -> Option<Diagnostic> {
+    let mut walk = SourceDepth {
+        depth: 0,
+        stmt: None,
+        hit: false,
+        found: None,
+        chain: 0,
+    };
+    visit(&mut walk);
+    if !walk.hit {
+        return None;
+    }
+    let span = walk.found.map_or(Span::UNKNOWN, |range| {
+        Span::new(range.start().to_u32(), range.end().to_u32())
+    });
+    let message = if walk.chain > 0 {
+        format!(
+            "a chain of {} operands nests this statement more than {MAX_SOURCE_DEPTH} levels deep; the limit is {MAX_SOURCE_DEPTH}",
+            walk.chain
+        )
+    } else {
+        format!(
+            "this statement nests more than {MAX_SOURCE_DEPTH} levels deep (expressions and statements together); the limit is {MAX_SOURCE_DEPTH}"
+        )
+    };
+    Some(
+        Diagnostic::error(codes::EXPR_TOO_DEEP, message, span)
+        .with_label("nested too deeply")
+        .with_note(format!(
+            "a chain `a + b + c + ...` nests one level per operand; a staged expression may nest at most {} levels, so add into a `T.alloc_var` (or a fragment) in steps of fewer terms",
+            crate::ir::MAX_EXPR_DEPTH
+        )),
+    )
+}
+
+/// The walk of [`too_deep_in`]: it recurses, but never more than
+/// [`MAX_SOURCE_DEPTH`] levels deep.
+struct SourceDepth {
+    depth: u32,
+    /// The statement being walked.
+    stmt: Option<TextRange>,
+    /// Whether the limit was hit, and in which statement.
+    hit: bool,
+    found: Option<TextRange>,
+    /// The operands of the binary-operator chain that went too deep.
+    chain: usize,
+}
+
+impl SourceDepth {
+    fn enter(&mut self) -> bool {
+        if self.hit {
+            return false;
+        }
+        if self.depth >= MAX_SOURCE_DEPTH {
+            self.hit = true;
+            self.found = self.stmt;
+            return false;
+        }
+        self.depth += 1;
+        true
+    }
+}
+
+impl<'a> Visitor<'a> for SourceDepth {
+    fn visit_stmt(&mut self, stmt: &'a ast::Stmt) {
+        let outer = self.stmt.replace(stmt.range());
+        if self.enter() {
+            walk_stmt(self, stmt);
+            self.depth -= 1;
+        }
+        if !self.hit {
+            self.stmt = outer;
+        }
+    }
+    fn visit_expr(&mut self, expr: &'a ast::Expr) {
+        // A chain `a + b + c` nests down its left operands: walked in a
+        // loop, so that its length can be reported.
+        if let ast::Expr::BinOp(_) = expr {
+            let mut spine = Vec::new();
+            let mut leaf = expr;
+            while let ast::Expr::BinOp(b) = leaf {
+                spine.push(b);
+                leaf = &b.left;
+            }
+            let n = u32::try_from(spine.len()).unwrap_or(u32::MAX);
+            if self.hit {
+                return;
+            }
+            if self.depth.saturating_add(n) >= MAX_SOURCE_DEPTH {
+                self.hit = true;
+                self.found = self.stmt;
+                self.chain = spine.len() + 1;
+                return;
+            }
+            // The right operand of the k-th operator from the top is k + 1
+            // levels down.
+            for (k, b) in (0u32..).zip(&spine) {
+                self.depth += k + 1;
+                self.visit_expr(&b.right);
+                self.depth -= k + 1;
+            }
+            self.depth += n;
+            self.visit_expr(leaf);
+            self.depth -= n;
+            return;
+        }
+        if self.enter() {
+            walk_expr(self, expr);
+            self.depth -= 1;
+        }
     }
 }

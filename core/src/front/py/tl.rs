@@ -20,6 +20,37 @@ use crate::ir::{
 };
 use std::rc::Rc;
 
+/// The `T.*` functions that take their operands by position only (TVM's
+/// operators: TVMScript drops a `dtype` keyword and takes a `span`, both
+/// accepted and ignored); the arms below read `args` alone, so any other
+/// keyword is refused before them.
+const POSITIONAL_ONLY: &[&str] = &[
+    "ceildiv",
+    "floordiv",
+    "floormod",
+    "truncdiv",
+    "truncmod",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "sqrt",
+    "rsqrt",
+    "abs",
+    "sigmoid",
+    "tanh",
+    "sin",
+    "cos",
+    "floor",
+    "ceil",
+    "isnan",
+    "isinf",
+    "max",
+    "min",
+    "pow",
+    "if_then_else",
+];
+
 /// Every function name under `T.` that tilec knows.
 const FUNCTIONS: &[&str] = &[
     "prim_func",
@@ -200,7 +231,58 @@ pub(super) struct Args<'a> {
     span: Span,
 }
 
+/// A parameter of a `T.*` builtin as [`Args::new`] reads it: `name`, or
+/// `*name` when it and every parameter after it are keyword-only (Python's
+/// `*` in TileLang's signature), with `:kind` after the name when the
+/// builtin only stores or ignores the value, so that its kind is checked
+/// here: `scalar` (a number, bool or staged scalar, not a buffer or a
+/// region), `str`, `dict`.
+struct Param<'p> {
+    name: &'p str,
+    keyword_only: bool,
+    kind: Option<&'p str>,
+}
+
+impl<'p> Param<'p> {
+    fn parse(spec: &'p str) -> Self {
+        let (keyword_only, rest) = match spec.strip_prefix('*') {
+            Some(rest) => (true, rest),
+            None => (false, spec),
+        };
+        let (name, kind) = match rest.split_once(':') {
+            Some((name, kind)) => (name, Some(kind)),
+            None => (rest, None),
+        };
+        Param {
+            name,
+            keyword_only,
+            kind,
+        }
+    }
+
+    /// Whether `v` is of the kind the parameter names (`None` always is).
+    fn admits(&self, v: &Value<'_>) -> bool {
+        match (self.kind, v) {
+            (None, _) | (_, Value::None) => true,
+            (Some("scalar"), v) => {
+                matches!(
+                    v,
+                    Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Expr(_)
+                ) || matches!(v, Value::Symbol(..))
+            }
+            (Some("str"), v) => matches!(v, Value::Str(_)),
+            (Some("dict"), v) => matches!(v, Value::Dict(_)),
+            _ => true,
+        }
+    }
+}
+
 impl<'a> Args<'a> {
+    /// Binds the arguments of a call of `T.{name}` to `params` (see
+    /// [`Param`]) as Python would: too many positional arguments, a
+    /// positional argument for a keyword-only parameter, an unknown
+    /// keyword, a parameter given twice and a value of the wrong kind are
+    /// errors.
     pub(super) fn new(
         name: &'static str,
         params: &[&str],
@@ -208,39 +290,71 @@ impl<'a> Args<'a> {
         kwargs: Vec<(String, Value<'a>)>,
         span: Span,
     ) -> EResult<Self> {
+        let specs: Vec<Param<'_>> = params.iter().map(|p| Param::parse(p)).collect();
+        let names: Vec<&str> = specs.iter().map(|p| p.name).collect();
+        let positional = specs
+            .iter()
+            .position(|p| p.keyword_only)
+            .unwrap_or(specs.len());
+        let bad = |message: String, label: &str| {
+            Box::new(
+                Diagnostic::error(codes::BAD_ARGUMENTS, message, span)
+                    .with_label(label.to_string())
+                    .with_note(format!("parameters: {}", names.join(", "))),
+            )
+        };
         let mut values: Vec<Option<Value<'a>>> = vec![None; params.len()];
-        if args.len() > params.len() {
-            return Err(Box::new(
-                Diagnostic::error(
-                    codes::BAD_ARGUMENTS,
-                    format!(
-                        "`T.{name}` takes at most {} arguments, {} given",
-                        params.len(),
-                        args.len()
-                    ),
-                    span,
+        if args.len() > positional {
+            let message = if positional < specs.len() {
+                format!(
+                    "`T.{name}` takes {positional} positional arguments, {} given (the others are keyword-only)",
+                    args.len()
                 )
-                .with_label("too many arguments")
-                .with_note(format!("parameters: {}", params.join(", "))),
-            ));
+            } else {
+                format!(
+                    "`T.{name}` takes at most {positional} arguments, {} given",
+                    args.len()
+                )
+            };
+            return Err(bad(message, "too many arguments"));
         }
         for (slot, v) in values.iter_mut().zip(args) {
             *slot = Some(v);
         }
         for (k, v) in kwargs {
-            match params.iter().position(|p| *p == k) {
-                Some(i) => values[i] = Some(v),
-                None => {
-                    return Err(Box::new(
-                        Diagnostic::error(
-                            codes::BAD_ARGUMENTS,
-                            format!("`T.{name}` has no parameter `{k}`"),
-                            span,
-                        )
-                        .with_label("unknown keyword")
-                        .with_note(format!("parameters: {}", params.join(", "))),
+            match names.iter().position(|p| *p == k) {
+                Some(i) if values[i].is_some() => {
+                    return Err(bad(
+                        format!("`T.{name}` got two values for parameter `{k}`"),
+                        "given twice",
                     ));
                 }
+                Some(i) => values[i] = Some(v),
+                None => {
+                    return Err(bad(
+                        format!("`T.{name}` has no parameter `{k}`"),
+                        "unknown keyword",
+                    ));
+                }
+            }
+        }
+        for (spec, v) in specs.iter().zip(&values) {
+            if let (Some(kind), Some(v)) = (spec.kind, v)
+                && !spec.admits(v)
+            {
+                return Err(bad(
+                    format!(
+                        "`{}` of `T.{name}` must be {}, got {}",
+                        spec.name,
+                        match kind {
+                            "scalar" => "a number or a bool",
+                            "str" => "a string",
+                            _ => "a dict",
+                        },
+                        v.a_type_name()
+                    ),
+                    "wrong kind of argument",
+                ));
             }
         }
         Ok(Args { name, values, span })
@@ -1263,6 +1377,19 @@ pub(crate) fn call<'a>(
     kwargs: Vec<(String, Value<'a>)>,
     span: Span,
 ) -> EResult<Value<'a>> {
+    if POSITIONAL_ONLY.contains(&name)
+        && let Some((k, _)) = kwargs.iter().find(|(k, _)| k != "span" && k != "dtype")
+    {
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::BAD_ARGUMENTS,
+                format!("`T.{name}` has no parameter `{k}`"),
+                span,
+            )
+            .with_label("unknown keyword")
+            .with_note(format!("`T.{name}` takes its operands by position")),
+        ));
+    }
     match name {
         "prim_func" | "macro" => Ok(Value::Builtin(if name == "prim_func" {
             "T.prim_func"
@@ -1650,6 +1777,15 @@ pub(crate) fn call<'a>(
                             err(codes::COMPILE_TIME_ARITHMETIC, "division by zero", span)
                         });
                     }
+                    // The expanded form multiplies the quotient by 0, which
+                    // folds away with the division: refuse it here.
+                    if b.as_int() == Some(0) {
+                        return Err(err(
+                            codes::COMPILE_TIME_ARITHMETIC,
+                            "`T.truncmod` by a constant zero",
+                            span,
+                        ));
+                    }
                     // a - (a / b) * b with truncating division.
                     let q = binary_values(ev, BinaryOp::Div, a, b, span)?;
                     let qb = ev.binop(super::value::PyBinOp::Mul, &q, b, span)?;
@@ -1799,14 +1935,16 @@ pub(crate) fn call<'a>(
         "copy" => {
             let a = Args::new(
                 "copy",
+                // TileLang: `copy(src, dst, *, coalesced_width, ...)`.
                 &[
                     "src",
                     "dst",
-                    "coalesced_width",
-                    "disable_tma",
-                    "eviction_policy",
+                    "*coalesced_width:scalar",
+                    "disable_tma:scalar",
+                    "eviction_policy:str",
                     "loop_layout",
-                    "annotations",
+                    "annotations:dict",
+                    "prefer_instruction:str",
                 ],
                 args,
                 kwargs,
@@ -1884,10 +2022,16 @@ pub(crate) fn call<'a>(
         }
         "fill" | "clear" => {
             let (target, value) = if name == "clear" {
-                let a = Args::new("clear", &["buffer"], args, kwargs, span)?;
+                let a = Args::new("clear", &["buffer", "annotations:dict"], args, kwargs, span)?;
                 (a.req(0, "a buffer")?.clone(), Value::Int(0))
             } else {
-                let a = Args::new("fill", &["buffer", "value"], args, kwargs, span)?;
+                let a = Args::new(
+                    "fill",
+                    &["buffer", "value", "annotations:dict"],
+                    args,
+                    kwargs,
+                    span,
+                )?;
                 (a.req(0, "a buffer")?.clone(), a.req(1, "a value")?.clone())
             };
             need_kernel(ev, &format!("`T.{name}`"), span)?;
@@ -1917,7 +2061,7 @@ pub(crate) fn call<'a>(
                     "clear",
                     "batch",
                     "nan_propagate",
-                    "annotations",
+                    "annotations:dict",
                 ],
                 args,
                 kwargs,
@@ -1989,7 +2133,7 @@ pub(crate) fn call<'a>(
         "cumsum" | "cummax" => {
             let a = Args::new(
                 leak_name(name),
-                &["src", "dst", "dim", "reverse", "annotations"],
+                &["src", "dst", "dim", "reverse", "annotations:dict"],
                 args,
                 kwargs,
                 span,
@@ -2048,15 +2192,27 @@ pub(crate) fn call<'a>(
             Ok(Value::None)
         }
         "atomic_add" | "atomic_max" | "atomic_min" => {
-            let (op, fname, fifth) = match name {
-                "atomic_max" => (ir::AtomicOp::Max, "atomic_max", "annotations"),
-                "atomic_min" => (ir::AtomicOp::Min, "atomic_min", "annotations"),
-                _ => (ir::AtomicOp::Add, "atomic_add", "use_tma"),
+            let (op, fname, fifth, sixth) = match name {
+                "atomic_max" => (ir::AtomicOp::Max, "atomic_max", "annotations:dict", ""),
+                "atomic_min" => (ir::AtomicOp::Min, "atomic_min", "annotations:dict", ""),
+                _ => (
+                    ir::AtomicOp::Add,
+                    "atomic_add",
+                    "use_tma:scalar",
+                    "annotations:dict",
+                ),
             };
             let what = &format!("`T.{fname}`");
             let a = Args::new(
                 fname,
-                &["dst", "value", "memory_order", "return_prev", fifth],
+                &[
+                    "dst",
+                    "value",
+                    "memory_order:str",
+                    "return_prev:scalar",
+                    fifth,
+                    sixth,
+                ][..if sixth.is_empty() { 5 } else { 6 }],
                 args,
                 kwargs,
                 span,
@@ -2801,6 +2957,7 @@ fn gemm<'a>(
             "k_pack",
             "wg_wait",
             "mbar",
+            "annotations:dict",
         ],
         args,
         kwargs,

@@ -249,7 +249,11 @@ impl Loaded {
                 continue;
             }
             let (body, syntax) = match parser::parse_module(&text) {
-                Ok(p) => (Some(p.into_syntax()), None),
+                // Too deep to evaluate: reported as a syntax error is.
+                Ok(p) => match super::too_deep(&p.syntax().body) {
+                    Some(d) => (None, Some(d)),
+                    None => (Some(p.into_syntax()), None),
+                },
                 Err(e) => {
                     let r = e.location;
                     let d = Diagnostic::error(

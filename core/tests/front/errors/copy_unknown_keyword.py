@@ -1,0 +1,8 @@
+import tilelang
+import tilelang.language as T
+
+
+@T.prim_func
+def main(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        T.copy(A, B, not_a_parameter=True)  # ERROR: T0102

@@ -1,0 +1,9 @@
+import tilelang
+import tilelang.language as T
+
+
+@T.prim_func
+def main(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(128):
+            B[i] = A[T.truncmod(i, 0)]  # ERROR: T0107
