@@ -2934,3 +2934,16 @@ fn loops_with_tile_and_per_thread_code_match_on_every_target() {
         Class::Exact,
     );
 }
+
+/// A fragment written by a parallel nest under a thread guard and copied
+/// out by the whole block: lowered, every element reaches the output, as
+/// in the reference, on every target.
+#[test]
+fn fragments_written_by_a_guarded_nest_match_on_every_target() {
+    front_file_matches_on_every_target(
+        "guarded_fragment_nest",
+        "guarded_fragment_nest",
+        &[],
+        Class::Exact,
+    );
+}

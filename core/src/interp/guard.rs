@@ -36,7 +36,7 @@
 //! variable are refused too.
 
 use super::TensorData;
-use super::error::{Eval, malformed, unsupported};
+use super::error::{Eval, InterpError, malformed, unsupported};
 use super::exec::exec_block;
 use super::expr::{Code, Compiler, Env, IntFn};
 use super::program::{CBlock, Op};
@@ -118,6 +118,27 @@ fn per_thread_store(
             b.name
         )
     })
+}
+
+/// [`Block::walk`] without the bodies of parallel nests when `skip_nests`.
+fn walk_outside_nests<'b>(block: &'b Block, skip_nests: bool, visit: &mut impl FnMut(&'b Stmt)) {
+    for stmt in &block.stmts {
+        visit(stmt);
+        match stmt {
+            Stmt::Parallel { .. } if skip_nests => {}
+            Stmt::Kernel { body, .. }
+            | Stmt::For { body, .. }
+            | Stmt::Parallel { body, .. }
+            | Stmt::Role { body, .. } => walk_outside_nests(body, skip_nests, visit),
+            Stmt::If {
+                then, otherwise, ..
+            } => {
+                walk_outside_nests(then, skip_nests, visit);
+                walk_outside_nests(otherwise, skip_nests, visit);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Whether `e` reads one of `vs` or loads one of the per-thread buffers
@@ -317,15 +338,20 @@ impl Compiler<'_> {
         for block in [then, otherwise] {
             let tile = has_tile(block, &private);
             let mut problem = None;
+            // In a branch of tile operations, a parallel nest's stores are
+            // the nest's, carried out by the branch's threads together (a
+            // fragment so written is the whole tile, as after any nest);
+            // stores outside nests are per-thread code.
+            walk_outside_nests(block, tile, &mut |s| {
+                if problem.is_none() {
+                    problem = per_thread_store(f, s, "under an `if` on the thread index", &private);
+                }
+            });
             block.walk(&mut |s, _| {
                 if problem.is_some() {
                     return;
                 }
-                if let Some(what) =
-                    per_thread_store(f, s, "under an `if` on the thread index", &private)
-                {
-                    problem = Some(what);
-                } else if tile
+                if tile
                     && (writes_private(s, &private)
                         || stmt_exprs(s)
                             .iter()
@@ -422,7 +448,7 @@ fn exec_branches(env: &mut Env, t: &ThreadIf) -> Eval<()> {
             }
             env.ints[t.tx] = first;
             env.arrivals = u32::try_from(threads.len()).unwrap_or(u32::MAX);
-            exec_block(env, body)?;
+            exec_block(env, body).map_err(in_branch)?;
         } else {
             env.arrivals = 1;
             for i in threads {
@@ -431,11 +457,27 @@ fn exec_branches(env: &mut Env, t: &ThreadIf) -> Eval<()> {
                     .and_then(|()| env.tick(1))
                     .and_then(|()| exec_block(env, body));
                 swap_copies(env, i);
-                ran?;
+                ran.map_err(in_branch)?;
             }
         }
     }
     Ok(())
+}
+
+/// A wait that cannot pass inside a guarded branch: the branches run one
+/// after another here, where the hardware runs them at once, so a branch
+/// waiting for the other's arrivals is beyond this interpreter, not a
+/// deadlock of the kernel.
+fn in_branch(mut e: Box<InterpError>) -> Box<InterpError> {
+    if let InterpError::Deadlock { detail, span, .. } = &*e {
+        let what = format!(
+            "{detail} inside a branch on the thread index: the reference interpreter runs each \
+             branch to its end before the next, so branches that wait on each other's arrivals \
+             (a producer and a consumer split by hand) are not checked; as `T.ws` roles they are"
+        );
+        *e = InterpError::Unsupported { what, span: *span };
+    }
+    e
 }
 
 /// Gives a per-thread buffer one copy per thread (`copies` threads; 0:
