@@ -52,8 +52,9 @@ fn block_level(
                 };
                 let count = match f.as_const_int(*index) {
                     Some(i) => usize::try_from(i).ok().and_then(|i| c.get(i).copied()),
-                    None if c.iter().all(|&x| x == c[0]) => c.first().copied(),
-                    None => None,
+                    // A run-time index: the count when every barrier of
+                    // the buffer has the same one.
+                    None => c.first().copied().filter(|&f| c.iter().all(|&x| x == f)),
                 };
                 if let Some(count) = count.filter(|&n| n > 0 && n < threads) {
                     diags.push(warning(f, *barrier, count, threads, span));
